@@ -1,0 +1,165 @@
+"""Loading the catalog: the built-in ``opsweep.specs`` package plus any
+directories given with ``--specs``. Every spec module exposes ``SPECS``
+(a sequence of OpSpec); ``excluded.py`` exposes ``EXCLUDED``.
+
+Validation happens here, at load time, and names the spec and its module.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pkgutil
+import sys
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType, ModuleType
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from hypothesis.strategies import SearchStrategy
+
+from .errors import SpecError
+from .model import GAP_STAGES, Example, OpSpec
+
+BUILTIN_PACKAGE = "opsweep.specs"
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """An aten row with no attributable graph, kept outside both denominators."""
+
+    op: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Catalog:
+    specs: Mapping[str, OpSpec]
+    excluded: Mapping[str, Exclusion]
+    by_operator: Mapping[str, tuple[str, ...]]  # aten name -> spec names
+
+    def select(self, names: Sequence[str] | None) -> list[OpSpec]:
+        if not names:
+            return [self.specs[n] for n in sorted(self.specs)]
+        unknown = [n for n in names if n not in self.specs]
+        if unknown:
+            raise SpecError(unknown[0], "no such spec in the catalog"
+                            + (f" (also unknown: {', '.join(unknown[1:])})" if unknown[1:] else ""))
+        return [self.specs[n] for n in sorted(set(names))]
+
+
+def _builtin_modules() -> list[ModuleType]:
+    package = importlib.import_module(BUILTIN_PACKAGE)
+    return [importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name)
+            if not info.name.startswith("_")]
+
+
+def _directory_modules(directory: Path) -> list[ModuleType]:
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise SpecError("*", f"--specs directory {str(directory)!r} does not exist")
+    modules = []
+    for path in sorted(directory.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        name = f"opsweep_user_specs.{path.stem}_{zlib.crc32(str(path.resolve()).encode()):08x}"
+        if name in sys.modules:
+            modules.append(sys.modules[name])
+            continue
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[name]
+            raise SpecError("*", f"importing {path.name} failed: {type(exc).__name__}: {exc}",
+                            source=str(path)) from exc
+        modules.append(module)
+    return modules
+
+
+def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -> Catalog:
+    """Import every spec module, validate, and build the derived tables."""
+    modules = _builtin_modules() + [m for d in extra_dirs for m in _directory_modules(d)]
+    specs: dict[str, OpSpec] = {}
+    excluded: dict[str, Exclusion] = {}
+    for module in modules:
+        source = module.__name__
+        for item in getattr(module, "SPECS", ()):
+            if not isinstance(item, OpSpec):
+                raise SpecError(repr(item)[:60], "SPECS holds something that is not an OpSpec",
+                                source=source)
+            item = replace(item, source=source)
+            if item.name in specs:
+                raise SpecError(item.name, f"duplicate spec name, first defined in "
+                                f"{specs[item.name].source}", source=source)
+            _validate(item)
+            specs[item.name] = item
+        for row in getattr(module, "EXCLUDED", ()):
+            if row.op in excluded:
+                raise SpecError(row.op, "excluded twice", source=source)
+            excluded[row.op] = row
+    by_op: dict[str, list[str]] = {}
+    for name in sorted(specs):
+        for op in specs[name].aten_ops:
+            by_op.setdefault(op, []).append(name)
+    for op, row in excluded.items():
+        if not row.reason.strip():
+            raise SpecError(op, "excluded row has an empty reason")
+        if op in by_op:
+            raise SpecError(by_op[op][0], f"covers {op!r}, which specs/excluded.py excludes")
+    if check_draws:
+        for item in specs.values():
+            check_draw(item)
+    return Catalog(MappingProxyType(specs), MappingProxyType(excluded),
+                   MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}))
+
+
+def _validate(item: OpSpec) -> None:
+    fail = lambda msg: SpecError(item.name, msg, source=item.source)  # noqa: E731
+    if not item.name or not item.name.strip():
+        raise fail("empty spec name")
+    if not item.aten_ops:
+        raise fail("aten_ops is empty: name the aten operators this spec measures")
+    for op in item.aten_ops:
+        if not op or op.startswith(("aten::", "_")) or op != op.strip():
+            raise fail(f"aten_ops entry {op!r}: use the listing's row name "
+                       "(no 'aten::' prefix, no leading underscore)")
+    if not isinstance(item.examples, SearchStrategy):
+        raise fail("examples is not a hypothesis strategy")
+    if (item.fn is None) == (item.module is None):
+        raise fail("exactly one of fn= and module= must be set")
+    if item.gap is not None and item.gap.stage not in GAP_STAGES:
+        raise fail(f"known gap names stage {item.gap.stage.value!r}, which is not a failure stage")
+    for declared in item.traces:
+        if declared not in item.aten_ops:
+            raise fail(f"traces maps {declared!r}, which is not in aten_ops")
+
+
+def check_draw(item: OpSpec) -> Example:
+    """Draw one example, proving the strategy can draw at all."""
+    found: list[Example] = []
+
+    @settings(max_examples=1, database=None, derandomize=True, deadline=None,
+              phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
+    @given(item.examples)
+    def probe(example):
+        found.append(example)
+
+    try:
+        probe()
+    except Unsatisfiable:
+        raise SpecError(item.name, "its strategy cannot draw an example "
+                        "(every draw was filtered or rejected)", source=item.source) from None
+    except Exception as exc:
+        raise SpecError(item.name, f"drawing an example raised {type(exc).__name__}: {exc}",
+                        source=item.source) from exc
+    if not found or not isinstance(found[0], Example):
+        got = type(found[0]).__name__ if found else "nothing"
+        raise SpecError(item.name, f"its strategy drew {got}, not an Example", source=item.source)
+    return found[0]

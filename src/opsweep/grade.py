@@ -1,0 +1,103 @@
+"""Grading: outcomes of examples in, per-axis grades and failure groups out.
+
+Export is graded over the examples torch.export could capture: if none
+could, the grade is ``blocked`` (not an ONNX verdict). Runtime is graded over
+the examples that exported (a model the checker rejects did not run), and
+numerics over those that ran; a nondeterministic spec's numerics are
+``skipped``. Examples PyTorch itself rejected (``invalid``) are spec bugs and
+never count for or against the exporter.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .model import Grade, Outcome, Stage
+
+
+@dataclass(frozen=True)
+class Grades:
+    export: Grade | None
+    runtime: Grade | None
+    numerics: Grade | None
+
+
+@dataclass(frozen=True)
+class FailureGroup:
+    """Failing examples sharing dtype, rank, stage and error line."""
+
+    dtype: str
+    rank: int
+    stage: Stage
+    error: str
+    count: int
+    example: str  # the smallest failing signature of the group
+    size: int = 0  # its total number of input elements
+
+
+def axis_grade(passed: int, reached: int) -> Grade | None:
+    if reached == 0:
+        return None
+    if passed == reached:
+        return Grade.FULL
+    return Grade.PARTIAL if passed else Grade.NONE
+
+
+def grade(measured: Iterable[tuple[Mapping[Stage, int], bool]]) -> Grades:
+    """Grade pooled stage counts: pairs of (counts by stage, nondeterministic)."""
+    counts: Counter[Stage] = Counter()
+    det_ran = det_ok = any_ran = 0
+    for stages, nondeterministic in measured:
+        counts.update(stages)
+        ran = sum(n for s, n in stages.items() if s.ran)
+        any_ran += ran
+        if not nondeterministic:
+            det_ran += ran
+            det_ok += stages.get(Stage.OK, 0)
+    valid = sum(counts.values()) - counts[Stage.INVALID]
+    captured = valid - counts[Stage.CAPTURE]
+    exported = sum(n for s, n in counts.items() if s.exported)
+    if valid == 0:
+        export = None
+    elif captured == 0:
+        export = Grade.BLOCKED
+    else:
+        export = axis_grade(exported, captured)
+    runtime = axis_grade(any_ran, exported)
+    if det_ran:
+        numerics = axis_grade(det_ok, det_ran)
+    else:
+        numerics = Grade.SKIPPED if any_ran else None
+    return Grades(export, runtime, numerics)
+
+
+def stage_counts(outcomes: Iterable[Outcome]) -> dict[Stage, int]:
+    counts = Counter(o.stage for o in outcomes)
+    return {s: counts[s] for s in sorted(counts, key=lambda s: s.value)}
+
+
+def _key(g: FailureGroup) -> tuple:
+    return (g.stage.value, g.dtype, g.rank, g.error)
+
+
+def failure_groups(outcomes: Iterable[Outcome]) -> tuple[FailureGroup, ...]:
+    """Group the failing outcomes of one spec."""
+    return merge_failures(FailureGroup(o.dtype, o.rank, o.stage, o.error, 1, o.signature, o.size)
+                          for o in outcomes if o.stage is not Stage.OK)
+
+
+def merge_failures(groups: Iterable[FailureGroup]) -> tuple[FailureGroup, ...]:
+    """Combine groups with the same key (across examples or specs): counts
+    add up, the smallest example is kept."""
+    merged: dict[tuple, FailureGroup] = {}
+    for g in groups:
+        old = merged.get(_key(g))
+        if old is None:
+            merged[_key(g)] = g
+            continue
+        small = min((old, g), key=lambda x: (x.size, len(x.example), x.example))
+        merged[_key(g)] = FailureGroup(g.dtype, g.rank, g.stage, g.error,
+                                       old.count + g.count, small.example, small.size)
+    return tuple(merged[k] for k in sorted(merged))

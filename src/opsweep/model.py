@@ -1,0 +1,219 @@
+"""The data that flows between stages: specs, drawn examples, outcomes.
+
+Everything here is a frozen dataclass or an enum. Examples carry *recipes*
+for tensors (shape, dtype, value range, seed), never tensor values, so they
+are cheap to draw, pickle to workers and summarise in an artifact.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from hypothesis.strategies import SearchStrategy
+
+
+class Stage(str, enum.Enum):
+    """Where one example's pipeline ended. `ok` means it went all the way."""
+
+    INVALID = "invalid"  # PyTorch itself rejected the drawn example: a spec bug
+    CAPTURE = "capture"
+    NO_TRANSLATION = "no-translation"
+    TRANSLATION_ERROR = "translation-error"
+    RAW_ERROR = "raw-error"
+    CHECKER = "checker"
+    RUNTIME = "runtime"
+    NUMERICS = "numerics"
+    OK = "ok"
+
+    @property
+    def exported(self) -> bool:
+        return self in _EXPORTED
+
+    @property
+    def ran(self) -> bool:
+        return self in (Stage.NUMERICS, Stage.OK)
+
+
+_EXPORTED = frozenset({Stage.CHECKER, Stage.RUNTIME, Stage.NUMERICS, Stage.OK})
+#: Stages at which a known-gap note may say an operator fails.
+GAP_STAGES = frozenset(Stage) - {Stage.OK, Stage.INVALID}
+
+
+class Grade(str, enum.Enum):
+    FULL = "full"
+    PARTIAL = "partial"
+    NONE = "none"
+    BLOCKED = "blocked"
+    SKIPPED = "skipped"  # numerics of a nondeterministic operator
+
+
+#: dtype name -> short tag used in signatures.
+DTYPE_TAGS: Mapping[str, str] = MappingProxyType({
+    "float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
+    "complex64": "c64", "complex128": "c128",
+    "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
+    "bool": "b8",
+})
+FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
+INT_DTYPES = ("int32", "int64")
+COMPLEX_DTYPES = ("complex64",)
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A recipe for one tensor input: values are generated in the worker."""
+
+    shape: tuple[int, ...]
+    dtype: str
+    low: float | None = None
+    high: float | None = None
+    #: when set, every element is drawn from these values (edge cases: -0.0, inf, nan)
+    choices: tuple[float, ...] | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for side in self.shape:
+            n *= side
+        return n
+
+    def describe(self) -> str:
+        return f"{DTYPE_TAGS[self.dtype]}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass(frozen=True)
+class Example:
+    """One drawn example: positional and keyword arguments of the forward call
+    (TensorArg or plain Python values), constructor parameters when the spec
+    builds a module, and the seed that fixes tensor (and parameter) values."""
+
+    args: tuple[Any, ...]
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    init: tuple[tuple[str, Any], ...] = ()
+    seed: int = 0
+
+    @property
+    def tensors(self) -> tuple[TensorArg, ...]:
+        values = (*self.args, *(v for _, v in self.kwargs))
+        return tuple(_iter_tensors(values))
+
+    @property
+    def signature(self) -> str:
+        """Everything an export depends on; never tensor values or the seed."""
+        parts = [_describe(a) for a in self.args]
+        parts += [f"{k}={_describe(v)}" for k, v in self.kwargs]
+        head = ", ".join(parts)
+        if self.init:
+            return f"{head} | " + ", ".join(f"{k}={_describe(v)}" for k, v in self.init)
+        return head
+
+    @property
+    def dtype(self) -> str:
+        """The dtype the example is filed under: its first tensor's."""
+        tensors = self.tensors
+        return tensors[0].dtype if tensors else "none"
+
+    @property
+    def rank(self) -> int:
+        tensors = self.tensors
+        return tensors[0].rank if tensors else 0
+
+    @property
+    def size(self) -> int:
+        """Total elements over all tensor inputs: orders examples by smallness."""
+        return sum(t.numel for t in self.tensors)
+
+
+def _iter_tensors(values):
+    for v in values:
+        if isinstance(v, TensorArg):
+            yield v
+        elif isinstance(v, (tuple, list)):
+            yield from _iter_tensors(v)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, TensorArg):
+        return value.describe()
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_describe(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return repr(value)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+
+
+#: Default comparison tolerances per dtype (NaN positions must always agree).
+DEFAULT_TOLERANCES: Mapping[str, Tolerance] = MappingProxyType({
+    "float64": Tolerance(1e-7, 1e-7),
+    "float32": Tolerance(1e-4, 1e-5),
+    "float16": Tolerance(1e-2, 1e-3),
+    "bfloat16": Tolerance(2e-2, 1e-2),
+    "complex64": Tolerance(1e-4, 1e-5),
+    "complex128": Tolerance(1e-7, 1e-7),
+})
+
+
+@dataclass(frozen=True)
+class KnownGap:
+    """A note that the stock exporter is known not to handle this spec.
+
+    `stage` is where the failure is expected to land; the sweep flags a note
+    whose measured stage differs and a fast test checks `no-translation`
+    notes against the exporter's live registry."""
+
+    reason: str
+    stage: Stage
+
+
+@dataclass(frozen=True, eq=False)
+class OpSpec:
+    """One measurable unit of the catalog.
+
+    `fn` is the body of the forward call. When `module` is set, the forward
+    call is `module(**example.init)(*args, **kwargs)` instead and `fn` is not
+    used; parameters are initialised under the example's seed."""
+
+    name: str
+    aten_ops: tuple[str, ...]
+    examples: SearchStrategy[Example]
+    fn: Callable[..., Any] | None = None
+    module: Callable[..., Any] | None = None
+    family: str = ""
+    dtypes: tuple[str, ...] = FLOAT_DTYPES
+    ranks: tuple[int, int] = (0, 4)
+    nondeterministic: bool = False
+    tolerances: Mapping[str, Tolerance] = field(default_factory=dict)
+    gap: KnownGap | None = None
+    #: declared aten name -> traced aten names, where they differ (conv2d -> _convolution)
+    traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    source: str = ""  # module that defined the spec, filled in by the catalog
+
+    def tolerance(self, dtype: str) -> Tolerance | None:
+        if dtype in self.tolerances:
+            return self.tolerances[dtype]
+        return DEFAULT_TOLERANCES.get(dtype)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one example."""
+
+    stage: Stage
+    signature: str
+    dtype: str
+    rank: int
+    size: int = 0
+    error: str = ""
