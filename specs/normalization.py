@@ -34,7 +34,7 @@ def _group_norm(draw):
     dtype = draw(st.sampled_from(("float32", "float64")))
     groups = draw(st.integers(1, 3))
     c = groups * draw(st.integers(1, 2))
-    shape = (draw(st.integers(1, 2)), c, *draw(shapes(min_rank=0, max_rank=2)))
+    shape = (draw(st.integers(1, 2)), c, *draw(shapes(min_rank=1, max_rank=2, min_side=2)))
     return (TensorArg(shape, dtype), groups, TensorArg((c,), dtype), TensorArg((c,), dtype)), {}
 
 

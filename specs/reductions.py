@@ -21,7 +21,7 @@ SPECS = [
     reduction("logsumexp", dim="many"),
     reduction("all", dim="one", dtypes=ALL),
     reduction("any", dim="one", dtypes=ALL),
-    reduction("norm", dim="many", dtypes=FLOAT, params={"p": st.sampled_from([1, 2])},
+    reduction("norm", dim="many", dtypes=FLOAT, params={"ord": st.sampled_from([1, 2])},
               fn=torch.linalg.vector_norm, aten=("linalg_vector_norm",),
               keepdim=True),
     reduction("cumsum", dim="one", keepdim=False, dtypes=NUMERIC),

@@ -89,7 +89,7 @@ def _flip(draw):
 
 def _repeat(draw):
     x = _tensor(draw, max_rank=3)
-    reps = tuple(draw(st.integers(1, 3)) for _ in range(x.rank + draw(st.integers(0, 1))))
+    reps = tuple(draw(st.integers(1, 3)) for _ in range(max(x.rank, 1) + draw(st.integers(0, 1))))
     return (x, reps), {}
 
 
@@ -102,12 +102,12 @@ SPECS = [
     spec("stack", examples(_stack), fn=torch.stack, dtypes=ALL, ranks=(0, 3)),
     spec("squeeze", examples(_squeeze), fn=torch.squeeze, dtypes=ALL, ranks=(1, 4)),
     spec("unsqueeze", examples(_unsqueeze), fn=torch.unsqueeze, dtypes=ALL),
-    spec("flatten", examples(_flatten), fn=torch.flatten, aten=("view",), dtypes=ALL,
+    spec("flatten", examples(_flatten), fn=torch.flatten, dtypes=ALL,
          ranks=(1, 4)),
-    spec("expand", examples(_expand), fn=lambda x, size: x.expand(*size), dtypes=ALL,
+    spec("expand", examples(_expand), fn=lambda x, size: x.expand(size), dtypes=ALL,
          ranks=(0, 3)),
     spec("split", examples(_split), fn=torch.split, dtypes=ALL, ranks=(1, 4)),
     spec("flip", examples(_flip), fn=torch.flip, dtypes=ALL, ranks=(1, 4)),
-    spec("repeat", examples(_repeat), fn=lambda x, reps: x.repeat(*reps), dtypes=ALL,
+    spec("repeat", examples(_repeat), fn=lambda x, reps: x.repeat(reps), dtypes=ALL,
          ranks=(0, 3)),
 ]

@@ -6,6 +6,7 @@ drawn) and returns an :class:`OpSpec`; a spec passes only what differs.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -112,12 +113,16 @@ def _edge_choices(draw, edges: Sequence[float] | None, dtype: str) -> tuple[floa
     return tuple(edges)
 
 
-def _scalar_for(draw, dtype: str) -> Any:
+def _scalar_for(draw, dtype: str, low: float | None, high: float | None) -> Any:
+    """A Python scalar operand for `dtype`, inside [low, high] when given."""
     if dtype == "bool":
         return draw(st.booleans())
     if dtype in INT_DTYPES or dtype in ("int8", "int16", "uint8"):
-        return draw(st.integers(-4, 4))
-    return draw(st.sampled_from([-2.5, -1.0, 0.5, 1.0, 3.0]))
+        lo = -4 if low is None else math.ceil(low)
+        return draw(st.integers(lo, max(lo, 4 if high is None else math.floor(high))))
+    values = [v for v in (-2.5, -1.0, 0.5, 1.0, 3.0)
+              if (low is None or v >= low) and (high is None or v <= high)]
+    return draw(st.sampled_from(values or [low if low is not None else high]))
 
 
 def binary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = NUMERIC,
@@ -140,7 +145,7 @@ def binary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = NUM
         picks = _edge_choices(draw, edges, dtype)
         x = TensorArg(shape, dtype, min_value, max_value, picks)
         if scalar_other and draw(st.integers(0, 3)) == 0:
-            other: Any = _scalar_for(draw, dtype)
+            other: Any = _scalar_for(draw, dtype, lo2, hi2)
         else:
             other = TensorArg(draw(broadcast_shapes(shape, min_rank=min(min_rank, len(shape)))),
                               dtype, lo2, hi2, picks)
@@ -170,7 +175,7 @@ def reduction(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = 
         raise ValueError(f"dim: expected optional/one/many/none for {name!r}, got {dim!r}")
     dtypes = check_dtypes(dtypes)
     params = dict(params or {})
-    lowest_rank = max(min_rank, 1) if dim == "one" else min_rank
+    lowest_rank = max(min_rank, 1) if dim in ("one", "many") else min_rank
 
     def build(draw):
         x = TensorArg(draw(shapes(min_rank=lowest_rank, max_rank=max_rank)),

@@ -1,0 +1,120 @@
+"""Attribution: does a spec's graph really contain the operators it declares?
+
+One drawn example per spec is run eagerly under a dispatch mode (which sees
+the aten ops after CompositeImplicit decomposition: conv2d -> convolution)
+and captured with ``torch.export`` (whose graph keeps the higher-level ops:
+conv2d stays conv2d). A declared row passes when its packet, an in-place
+or ``_``-prefixed form of it, or a name the spec's ``traces`` maps it to,
+appears in either trace.
+
+Run ``python -m opsweep.attribution [SPEC ...]`` to see what specs trace.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .catalog import check_draw, load_catalog
+from .errors import SpecError
+from .draw import PROFILES, Profile, draw_examples
+from .model import OpSpec
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        packet = getattr(func, "_schema", None)
+        if packet is not None and packet.name.startswith("aten::"):
+            self.seen.add(packet.name.split("::", 1)[1])
+        return func(*args, **(kwargs or {}))
+
+
+@dataclass(frozen=True)
+class Attribution:
+    spec: str
+    traced: frozenset[str]
+    missing: tuple[str, ...]  # declared rows that appear in neither trace
+
+
+def trace(spec: OpSpec) -> frozenset[str]:
+    from .adapter import quiet_exporter
+    from .runner import build_call
+    quiet_exporter()
+    call = build_call(spec, check_draw(spec))
+    recorder = _Recorder()
+    inputs = [t.clone() for t in call.inputs]
+    with recorder:
+        call(*inputs)
+    seen = set(recorder.seen)
+    try:
+        program = torch.export.export(call, tuple(t.clone() for t in call.inputs))
+    except Exception:  # capture failures are measured by the sweep, not here
+        program = None
+    if program is not None:
+        for node in program.graph.nodes:
+            name = getattr(getattr(node.target, "_schema", None), "name", "")
+            if name.startswith("aten::"):
+                seen.add(name.split("::", 1)[1])
+    return frozenset(seen)
+
+
+def accepted_names(row: str, spec: OpSpec) -> set[str]:
+    names = {row, f"{row}_", f"_{row}", *spec.traces.get(row, ())}
+    return names
+
+
+def attribute(spec: OpSpec) -> Attribution:
+    """Raises SpecError when the spec's first example does not even run eagerly."""
+    try:
+        traced = trace(spec)
+    except Exception as exc:
+        from .adapter import error_line
+        raise SpecError(spec.name, f"its first example fails in eager PyTorch: "
+                        f"{error_line(exc)}", source=spec.source) from exc
+    missing = tuple(op for op in spec.aten_ops if not accepted_names(op, spec) & traced)
+    return Attribution(spec.name, traced, missing)
+
+
+def invalid_examples(spec: OpSpec, profile: Profile = PROFILES["ci"]) -> list[tuple[str, str]]:
+    """(signature, error) of every drawn example PyTorch itself rejects eagerly.
+    The sweep files these as `invalid`: a spec should draw none."""
+    from .adapter import error_line
+    from .runner import build_call
+    bad = []
+    for example in draw_examples(spec, profile):
+        try:
+            call = build_call(spec, example)
+            call(*call.inputs)
+        except Exception as exc:
+            bad.append((example.signature, error_line(exc)))
+    return bad
+
+
+def main(argv: list[str]) -> int:
+    catalog = load_catalog(check_draws=False)
+    bad = 0
+    for item in catalog.select(argv or None):
+        try:
+            result = attribute(item)
+        except SpecError as exc:
+            bad += 1
+            print(f"{item.name:<28} BROKEN {exc}")
+            continue
+        invalid = invalid_examples(item)
+        verdict = "ok" if not result.missing else f"MISSING {', '.join(result.missing)}"
+        bad += bool(result.missing) + bool(invalid)
+        print(f"{item.name:<28} {verdict:<24} traced: {', '.join(sorted(result.traced))}")
+        for signature, error in invalid[:3]:
+            print(f"    INVALID example ({len(invalid)} of them) {signature}: {error}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

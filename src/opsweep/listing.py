@@ -1,0 +1,79 @@
+"""The aten operator listing of the installed torch, read from its dispatcher.
+
+Row names follow the support page: ``_``-prefixed identifiers dropped,
+in-place variants (``add_``) merged into their base, backward and ``sym_``
+names dropped. No scraping, no network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    core: bool
+    inplace: bool  # an in-place variant (name_) exists and was merged here
+    overloads: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Listing:
+    torch_version: str
+    rows: dict[str, Row]
+    core_packets: frozenset[str]  # every packet carrying torch.Tag.core, '_' names included
+
+    @property
+    def core_rows(self) -> frozenset[str]:
+        return frozenset(n for n, r in self.rows.items() if r.core)
+
+
+def packet_names() -> list[str]:
+    names = {n.split("::", 1)[1].split(".", 1)[0]
+             for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::")}
+    return sorted(names)
+
+
+def row_name(packet: str) -> str | None:
+    """The listing row a packet belongs to, or None if the listing drops it."""
+    if packet.startswith("_") or packet.startswith("sym_") or "backward" in packet:
+        return None
+    if packet.endswith("_") and not packet.endswith("__"):
+        return packet[:-1]
+    return packet
+
+
+def _is_core(packet: str) -> bool:
+    pkt = getattr(torch.ops.aten, packet, None)
+    if pkt is None:
+        return False
+    try:
+        return any(torch.Tag.core in getattr(pkt, ov).tags for ov in pkt.overloads())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+@lru_cache(maxsize=1)
+def installed_listing() -> Listing:
+    rows: dict[str, dict] = {}
+    core_packets = set()
+    for packet in packet_names():
+        core = _is_core(packet)
+        if core:
+            core_packets.add(packet)
+        name = row_name(packet)
+        if name is None:
+            continue
+        row = rows.setdefault(name, {"core": False, "inplace": False, "overloads": set()})
+        row["core"] |= core
+        row["inplace"] |= packet != name
+        pkt = getattr(torch.ops.aten, packet, None)
+        if pkt is not None:
+            row["overloads"].update(f"{packet}.{ov}" for ov in pkt.overloads())
+    return Listing(torch.__version__, {
+        n: Row(n, r["core"], r["inplace"], tuple(sorted(r["overloads"]))) for n, r in sorted(rows.items())},
+        frozenset(core_packets))
