@@ -94,7 +94,8 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
             if not isinstance(item, OpSpec):
                 raise SpecError(repr(item)[:60], "SPECS holds something that is not an OpSpec",
                                 source=source)
-            item = replace(item, source=source)
+            # a spec's family is the module it lives in, whatever its support status
+            item = replace(item, source=source, family=Path(module.__file__).stem)
             if item.name in specs:
                 raise SpecError(item.name, f"duplicate spec name, first defined in "
                                 f"{specs[item.name].source}", source=source)

@@ -66,13 +66,13 @@ def gap(reason: str, stage: str | Stage) -> KnownGap:
 
 def spec(name: str, examples_st: st.SearchStrategy, *, fn: Callable | None = None,
          module: Callable | None = None, aten: Sequence[str] | None = None,
-         family: str = "", dtypes: Sequence[str] = FLOAT_DTYPES,
+         dtypes: Sequence[str] = FLOAT_DTYPES,
          ranks: tuple[int, int] = (0, MAX_RANK), **fields: Any) -> OpSpec:
     """The general constructor: everything else goes through here."""
     if fn is None and module is None:
         raise ValueError(f"fn: spec {name!r} needs fn= or module=")
     return OpSpec(name=name, aten_ops=tuple(aten if aten is not None else (name,)),
-                  examples=examples_st, fn=fn, module=module, family=family,
+                  examples=examples_st, fn=fn, module=module,
                   dtypes=check_dtypes(dtypes), ranks=tuple(ranks), **fields)
 
 
@@ -84,7 +84,7 @@ def _draw_kwargs(draw, params: Mapping[str, st.SearchStrategy]) -> dict[str, Any
 def unary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = FLOAT_DTYPES,
           min_rank: int = 0, max_rank: int = MAX_RANK, min_value: float | None = None,
           max_value: float | None = None, params: Mapping[str, st.SearchStrategy] | None = None,
-          edges: Sequence[float] | None = None, family: str = "unary",
+          edges: Sequence[float] | None = None,
           namespaces: Sequence[Any] = (torch,), **fields: Any) -> OpSpec:
     """One tensor in, elementwise or not; `params` draws extra keyword arguments;
     with `edges`, some float examples draw every element from those values."""
@@ -97,7 +97,7 @@ def unary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = FLOA
                       min_value, max_value, _edge_choices(draw, edges, dtype))
         return (x,), _draw_kwargs(draw, params)
 
-    return spec(name, examples(build), fn=_resolve(name, fn, namespaces), family=family,
+    return spec(name, examples(build), fn=_resolve(name, fn, namespaces),
                 dtypes=dtypes, ranks=(min_rank, max_rank), **fields)
 
 
@@ -130,7 +130,7 @@ def binary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = NUM
            min_value: float | None = None, max_value: float | None = None,
            other_min_value: float | None = None, other_max_value: float | None = None,
            params: Mapping[str, st.SearchStrategy] | None = None, edges: Sequence[float] | None = None,
-           family: str = "binary", namespaces: Sequence[Any] = (torch,), **fields: Any) -> OpSpec:
+           namespaces: Sequence[Any] = (torch,), **fields: Any) -> OpSpec:
     """Two operands of one dtype with broadcasting; with `scalar_other`, the
     second operand is sometimes a Python scalar (the Scalar overload); with
     `edges`, some float examples draw both operands' elements from those values."""
@@ -154,19 +154,19 @@ def binary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = NUM
                             TensorArg(x.shape, dtype, lo2, hi2, picks))
         return (x, other), _draw_kwargs(draw, params)
 
-    return spec(name, examples(build), fn=_resolve(name, fn, namespaces), family=family,
+    return spec(name, examples(build), fn=_resolve(name, fn, namespaces),
                 dtypes=dtypes, ranks=(min_rank, max_rank), **fields)
 
 
 def comparison(name: str, *, dtypes: Sequence[str] = ALL, **kw: Any) -> OpSpec:
     """Elementwise comparisons: every dtype, bool output, exact numerics."""
-    return binary(name, dtypes=dtypes, family="comparison", **kw)
+    return binary(name, dtypes=dtypes, **kw)
 
 
 def reduction(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = FLOAT_DTYPES,
               dim: str = "optional", keepdim: bool = True, min_rank: int = 0,
               max_rank: int = MAX_RANK, params: Mapping[str, st.SearchStrategy] | None = None,
-              family: str = "reductions", namespaces: Sequence[Any] = (torch,),
+              namespaces: Sequence[Any] = (torch,),
               **fields: Any) -> OpSpec:
     """Reductions. `dim` is 'optional' (absent, one dim or several), 'one'
     (a single dim, required), 'many' (a tuple, required) or 'none' (no dim
@@ -190,12 +190,12 @@ def reduction(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = 
             kwargs["keepdim"] = draw(st.booleans())
         return (x,), kwargs
 
-    return spec(name, examples(build), fn=_resolve(name, fn, namespaces), family=family,
+    return spec(name, examples(build), fn=_resolve(name, fn, namespaces),
                 dtypes=dtypes, ranks=(lowest_rank, max_rank), **fields)
 
 
 def activation(name: str, *, fn: Callable | None = None, **kw: Any) -> OpSpec:
     """nn.functional activations: float dtypes, any rank."""
     kw.setdefault("namespaces", (torch.nn.functional, torch))
-    return unary(name, fn=fn, family="activations", **kw)
+    return unary(name, fn=fn, **kw)
 

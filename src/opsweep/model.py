@@ -191,7 +191,7 @@ class OpSpec:
     examples: SearchStrategy[Example]
     fn: Callable[..., Any] | None = None
     module: Callable[..., Any] | None = None
-    family: str = ""
+    family: str = ""  # the module the spec lives in, filled in by the catalog
     dtypes: tuple[str, ...] = FLOAT_DTYPES
     ranks: tuple[int, int] = (0, 4)
     nondeterministic: bool = False

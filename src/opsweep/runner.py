@@ -85,6 +85,7 @@ class Call(torch.nn.Module):
         self._slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
         self._leaves = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
         self.inputs = tuple(leaves[i] for i in self._slots)
+        self.eval()  # as users export: inference mode for dropout and norm layers
 
     def forward(self, *inputs):
         leaves = list(self._leaves)

@@ -1,0 +1,82 @@
+"""Whole sweeps through the CLI, in isolated worker processes."""
+
+import json
+import textwrap
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.cli import main
+
+pytestmark = pytest.mark.integration
+
+FAULTY = '''
+import os
+import signal
+import time
+
+import torch
+from opsweep.families import unary
+
+
+def _segfault_when_exporting(x):
+    if torch.compiler.is_exporting():
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return torch.sin(x)
+
+
+def _hang_when_exporting(x):
+    if torch.compiler.is_exporting():
+        time.sleep(600)
+    return torch.cos(x)
+
+
+SPECS = [
+    unary("crashy", fn=_segfault_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
+    unary("hangy", fn=_hang_when_exporting, aten=("cos",), dtypes=("float32",), max_rank=0),
+]
+'''
+
+
+def test_crash_and_hang_are_recorded_and_the_sweep_goes_on(tmp_path, spec_dir, capsys):
+    (spec_dir / "faulty.py").write_text(textwrap.dedent(FAULTY))
+    out = tmp_path / "a.json"
+    code = main(["sweep", "--only", "crashy", "hangy", "relu", "--specs", str(spec_dir),
+                 "--jobs", "2", "--timeout", "8", "--out", str(out)])
+    assert code == 0
+    a = art.load(out)
+    crashy, hangy, relu = a.specs["crashy"], a.specs["hangy"], a.specs["relu"]
+    assert set(crashy.stages) == {art.Stage.RAW_ERROR}
+    assert {f.error for f in crashy.failures} == {"WorkerLost: worker killed by SIGSEGV during export"}
+    assert set(hangy.stages) == {art.Stage.RAW_ERROR}
+    assert {f.error for f in hangy.failures} == {"WorkerLost: timed out during export"}
+    assert relu.grades.export.value == "full"  # measured after the crashes, by replaced workers
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_two_ci_sweeps_are_byte_identical_apart_from_the_timestamp(tmp_path):
+    outs = [tmp_path / "one.json", tmp_path / "two.json"]
+    for out in outs:
+        assert main(["sweep", "--only", "sin", "atan2", "cdist", "equal", "--jobs", "2",
+                     "--quiet", "--out", str(out)]) == 0
+    one, two = (json.loads(p.read_text()) for p in outs)
+    for volatile in art.VOLATILE_FIELDS:
+        one.pop(volatile), two.pop(volatile)
+    assert one == two
+    first = outs[0].read_text().replace(json.loads(outs[0].read_text())["generated_at"], "T")
+    second = outs[1].read_text().replace(json.loads(outs[1].read_text())["generated_at"], "T")
+    assert first == second  # the bytes, not just the data
+    a = art.load(outs[0])
+    grades = {op: r.grades.export.value for op, r in a.operators.items()}
+    assert grades == {"sin": "full", "atan2": "full", "cdist": "none", "equal": "blocked"}
+    assert a.operators["atan2"].grades.numerics.value == "partial"
+    assert a.specs["cdist"].gap.status == "confirmed"
+    assert a.fingerprint.exporter == "dynamo" and a.fingerprint.opset == 20
+    assert a.profile == "ci" and a.examples == 25 and a.specs["sin"].examples == 25
+
+
+def test_bad_input_exits_with_a_clear_message_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "a.json"
+    assert main(["sweep", "--only", "no_such_spec", "--out", str(out)]) == 1
+    assert "spec 'no_such_spec': no such spec" in capsys.readouterr().err
+    assert not out.exists()

@@ -1,0 +1,87 @@
+import textwrap
+
+import pytest
+
+from opsweep.catalog import load_catalog
+from opsweep.errors import SpecError
+
+HEADER = """
+from dataclasses import replace
+
+import torch
+from hypothesis import strategies as st
+from opsweep.families import spec, unary
+from opsweep.strategies import examples
+"""
+
+
+def write(spec_dir, name, body):
+    (spec_dir / f"{name}.py").write_text(HEADER + textwrap.dedent(body))
+
+
+def test_builtin_catalog_loads_and_tables_are_derived():
+    catalog = load_catalog(check_draws=False)
+    assert len(catalog.specs) >= 60
+    assert len({s.family for s in catalog.specs.values()}) >= 8
+    for op, names in catalog.by_operator.items():
+        assert all(op in catalog.specs[n].aten_ops for n in names)
+
+
+def test_user_directory_is_measured_beside_the_builtins(spec_dir):
+    write(spec_dir, "mine", 'SPECS = [replace(unary("sin"), name="my_sin")]')
+    catalog = load_catalog([spec_dir])
+    assert "my_sin" in catalog.specs and "sin" in catalog.specs
+    assert catalog.specs["my_sin"].source.startswith("opsweep_user_specs.mine")
+    assert catalog.specs["my_sin"].family == "mine"
+    assert catalog.by_operator["sin"] == ("my_sin", "sin")
+
+
+def test_duplicate_names_fail_naming_both_places(spec_dir):
+    write(spec_dir, "dupe", 'SPECS = [unary("sin")]')
+    with pytest.raises(SpecError, match=r"spec 'sin' \(in opsweep_user_specs\.dupe.*\): duplicate "
+                                        r"spec name, first defined in opsweep\.specs\.unary"):
+        load_catalog([spec_dir])
+
+
+def test_empty_aten_ops_fails_naming_the_spec(spec_dir):
+    write(spec_dir, "empty", 'SPECS = [replace(unary("tanh"), name="t2", aten_ops=())]')
+    with pytest.raises(SpecError, match="spec 't2'.*aten_ops is empty"):
+        load_catalog([spec_dir])
+
+
+def test_prefixed_row_names_are_refused(spec_dir):
+    write(spec_dir, "prefixed", 'SPECS = [replace(unary("tanh"), name="t3", aten_ops=("aten::tanh",))]')
+    with pytest.raises(SpecError, match="spec 't3'.*listing's row name"):
+        load_catalog([spec_dir])
+
+
+def test_a_strategy_that_cannot_draw_fails_naming_the_spec(spec_dir):
+    write(spec_dir, "nodraw", '''
+        SPECS = [spec("never", st.integers().filter(lambda _: False).map(lambda _: None),
+                      fn=torch.sin, aten=("sin",))]
+    ''')
+    with pytest.raises(SpecError, match="spec 'never'.*cannot draw"):
+        load_catalog([spec_dir])
+
+
+def test_a_strategy_drawing_something_else_fails(spec_dir):
+    write(spec_dir, "wrongtype", 'SPECS = [spec("wrong", st.just(3), fn=torch.sin, aten=("sin",))]')
+    with pytest.raises(SpecError, match="spec 'wrong'.*drew int, not an Example"):
+        load_catalog([spec_dir])
+
+
+def test_import_errors_name_the_file(spec_dir):
+    (spec_dir / "broken.py").write_text("import no_such_module\n")
+    with pytest.raises(SpecError, match="importing broken.py failed: ModuleNotFoundError"):
+        load_catalog([spec_dir])
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(SpecError, match="does not exist"):
+        load_catalog([tmp_path / "nope"])
+
+
+def test_unknown_only_names_are_reported():
+    catalog = load_catalog(check_draws=False)
+    with pytest.raises(SpecError, match="'nope'.*no such spec"):
+        catalog.select(["sin", "nope"])

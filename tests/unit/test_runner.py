@@ -1,0 +1,68 @@
+import math
+
+import torch
+
+from opsweep.families import unary
+from opsweep.model import Example, TensorArg, Tolerance
+from opsweep.runner import Call, compare, make_tensor, materialize
+
+SPEC = unary("sin")
+EXACT = unary("sin", tolerances={"float32": Tolerance(0.0, 0.0)})
+
+
+def test_values_are_deterministic_in_the_seed_and_respect_ranges():
+    ex = Example((TensorArg((50,), "float32", 1.0, 2.0), TensorArg((50,), "int64", 0, 3)), seed=7)
+    (a, i), _ = materialize(ex)
+    (b, j), _ = materialize(ex)
+    assert torch.equal(a, b) and torch.equal(i, j)
+    assert bool(((a >= 1) & (a <= 2)).all()) and set(i.tolist()) <= {0, 1, 2}
+    (c, _), _ = materialize(Example(ex.args, seed=8))
+    assert not torch.equal(a, c)
+
+
+def test_choices_draw_edge_values():
+    t = make_tensor(TensorArg((200,), "float64", choices=(0.0, -0.0, math.nan)),
+                    torch.Generator().manual_seed(0))
+    assert t.isnan().any() and (t == 0).any() and torch.signbit(t[t == 0]).any()
+
+
+def test_every_dtype_materializes():
+    for dtype in ("float64", "float32", "float16", "bfloat16", "complex64", "int64", "int32",
+                  "bool", "uint8"):
+        t = make_tensor(TensorArg((2, 3), dtype), torch.Generator().manual_seed(0))
+        assert str(t.dtype) == f"torch.{dtype}" and t.shape == (2, 3)
+
+
+def test_call_takes_exactly_the_tensors_and_bakes_the_rest():
+    a, b = torch.ones(2), torch.zeros(2)
+    call = Call(torch.cat, ([a, b],), {"dim": 0})
+    assert len(call.inputs) == 2
+    assert torch.equal(call(torch.full((2,), 3.0), b), torch.tensor([3.0, 3.0, 0.0, 0.0]))
+
+
+def test_compare_agrees_within_tolerance_and_nan_aware():
+    x = torch.tensor([1.0, math.nan, math.inf])
+    assert compare([x], [x + 1e-7], SPEC) == ""
+    assert "1/3 elements differ" in compare([x], [torch.tensor([1.0, 0.0, math.inf])], SPEC)
+    assert "1/3" in compare([x], [torch.tensor([1.0, math.nan, -math.inf])], SPEC)
+
+
+def test_compare_signed_zero_matters_only_through_values():
+    pi = torch.tensor([math.pi])
+    assert "max abs error 6.28" in compare([pi], [-pi], SPEC)
+
+
+def test_compare_complex_through_real_view():
+    z = torch.tensor([1 + 2j], dtype=torch.complex64)
+    assert compare([z], [z.clone()], SPEC) == ""
+    assert "1/2 elements differ" in compare([z], [torch.tensor([1 - 2j], dtype=torch.complex64)], SPEC)
+
+
+def test_compare_shape_dtype_count_and_exact_kinds():
+    a = torch.zeros(2, 3)
+    assert "shape (3, 2)" in compare([a], [torch.zeros(3, 2)], SPEC)
+    assert "dtype torch.float64" in compare([a], [a.double()], SPEC)
+    assert "2 outputs" in compare([a, a], [a], SPEC)
+    i = torch.tensor([1, 2])
+    assert "exact comparison" in compare([i], [torch.tensor([1, 3])], SPEC)
+    assert compare([a], [a + 1e-9], EXACT) != ""
