@@ -31,6 +31,8 @@ def _add_sweep(sub) -> None:
                    help="worker processes (default: CPU count; 0 runs inline, without isolation)")
     p.add_argument("--timeout", type=float, default=180.0,
                    help="seconds allowed for one export before the worker is replaced")
+    p.add_argument("--public-exporter", action="store_true",
+                   help="call torch.onnx.export for every example instead of the fast path")
     p.add_argument("--quiet", action="store_true", help="no per-spec progress lines")
 
 
@@ -88,11 +90,12 @@ def cmd_sweep(args) -> int:
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
-                         spec_dirs=tuple(p.resolve() for p in args.specs))
+                         spec_dirs=tuple(p.resolve() for p in args.specs),
+                         fast=not args.public_exporter)
     started = time.monotonic()
     results = run_sweep(specs, config, _progress(args.quiet, started))
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    artifact = art.make_artifact(current_fingerprint(), profile.name, profile.max_examples, 0,
+    artifact = art.make_artifact(current_fingerprint(config.exporter_path), profile.name, profile.max_examples, 0,
                                  results, stamp)
     art.save(args.out, artifact)
     print(_summary(artifact, args.out, time.monotonic() - started))

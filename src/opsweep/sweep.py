@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from .adapter import Exporter, default_opset, quiet_exporter
+from .adapter import PUBLIC_PATH, Exporter, default_opset, quiet_exporter
 from .artifact import Fingerprint, GapCheck, Reuse, SpecResult, gap_check
 from .catalog import Catalog, load_catalog
 from .draw import Profile, draw_examples, group_by_signature
+from .fastpath import FAST_PATH, fast_path_available, make_exporter
 from .grade import failure_groups, grade, stage_counts
 from .model import Example, OpSpec, Outcome, Stage
 
@@ -39,6 +40,11 @@ class SweepConfig:
     jobs: int = 2  # 0: run in this process (no isolation; for debugging)
     timeout: float = 180.0  # seconds for one export (plus PER_RUN_SECONDS per example)
     spec_dirs: tuple[Path, ...] = ()
+    fast: bool = True  # use the fast path when this torch has the internals it needs
+
+    @property
+    def exporter_path(self) -> str:
+        return FAST_PATH if self.fast and fast_path_available() else PUBLIC_PATH
 
 
 @dataclass(frozen=True)
@@ -62,7 +68,7 @@ def versions() -> dict[str, str]:
     return out
 
 
-def current_fingerprint(exporter_path: str = Exporter.path, opset: int | None = None) -> Fingerprint:
+def current_fingerprint(exporter_path: str = PUBLIC_PATH, opset: int | None = None) -> Fingerprint:
     return Fingerprint(**versions(), opset=default_opset() if opset is None else opset,
                        exporter=exporter_path)
 
@@ -83,12 +89,12 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile,
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(spec_dirs: tuple[Path, ...]) -> None:
+def _init_worker(spec_dirs: tuple[Path, ...], fast: bool) -> None:
     import torch
     torch.set_num_threads(1)
     quiet_exporter()
     _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
-    _WORKER["exporter"] = Exporter()
+    _WORKER["exporter"] = make_exporter(fast)
 
 
 def _run_in_worker(spec_name: str, group: list[Example], phase_file: str) -> list[Outcome]:
@@ -142,7 +148,7 @@ def _finish(name, outcomes, by_name, config, results, progress, started) -> None
 def _run_inline(plan, by_name, config, progress) -> dict[str, SpecResult]:
     from .runner import run_group
     quiet_exporter()
-    exporter = Exporter()
+    exporter = make_exporter(config.exporter_path == FAST_PATH)
     results: dict[str, SpecResult] = {}
     for name, groups in plan.items():
         started = time.monotonic()
@@ -157,7 +163,8 @@ def _run_pool(plan, by_name, config, progress) -> dict[str, SpecResult]:
     context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases, \
             ProcessPool(max_workers=config.jobs, initializer=_init_worker,
-                        initargs=(tuple(config.spec_dirs),), context=context) as pool:
+                        initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH),
+                        context=context) as pool:
         pending = []
         for name, groups in plan.items():
             futures = []
