@@ -34,6 +34,13 @@ class Fingerprint:
     exporter: str
 
 
+def fingerprint_changes(old: Fingerprint, new: Fingerprint) -> list[str]:
+    """Human-readable differences, e.g. ['torch 2.13.0 → 2.14.1']."""
+    return [f"{field} {getattr(old, field)} → {getattr(new, field)}"
+            for field in Fingerprint.__dataclass_fields__
+            if getattr(old, field) != getattr(new, field)]
+
+
 @dataclass(frozen=True)
 class GapCheck:
     reason: str
@@ -60,6 +67,8 @@ class SpecResult:
     nondeterministic: bool
     gap: GapCheck | None
     reuse: Reuse
+    digest: str  # of the spec as measured: a changed spec is never reused
+    signatures: int  # distinct example signatures, i.e. exports: the spec's cost
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,7 @@ class Artifact:
     specs: Mapping[str, SpecResult]
     operators: Mapping[str, OperatorResult]
     generated_at: str = ""
+    shard: tuple[int, int] | None = None  # (index, count) of a shard artifact
 
 
 def gap_check(reason: str, expected: Stage, stages: Mapping[Stage, int]) -> GapCheck:
@@ -108,10 +118,11 @@ def build_operators(specs: Mapping[str, SpecResult]) -> dict[str, OperatorResult
 
 
 def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_index: int,
-                  specs: Mapping[str, SpecResult], generated_at: str = "") -> Artifact:
+                  specs: Mapping[str, SpecResult], generated_at: str = "",
+                  shard: tuple[int, int] | None = None) -> Artifact:
     specs = {k: specs[k] for k in sorted(specs)}
     return Artifact(fingerprint, profile, examples, regen_index, specs,
-                    build_operators(specs), generated_at)
+                    build_operators(specs), generated_at, shard)
 
 
 # --- to and from plain data --------------------------------------------------
@@ -130,18 +141,32 @@ def _grades_out(g: Grades) -> dict[str, Any]:
             "numerics": _grade_value(g.numerics)}
 
 
+def spec_to_data(r: SpecResult) -> dict[str, Any]:
+    gap = None if r.gap is None else {
+        "reason": r.gap.reason, "expected": r.gap.expected.value,
+        "measured": [s.value for s in r.gap.measured], "status": r.gap.status}
+    return {
+        "aten_ops": list(r.aten_ops), "family": r.family, "profile": r.profile,
+        "examples": r.examples, "stages": {s.value: n for s, n in r.stages.items()},
+        "failures": _failures_out(r.failures), **_grades_out(r.grades),
+        "nondeterministic": r.nondeterministic, "gap": gap,
+        "reuse": {"reused": r.reuse.reused, "reason": r.reuse.reason}, "digest": r.digest,
+        "signatures": r.signatures}
+
+
+def spec_from_data(d: dict[str, Any]) -> SpecResult:
+    """A spec result from plain data that has already been validated."""
+    gap = d["gap"] and GapCheck(d["gap"]["reason"], Stage(d["gap"]["expected"]),
+                                tuple(Stage(s) for s in d["gap"]["measured"]), d["gap"]["status"])
+    return SpecResult(
+        tuple(d["aten_ops"]), d["family"], d["profile"], d["examples"],
+        {Stage(s): n for s, n in d["stages"].items()}, _failures_in(d["failures"]),
+        _grades_in(d), d["nondeterministic"], gap or None,
+        Reuse(d["reuse"]["reused"], d["reuse"]["reason"]), d["digest"], d["signatures"])
+
+
 def to_data(artifact: Artifact) -> dict[str, Any]:
-    specs = {}
-    for name, r in artifact.specs.items():
-        gap = None if r.gap is None else {
-            "reason": r.gap.reason, "expected": r.gap.expected.value,
-            "measured": [s.value for s in r.gap.measured], "status": r.gap.status}
-        specs[name] = {
-            "aten_ops": list(r.aten_ops), "family": r.family, "profile": r.profile,
-            "examples": r.examples, "stages": {s.value: n for s, n in r.stages.items()},
-            "failures": _failures_out(r.failures), **_grades_out(r.grades),
-            "nondeterministic": r.nondeterministic, "gap": gap,
-            "reuse": {"reused": r.reuse.reused, "reason": r.reuse.reason}}
+    specs = {name: spec_to_data(r) for name, r in artifact.specs.items()}
     operators = {op: {**_grades_out(r.grades), "specs": list(r.specs),
                       "failures": _failures_out(r.failures)}
                  for op, r in artifact.operators.items()}
@@ -151,7 +176,9 @@ def to_data(artifact: Artifact) -> dict[str, Any]:
         "fingerprint": {"torch": fp.torch, "onnx": fp.onnx, "onnxruntime": fp.onnxruntime,
                         "onnxscript": fp.onnxscript, "opset": fp.opset, "exporter": fp.exporter},
         "profile": artifact.profile, "examples": artifact.examples,
-        "regen_index": artifact.regen_index, "specs": specs, "operators": operators}
+        "regen_index": artifact.regen_index, "specs": specs, "operators": operators,
+        **({"shard": {"index": artifact.shard[0], "count": artifact.shard[1]}}
+           if artifact.shard else {})}
 
 
 def canonical_bytes(artifact: Artifact) -> bytes:
@@ -174,17 +201,11 @@ def _grades_in(d: dict[str, Any]) -> Grades:
 
 def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
     validate_data(data, path)
-    specs = {}
-    for name, d in data["specs"].items():
-        gap = d["gap"] and GapCheck(d["gap"]["reason"], Stage(d["gap"]["expected"]),
-                                    tuple(Stage(s) for s in d["gap"]["measured"]), d["gap"]["status"])
-        specs[name] = SpecResult(
-            tuple(d["aten_ops"]), d["family"], d["profile"], d["examples"],
-            {Stage(s): n for s, n in d["stages"].items()}, _failures_in(d["failures"]),
-            _grades_in(d), d["nondeterministic"], gap or None,
-            Reuse(d["reuse"]["reused"], d["reuse"]["reason"]))
+    specs = {name: spec_from_data(d) for name, d in data["specs"].items()}
+    shard = data.get("shard")
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
-                             data["examples"], data["regen_index"], specs, data["generated_at"])
+                             data["examples"], data["regen_index"], specs, data["generated_at"],
+                             (shard["index"], shard["count"]) if shard else None)
     _check_derived(artifact, data, path)
     return artifact
 
@@ -199,8 +220,13 @@ def _field(path: Iterable[Any]) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
-def validate_data(data: Any, path: object = "<artifact>") -> None:
-    errors = sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+def validate_data(data: Any, path: object = "<artifact>", definition: str | None = None) -> None:
+    """Validate a whole artifact, or one `$defs` entry of its schema (e.g. spec_result)."""
+    validator = _validator()
+    if definition is not None:
+        validator = validator.evolve(schema={"$ref": f"#/$defs/{definition}",
+                                             "$defs": validator.schema["$defs"]})
+    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""

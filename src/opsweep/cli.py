@@ -6,10 +6,10 @@ import argparse
 import sys
 import time
 from collections import Counter
-from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import OpsweepError, UsageError
+from .model import Stage
 
 DEFAULT_ARTIFACT = Path("docs/onnx_support_measured.json")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
@@ -23,8 +23,15 @@ def _add_sweep(sub) -> None:
     p = sub.add_parser("sweep", help="measure the catalog and write the artifact")
     p.add_argument("--profile", choices=["ci", "nightly"], default=None,
                    help="hypothesis profile (default: $OPSWEEP_HYP_PROFILE, else ci)")
-    p.add_argument("--only", nargs="+", metavar="NAME", help="measure only these specs")
+    p.add_argument("--only", nargs="+", metavar="NAME", default=[],
+                   help="measure only these specs (the rest is carried from the previous artifact)")
     p.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT, help="artifact path")
+    p.add_argument("--previous", type=Path, default=None,
+                   help="artifact to reuse full grades from (default: the one at --out)")
+    p.add_argument("--no-reuse", action="store_true",
+                   help="re-measure every spec; also the way past a corrupt previous artifact")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="measure only this cost-balanced slice; combine with `opsweep merge`")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR",
                    help="another directory of spec modules, measured beside the built-in ones")
     p.add_argument("--jobs", type=int, default=None,
@@ -36,41 +43,55 @@ def _add_sweep(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no per-spec progress lines")
 
 
+def _grades(r) -> str:
+    return "/".join((g.value if g else "-") for g in
+                    (r.grades.export, r.grades.runtime, r.grades.numerics))
+
+
 def _progress(quiet: bool, started: float):
     def report(done) -> None:
         if quiet:
             return
         r = done.result
-        grades = "/".join((g.value if g else "-") for g in
-                          (r.grades.export, r.grades.runtime, r.grades.numerics))
+        how = "reused" if r.reuse.reused else f"{r.examples:>3} ex"
         width = len(str(done.total))
-        print(f"[{done.index:>{width}}/{done.total}] {done.name:<28} {grades:<24} "
-              f"{r.examples:>3} ex  {time.monotonic() - started:7.1f}s", file=sys.stderr, flush=True)
+        print(f"[{done.index:>{width}}/{done.total}] {done.name:<28} {_grades(r):<24} "
+              f"{how:<7} {time.monotonic() - started:7.1f}s", file=sys.stderr, flush=True)
     return report
 
 
-def _summary(artifact, out: Path, seconds: float) -> str:
+def _summary(result, out: Path, seconds: float) -> str:
+    artifact = result.artifact
     ops = artifact.operators
-    lines = [f"opsweep: {len(artifact.specs)} specs, {len(ops)} aten operators, "
-             f"profile {artifact.profile}, torch {artifact.fingerprint.torch}, "
-             f"opset {artifact.fingerprint.opset}, {seconds:.0f}s"]
+    fp = artifact.fingerprint
+    lines = [f"opsweep: {len(artifact.specs)} specs, {len(ops)} aten operators, profile "
+             f"{artifact.profile}, torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
+             f"{seconds:.0f}s"]
+    order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
     for axis in ("export", "runtime", "numerics"):
         counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
                          for r in ops.values())
-        order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
         lines.append(f"  {axis:<9}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
-    stages = Counter()
+    stages: Counter = Counter()
     for r in artifact.specs.values():
-        stages.update({s.value: n for s, n in r.stages.items()})
-    lines.append("  examples " + "  ".join(f"{k} {stages[k]}" for k in sorted(stages)))
-    invalid = sorted(n for n, r in artifact.specs.items() if any(
-        s.value == "invalid" for s in r.stages))
+        if not r.reuse.reused:
+            stages.update({s.value: n for s, n in r.stages.items()})
+    lines.append("  examples " + ("  ".join(f"{k} {stages[k]}" for k in sorted(stages)) or "none run"))
+    reasons = Counter(r.reuse.reason.split(" (")[0].split(":")[0]
+                      for r in artifact.specs.values() if not r.reuse.reused)
+    reused = sum(r.reuse.reused for r in artifact.specs.values())
+    lines.append(f"  reuse    reused {reused}, re-measured {sum(reasons.values())}"
+                 + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
+    if result.resumed:
+        lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
+    invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
     if invalid:
         lines.append(f"  spec bugs: PyTorch rejected drawn examples of {', '.join(invalid)}")
-    moved = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
+    stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
                    if r.gap is not None and r.gap.status != "confirmed")
-    if moved:
-        lines.append(f"  known-gap notes that no longer hold: {', '.join(moved)}")
+    if stale:
+        lines.append(f"  known-gap notes that no longer hold: {', '.join(stale)}")
+    lines += [f"  note: {n}" for n in result.notes]
     lines.append(f"  wrote {out}")
     return "\n".join(lines)
 
@@ -78,27 +99,35 @@ def _summary(artifact, out: Path, seconds: float) -> str:
 def cmd_sweep(args) -> int:
     import os
 
-    from . import artifact as art
     from .catalog import load_catalog
     from .draw import resolve_profile
-    from .sweep import SweepConfig, current_fingerprint, run_sweep
+    from .shard import parse_shard
+    from .sweep import Request, SweepConfig, regenerate
 
     profile = resolve_profile(args.profile)
-    catalog = load_catalog(args.specs)
-    specs = catalog.select(args.only)
     jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
+    shard = parse_shard(args.shard) if args.shard else None
+    catalog = load_catalog(args.specs)
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in args.specs),
                          fast=not args.public_exporter)
+    request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
-    results = run_sweep(specs, config, _progress(args.quiet, started))
-    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    artifact = art.make_artifact(current_fingerprint(config.exporter_path), profile.name, profile.max_examples, 0,
-                                 results, stamp)
-    art.save(args.out, artifact)
-    print(_summary(artifact, args.out, time.monotonic() - started))
+    result = regenerate(catalog, config, request, _progress(args.quiet, started))
+    print(_summary(result, args.out, time.monotonic() - started))
+    return EXIT_OK
+
+
+def cmd_merge(args) -> int:
+    from . import artifact as art
+    from .shard import merge
+    parts = [(p, art.load(p)) for p in args.parts]
+    merged = merge(parts)
+    art.save(args.out, merged)
+    print(f"opsweep: merged {len(parts)} shards, {len(merged.specs)} specs, "
+          f"{len(merged.operators)} operators into {args.out}")
     return EXIT_OK
 
 
@@ -119,10 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep(sub)
     p = sub.add_parser("list", help="list the catalog's specs")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p = sub.add_parser("merge", help="combine shard artifacts into one")
+    p.add_argument("parts", type=Path, nargs="+", metavar="PART")
+    p.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
     return parser
 
 
-COMMANDS = {"sweep": cmd_sweep, "list": cmd_list}
+COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "merge": cmd_merge}
 
 
 def main(argv: list[str] | None = None) -> int:

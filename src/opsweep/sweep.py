@@ -1,5 +1,6 @@
-"""The sweep driver: draw every spec's examples, run signature groups in a
-pool of isolated workers, and turn outcomes into per-spec results.
+"""The sweep driver: decide what to re-measure, draw every spec's examples,
+run signature groups in a pool of isolated workers, checkpoint each finished
+spec, and assemble the artifact.
 
 A worker that crashes or hangs costs only its group: the outcome is recorded
 at the phase the worker had reached, the worker is replaced, the sweep goes on.
@@ -7,24 +8,30 @@ at the phase the worker had reached, the worker is replaced, the sweep goes on.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
-import os
 import signal
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-from .adapter import PUBLIC_PATH, Exporter, default_opset, quiet_exporter
-from .artifact import Fingerprint, GapCheck, Reuse, SpecResult, gap_check
+from . import artifact as art
+from .adapter import PUBLIC_PATH, default_opset, quiet_exporter
+from .artifact import Artifact, Fingerprint, GapCheck, Reuse, SpecResult, gap_check
 from .catalog import Catalog, load_catalog
 from .draw import Profile, draw_examples, group_by_signature
+from .errors import ArtifactError
 from .fastpath import FAST_PATH, fast_path_available, make_exporter
 from .grade import failure_groups, grade, stage_counts
+from .journal import Journal, journal_path
 from .model import Example, OpSpec, Outcome, Stage
+from .reuse import Decision, decide, spec_digest
+from .shard import DEFAULT_COST, assign
 
 #: Where a crash or hang lands, by the phase the worker had reached.
 _CRASH_STAGE = {"reference": Stage.INVALID, "export": Stage.RAW_ERROR,
@@ -48,14 +55,24 @@ class SweepConfig:
 
 
 @dataclass(frozen=True)
+class Request:
+    """What to regenerate, and from what."""
+
+    only: tuple[str, ...] = ()
+    out: Path = Path("docs/onnx_support_measured.json")
+    previous: Path | None = None  # default: the artifact at `out`, if any
+    no_reuse: bool = False
+    shard: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
 class SpecDone:
-    """A progress event: one spec finished."""
+    """A progress event: one spec finished (measured, resumed or reused)."""
 
     name: str
     index: int
     total: int
     result: SpecResult
-    seconds: float
 
 
 def versions() -> dict[str, str]:
@@ -73,15 +90,15 @@ def current_fingerprint(exporter_path: str = PUBLIC_PATH, opset: int | None = No
                        exporter=exporter_path)
 
 
-def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile,
-                reuse: Reuse = Reuse(False, "measured")) -> SpecResult:
+def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, digest: str,
+                signatures: int, reuse: Reuse) -> SpecResult:
     stages = stage_counts(outcomes)
     gap: GapCheck | None = None
     if spec.gap is not None:
         gap = gap_check(spec.gap.reason, spec.gap.stage, stages)
     return SpecResult(spec.aten_ops, spec.family, profile.name, len(outcomes), stages,
                       failure_groups(outcomes), grade([(stages, spec.nondeterministic)]),
-                      spec.nondeterministic, gap, reuse)
+                      spec.nondeterministic, gap, reuse, digest, signatures)
 
 
 # --- worker side -------------------------------------------------------------
@@ -128,67 +145,169 @@ def _describe_exit(exc: BaseException) -> str:
     return f"worker exited ({type(exc).__name__}: {exc})"
 
 
-# --- driver -------------------------------------------------------------------
-
-def run_sweep(specs: Sequence[OpSpec], config: SweepConfig,
-              progress: Callable[[SpecDone], None] = lambda _: None) -> dict[str, SpecResult]:
-    """Measure `specs`; returns per-spec results keyed by spec name."""
-    plan = {s.name: group_by_signature(draw_examples(s, config.profile)) for s in specs}
-    by_name = {s.name: s for s in specs}
-    if config.jobs == 0:
-        return _run_inline(plan, by_name, config, progress)
-    return _run_pool(plan, by_name, config, progress)
-
-
-def _finish(name, outcomes, by_name, config, results, progress, started) -> None:
-    results[name] = spec_result(by_name[name], outcomes, config.profile)
-    progress(SpecDone(name, len(results), len(by_name), results[name], time.monotonic() - started))
-
-
-def _run_inline(plan, by_name, config, progress) -> dict[str, SpecResult]:
-    from .runner import run_group
-    quiet_exporter()
-    exporter = make_exporter(config.exporter_path == FAST_PATH)
-    results: dict[str, SpecResult] = {}
-    for name, groups in plan.items():
-        started = time.monotonic()
-        outcomes = [o for g in groups for o in run_group(by_name[name], g, exporter)]
-        _finish(name, outcomes, by_name, config, results, progress, started)
-    return results
-
-
-def _run_pool(plan, by_name, config, progress) -> dict[str, SpecResult]:
-    from pebble import ProcessPool
-    results: dict[str, SpecResult] = {}
-    context = multiprocessing.get_context("spawn")
-    with tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases, \
-            ProcessPool(max_workers=config.jobs, initializer=_init_worker,
-                        initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH),
-                        context=context) as pool:
-        pending = []
-        for name, groups in plan.items():
-            futures = []
-            for k, group in enumerate(groups):
-                phase_file = Path(phases, f"{len(pending)}-{k}")
-                budget = config.timeout + PER_RUN_SECONDS * len(group)
-                futures.append((group, phase_file,
-                                pool.submit(_run_in_worker, budget, name, group, str(phase_file))))
-            pending.append((name, futures, time.monotonic()))
-        for name, futures, started in pending:
-            outcomes: list[Outcome] = []
-            for group, phase_file, future in futures:
-                outcomes += _collect(future, group, phase_file)
-            _finish(name, outcomes, by_name, config, results, progress, started)
-    return results
-
-
 def _collect(future, group: list[Example], phase_file: Path) -> list[Outcome]:
+    from pebble import ProcessExpired
     try:
         return future.result()
     except FutureTimeout:
         return _lost_group(group, phase_file, "timed out")
+    except ProcessExpired as exc:
+        return _lost_group(group, phase_file, _describe_exit(exc))
     except Exception as exc:
-        from pebble import ProcessExpired
-        if isinstance(exc, ProcessExpired):
-            return _lost_group(group, phase_file, _describe_exit(exc))
         return _lost_group(group, phase_file, f"{type(exc).__name__}: {exc}")
+
+
+# --- measuring ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Job:
+    spec: OpSpec
+    digest: str
+    reason: str
+
+
+def measure(jobs: Sequence[_Job], config: SweepConfig,
+            done: Callable[[str, SpecResult], None]) -> None:
+    """Measure each job's spec, calling `done` as each finishes, in job order.
+    Examples are drawn spec by spec while workers are already busy."""
+    def finish(job: _Job, groups: list[list[Example]], outcomes: list[Outcome]) -> None:
+        done(job.spec.name, spec_result(job.spec, outcomes, config.profile, job.digest,
+                                        len(groups), Reuse(False, job.reason)))
+
+    if config.jobs == 0:
+        from .runner import run_group
+        quiet_exporter()
+        exporter = make_exporter(config.exporter_path == FAST_PATH)
+        for job in jobs:
+            groups = group_by_signature(draw_examples(job.spec, config.profile))
+            finish(job, groups, [o for g in groups for o in run_group(job.spec, g, exporter)])
+        return
+    from pebble import ProcessPool
+    context = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
+        pool = ProcessPool(max_workers=config.jobs, initializer=_init_worker,
+                           initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH),
+                           context=context)
+        try:
+            _measure_in_pool(pool, jobs, config, Path(phases), finish)
+        finally:
+            pool.stop()
+            pool.join()
+
+
+def _measure_in_pool(pool, jobs, config, phases: Path, finish) -> None:
+    submitted: list[tuple[_Job, list, list]] = []
+
+    def submit(k: int) -> None:
+        job = jobs[k]
+        groups = group_by_signature(draw_examples(job.spec, config.profile))
+        futures = []
+        for g, group in enumerate(groups):
+            phase_file = phases / f"{k}-{g}"
+            budget = config.timeout + PER_RUN_SECONDS * len(group)
+            futures.append((group, phase_file, pool.submit(
+                _run_in_worker, budget, job.spec.name, group, str(phase_file))))
+        submitted.append((job, groups, futures))
+
+    ahead = 0
+    for k in range(len(jobs)):
+        # keep a few specs drawn and queued ahead of the one being collected
+        while ahead < len(jobs) and ahead <= k + 3:
+            submit(ahead)
+            ahead += 1
+        job, groups, futures = submitted[k]
+        outcomes = [o for group, phase_file, future in futures
+                    for o in _collect(future, group, phase_file)]
+        finish(job, groups, outcomes)
+        submitted[k] = (job, groups, [])  # let finished futures go
+
+
+# --- regenerating the artifact ------------------------------------------------------
+
+def _load_previous(request: Request) -> tuple[Artifact | None, str]:
+    path = request.previous or request.out
+    if not path.exists():
+        if request.previous is not None:
+            raise ArtifactError(path, "", "no such file (given as --previous)")
+        return None, ""
+    try:
+        previous = art.load(path)
+    except ArtifactError as exc:
+        if request.no_reuse:
+            return None, f"previous artifact ignored ({exc})"
+        raise ArtifactError(exc.path, exc.field, f"{str(exc).split(': ', 1)[-1]} "
+                            "(refusing to reuse from it; --no-reuse sweeps without it)") from None
+    return previous, ""
+
+
+def _digest_of_previous(request: Request) -> str:
+    path = request.previous or request.out
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else ""
+
+
+@dataclass(frozen=True)
+class Regeneration:
+    artifact: Artifact
+    decisions: dict[str, Decision]
+    resumed: int
+    notes: tuple[str, ...]
+
+
+def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
+               progress: Callable[[SpecDone], None] = lambda _: None) -> Regeneration:
+    """Decide, measure, checkpoint and write the artifact (atomically)."""
+    previous, note = _load_previous(request)
+    notes = [note] if note else []
+    fingerprint = current_fingerprint(config.exporter_path)
+    regen_index = previous.regen_index + 1 if previous else 0
+    specs = catalog.select(list(request.only) or None)
+    digests = {s.name: spec_digest(s) for s in specs}
+    decisions = {s.name: decide(s, digests[s.name], previous, fingerprint, config.profile,
+                                regen_index, request.no_reuse) for s in specs}
+    if request.shard:
+        costs = {s.name: 0 if decisions[s.name].reuse else
+                 (previous.specs[s.name].signatures if previous and s.name in previous.specs
+                  else DEFAULT_COST) for s in specs}
+        owner = assign(costs, request.shard[1])
+        specs = [s for s in specs if owner[s.name] == request.shard[0]]
+    results: dict[str, SpecResult] = {}
+    for s in specs:
+        if decisions[s.name].reuse:
+            results[s.name] = replace(previous.specs[s.name],
+                                      reuse=Reuse(True, decisions[s.name].reason))
+    journal = Journal(journal_path(request.out), {
+        "fingerprint": asdict(fingerprint),
+        "profile": config.profile.name, "regen_index": regen_index,
+        "shard": list(request.shard) if request.shard else None,
+        "previous": _digest_of_previous(request), "specs": sorted(digests.items())}).open()
+    if journal.discarded:
+        notes.append("a checkpoint from a different sweep was set aside")
+    resumed = {n: r for n, r in journal.done.items() if n in {s.name for s in specs}}
+    results.update(resumed)
+    total = len(specs)
+    for index, name in enumerate(sorted(results), start=1):
+        progress(SpecDone(name, index, total, results[name]))
+
+    def done(name: str, result: SpecResult) -> None:
+        results[name] = result
+        journal.record(name, result)
+        progress(SpecDone(name, len(results), total, result))
+
+    jobs = [_Job(s, digests[s.name], decisions[s.name].reason) for s in specs if s.name not in results]
+    finished = False
+    try:
+        measure(jobs, config, done)
+        finished = True
+    finally:
+        journal.close(finished=False)
+    if request.only and not request.shard and previous and previous.fingerprint == fingerprint \
+            and previous.profile == config.profile.name:
+        for name, prior in previous.specs.items():
+            if name not in results and name in catalog.specs:
+                results[name] = replace(prior, reuse=Reuse(True, "not selected (--only)"))
+    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    artifact = art.make_artifact(fingerprint, config.profile.name, config.profile.max_examples,
+                                 regen_index, results, stamp, request.shard)
+    art.save(request.out, artifact)
+    journal.close(finished=finished)
+    return Regeneration(artifact, decisions, len(resumed), tuple(notes))

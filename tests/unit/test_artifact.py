@@ -18,7 +18,7 @@ def result(ops, *stages, nondeterministic=False):
     counts = stage_counts(outs)
     return SpecResult(tuple(ops), "unary", "ci", len(outs), counts, failure_groups(outs),
                       grade([(counts, nondeterministic)]), nondeterministic, None,
-                      Reuse(False, "measured"))
+                      Reuse(False, "measured"), "0123456789abcdef", len(outs))
 
 
 @pytest.fixture
@@ -113,6 +113,18 @@ def test_save_refuses_what_it_would_not_load(tmp_path, artifact):
     with pytest.raises(ArtifactError, match="profile"):
         art.save(tmp_path / "x.json", bad)
     assert not (tmp_path / "x.json").exists()
+
+
+def test_shard_marker_round_trips(tmp_path, artifact):
+    sharded = art.make_artifact(FP, "ci", 25, 3, artifact.specs, "t", (2, 3))
+    art.save(tmp_path / "s.json", sharded)
+    assert art.load(tmp_path / "s.json").shard == (2, 3)
+    assert "shard" not in json.loads(art.canonical_bytes(artifact))
+
+
+def test_fingerprint_changes():
+    new = Fingerprint("2.14.1", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo-fast")
+    assert art.fingerprint_changes(FP, new) == ["torch 2.13.0 → 2.14.1", "exporter dynamo → dynamo-fast"]
 
 
 def test_gap_check_statuses():

@@ -1,0 +1,140 @@
+"""Reuse, resume after a killed sweep, and shard + merge, end to end."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.cli import main
+from opsweep.journal import journal_path
+
+pytestmark = pytest.mark.integration
+SPECS = ["t_relu", "t_neg", "t_sin", "cdist"]
+# float32-only specs, so the test does not move when the catalog's specs grow
+USER_SPECS = """
+from dataclasses import replace
+from opsweep.families import activation, unary
+
+F32 = dict(dtypes=("float32",), max_rank=2)
+SPECS = [replace(activation("relu", **F32), name="t_relu"),
+         replace(unary("neg", **F32), name="t_neg"),
+         replace(unary("sin", **F32), name="t_sin")]
+"""
+
+
+@pytest.fixture(scope="module")
+def user_specs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("specs")
+    (d / "pinned.py").write_text(USER_SPECS)
+    return d
+
+
+@pytest.fixture(autouse=True)
+def _specs_dir(user_specs, monkeypatch):
+    monkeypatch.setenv("OPSWEEP_TEST_SPECS", str(user_specs))
+
+
+def sweep(out, *extra, only=SPECS):
+    assert main(["sweep", "--only", *only, "--jobs", "0", "--quiet", "--out", str(out),
+                 "--specs", os.environ["OPSWEEP_TEST_SPECS"], *map(str, extra)]) == 0
+    return art.load(out)
+
+
+def without_time(path):
+    data = json.loads(path.read_text())
+    data.pop("generated_at")
+    return data
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory, user_specs):
+    out = tmp_path_factory.mktemp("base") / "a.json"
+    assert main(["sweep", "--only", *SPECS, "--jobs", "0", "--quiet", "--out", str(out),
+                 "--specs", str(user_specs)]) == 0
+    return out, art.load(out)
+
+
+def test_second_run_reuses_full_grades_and_advances_the_rotation(baseline, tmp_path):
+    first_path, first = baseline
+    out = tmp_path / "a.json"
+    out.write_bytes(first_path.read_bytes())
+    second = sweep(out)
+    assert second.regen_index == first.regen_index + 1
+    reuse = {n: r.reuse for n, r in second.specs.items()}
+    assert reuse["cdist"].reused is False and reuse["cdist"].reason.startswith("not full")
+    for name in ("t_relu", "t_neg", "t_sin"):
+        expected = "rotation" if reuse[name].reason.startswith("rotation") else "full under"
+        assert reuse[name].reason.startswith(expected)
+        assert reuse[name].reused == (expected == "full under")
+    assert {op: r.grades for op, r in second.operators.items()} == \
+        {op: r.grades for op, r in first.operators.items()}
+
+
+def test_no_reuse_remeasures_everything(baseline, tmp_path):
+    out = tmp_path / "a.json"
+    out.write_bytes(baseline[0].read_bytes())
+    again = sweep(out, "--no-reuse")
+    assert {r.reuse.reason for r in again.specs.values()} == {"--no-reuse"}
+
+
+def test_corrupt_previous_is_refused_naming_file_and_field(baseline, tmp_path, capsys):
+    out = tmp_path / "a.json"
+    data = json.loads(baseline[0].read_text())
+    data["specs"]["t_sin"]["export"] = "mostly"
+    out.write_text(json.dumps(data))
+    before = out.read_bytes()
+    assert main(["sweep", "--only", "sin", "--jobs", "0", "--out", str(out),
+                 "--specs", os.environ["OPSWEEP_TEST_SPECS"]]) == 1
+    err = capsys.readouterr().err
+    assert f"{out} at specs.t_sin.export" in err and "--no-reuse" in err
+    assert out.read_bytes() == before  # the bad file is left for the user to look at
+    assert sweep(out, "--no-reuse", only=["t_sin"]).specs["t_sin"].grades.export is not None
+
+
+def test_only_carries_the_unselected_specs(baseline, tmp_path):
+    out = tmp_path / "a.json"
+    out.write_bytes(baseline[0].read_bytes())
+    again = sweep(out, only=["t_neg"])
+    assert set(again.specs) == set(SPECS)
+    assert again.specs["cdist"].reuse.reason == "not selected (--only)"
+
+
+def test_shards_merge_to_the_single_machine_artifact(baseline, tmp_path):
+    parts = [tmp_path / f"part{i}.json" for i in (1, 2, 3)]
+    for i, part in enumerate(parts, start=1):
+        sweep(part, "--shard", f"{i}/3")
+    sizes = [len(art.load(p).specs) for p in parts]
+    assert sum(sizes) == len(SPECS) and max(sizes) < len(SPECS)
+    merged = tmp_path / "merged.json"
+    assert main(["merge", *map(str, parts), "--out", str(merged)]) == 0
+    assert without_time(merged) == without_time(baseline[0])
+    stamp = json.loads(merged.read_text())["generated_at"]
+    reference = baseline[0].read_text().replace(json.loads(baseline[0].read_text())["generated_at"], stamp)
+    assert merged.read_text() == reference  # byte for byte
+
+
+def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path):
+    out = tmp_path / "a.json"
+    cmd = [sys.executable, "-m", "opsweep.cli", "sweep", "--only", *SPECS, "--jobs", "1",
+           "--quiet", "--specs", os.environ["OPSWEEP_TEST_SPECS"], "--out", str(out)]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    journal = journal_path(out)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 3:  # header + 2 specs
+            break
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, as a lost runner would
+    proc.wait()
+    assert not out.exists() and journal.exists()
+    result = subprocess.run(cmd[:-1] + [str(out)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "resumed  2 specs from the checkpoint" in result.stdout or "resumed  3 specs" in result.stdout
+    assert not journal.exists()
+    assert without_time(out) == without_time(baseline[0])

@@ -1,0 +1,87 @@
+"""Each reuse clause on its own."""
+
+from dataclasses import replace
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.draw import PROFILES
+from opsweep.families import unary
+from opsweep.model import Stage
+from opsweep.reuse import ROTATION, decide, in_rotation
+
+from .test_artifact import FP, result
+
+CI, NIGHTLY = PROFILES["ci"], PROFILES["nightly"]
+SIN = unary("sin")
+DIGEST = "0123456789abcdef"
+
+
+def previous(*stages, profile="ci", fingerprint=FP, regen_index=0):
+    r = replace(result(["sin"], *stages), profile=profile)
+    return art.make_artifact(fingerprint, profile, PROFILES[profile].max_examples, regen_index,
+                             {"sin": r})
+
+
+def not_rotated():
+    return next(i for i in range(ROTATION) if not in_rotation("sin", i))
+
+
+def test_full_same_fingerprint_same_budget_is_reused():
+    d = decide(SIN, DIGEST, previous(Stage.OK), FP, CI, not_rotated())
+    assert d.reuse and d.reason == "full under the same fingerprint"
+
+
+@pytest.mark.parametrize("stages", [(Stage.OK, Stage.NO_TRANSLATION), (Stage.NO_TRANSLATION,),
+                                    (Stage.OK, Stage.RUNTIME), (Stage.OK, Stage.NUMERICS),
+                                    (Stage.CAPTURE,)])
+def test_partial_none_blocked_and_imperfect_axes_are_never_reused(stages):
+    d = decide(SIN, DIGEST, previous(*stages), FP, CI, not_rotated())
+    assert not d.reuse and d.reason.startswith("not full: sin")
+
+
+def test_every_declared_operator_must_be_full():
+    two = replace(SIN, aten_ops=("sin", "cos"))
+    d = decide(two, DIGEST, previous(Stage.OK), FP, CI, not_rotated())
+    assert not d.reuse and d.reason == "not full: cos was not measured"
+
+
+def test_any_fingerprint_difference_forces_a_measurement():
+    for field, value in [("torch", "2.14.1"), ("onnx", "1.24.0"), ("onnxruntime", "1.33.0"),
+                         ("onnxscript", "0.8.0"), ("opset", 21), ("exporter", "dynamo-fast")]:
+        d = decide(SIN, DIGEST, previous(Stage.OK), replace(FP, **{field: value}), CI, not_rotated())
+        assert not d.reuse and d.reason.startswith(f"fingerprint changed ({field} ")
+
+
+def test_a_smaller_budget_is_not_enough():
+    d = decide(SIN, DIGEST, previous(Stage.OK), FP, NIGHTLY, not_rotated())
+    assert not d.reuse and "drew fewer examples" in d.reason
+
+
+def test_nightly_supersedes_ci_even_when_partial_and_in_rotation():
+    rotated = next(i for i in range(ROTATION) if in_rotation("sin", i))
+    d = decide(SIN, DIGEST, previous(Stage.OK, Stage.NO_TRANSLATION, profile="nightly"), FP, CI, rotated)
+    assert d.reuse and d.reason == "nightly result supersedes ci"
+
+
+def test_rotation_forces_one_tenth():
+    rotated = next(i for i in range(ROTATION) if in_rotation("sin", i))
+    d = decide(SIN, DIGEST, previous(Stage.OK), FP, CI, rotated)
+    assert not d.reuse and d.reason == f"rotation (regen_index {rotated})"
+
+
+def test_rotation_covers_every_spec_once_per_ten_regenerations():
+    names = [f"spec{i}" for i in range(500)]
+    hits = {n: [i for i in range(ROTATION) if in_rotation(n, i)] for n in names}
+    assert all(len(h) == 1 for h in hits.values())
+    per_index = [sum(in_rotation(n, i) for n in names) for i in range(ROTATION)]
+    assert min(per_index) > 25 and max(per_index) < 75  # roughly a tenth each
+    assert in_rotation("spec1", 3) == in_rotation("spec1", 13)
+
+
+def test_changed_spec_new_spec_no_previous_and_no_reuse():
+    prev = previous(Stage.OK)
+    assert decide(SIN, "ffffffffffffffff", prev, FP, CI, not_rotated()).reason == "spec changed"
+    assert decide(unary("cos"), DIGEST, prev, FP, CI, 0).reason == "new spec"
+    assert decide(SIN, DIGEST, None, FP, CI, 0).reason == "no previous artifact"
+    assert decide(SIN, DIGEST, prev, FP, CI, not_rotated(), no_reuse=True).reason == "--no-reuse"
