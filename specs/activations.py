@@ -1,8 +1,12 @@
 """torch.nn.functional activations."""
 
+import torch
+import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import activation, optional
+from opsweep.families import activation, optional, spec
+from opsweep.model import TensorArg
+from opsweep.strategies import dims, examples, shapes
 
 SPECS = [
     activation("relu"),
@@ -21,4 +25,53 @@ SPECS = [
     activation("logsigmoid", aten=("log_sigmoid",)),
     activation("softmax", min_rank=1, params={"dim": st.sampled_from([-1, 0])}),
     activation("log_softmax", min_rank=1, params={"dim": st.sampled_from([-1, 0])}),
+]
+
+
+def _prelu(draw):
+    dtype = draw(st.sampled_from(("float32", "float64", "float16", "bfloat16")))
+    shape = draw(shapes(min_rank=1, max_rank=4))
+    channels = shape[1] if len(shape) > 1 and draw(st.booleans()) else 1
+    return (TensorArg(shape, dtype), TensorArg((channels,), dtype, 0.0, 0.5)), {}
+
+
+def _glu(draw):
+    dtype = draw(st.sampled_from(("float32", "float64", "float16", "bfloat16")))
+    shape = list(draw(shapes(min_rank=1, max_rank=4, max_side=4)))
+    dim = draw(dims(len(shape)))
+    shape[dim] *= 2
+    return (TensorArg(tuple(shape), dtype),), {"dim": dim}
+
+
+def _rrelu_with_noise(draw):
+    dtype = draw(st.sampled_from(("float32", "float64")))
+    shape = draw(shapes(min_rank=0, max_rank=4))
+    lower, upper = draw(st.sampled_from([(0.125, 1 / 3), (0.1, 0.3)]))
+    return (TensorArg(shape, dtype), TensorArg(shape, dtype), lower, upper), {}
+
+
+SPECS += [
+    activation("hardshrink", params={"lambd": optional(st.sampled_from([0.5, 1.0]))}),
+    activation("softshrink", params={"lambd": optional(st.sampled_from([0.5, 0.0]))}),
+    activation("threshold", params={"threshold": st.sampled_from([0.0, 0.5]),
+                                    "value": st.sampled_from([0.0, -1.0])}),
+    activation("rrelu", fn=lambda x, **kw: F.rrelu(x, training=False, **kw),
+               params={"lower": optional(st.just(0.1)), "upper": optional(st.just(0.3))},
+               aten=("rrelu", "rrelu_with_noise")),
+    spec("rrelu_with_noise", examples(_rrelu_with_noise), family="activations",
+         fn=lambda x, noise, lo, hi: torch.ops.aten.rrelu_with_noise(x, noise, lo, hi, False),
+         dtypes=("float32", "float64")),
+    spec("rrelu_with_noise_functional", examples(_rrelu_with_noise), family="activations",
+         fn=lambda x, noise, lo, hi: torch.ops.aten.rrelu_with_noise_functional(
+             x, noise, lo, hi, False), dtypes=("float32", "float64")),
+    spec("prelu", examples(_prelu), fn=F.prelu, family="activations", ranks=(1, 4)),
+    spec("glu", examples(_glu), fn=F.glu, family="activations", ranks=(1, 4)),
+    activation("softmin", min_rank=1, params={"dim": st.sampled_from([-1, 0])},
+               aten=("softmax",)),
+    activation("special_softmax", fn=torch.special.softmax, min_rank=1,
+               params={"dim": st.sampled_from([-1, 0])}, traces={"special_softmax": ("softmax",)}),
+    activation("special_log_softmax", fn=torch.special.log_softmax, min_rank=1,
+               params={"dim": st.sampled_from([-1, 0])},
+               traces={"special_log_softmax": ("log_softmax",)}),
+    activation("log_sigmoid_forward", fn=torch.ops.aten.log_sigmoid_forward),
 ]

@@ -1,16 +1,30 @@
-"""Elementwise comparisons: every dtype, bool output."""
+"""Elementwise comparisons: every dtype, bool output, NaN/inf/-0.0 edges."""
 
 import torch
+from hypothesis import strategies as st
 
-from opsweep.families import FLOAT, NUMERIC, comparison
+from opsweep.families import ALL, COMPLEX, EDGE_FLOATS, comparison, optional
+
+CLOSE = {"rtol": optional(st.sampled_from([1e-5, 0.1])),
+         "atol": optional(st.sampled_from([1e-8, 0.5])),
+         "equal_nan": optional(st.booleans())}
 
 SPECS = [
-    comparison("eq"),
-    comparison("ne"),
-    comparison("lt", dtypes=NUMERIC),
-    comparison("le", dtypes=NUMERIC),
-    comparison("gt", dtypes=NUMERIC),
-    comparison("ge", dtypes=NUMERIC),
-    comparison("isclose", dtypes=FLOAT, scalar_other=False),
+    comparison("eq", dtypes=ALL + COMPLEX, edges=EDGE_FLOATS),
+    comparison("ne", dtypes=ALL + COMPLEX, edges=EDGE_FLOATS),
+    comparison("lt", edges=EDGE_FLOATS),
+    comparison("le", edges=EDGE_FLOATS),
+    comparison("gt", edges=EDGE_FLOATS),
+    comparison("ge", edges=EDGE_FLOATS),
+    # aliases: rows of their own on the support page
+    comparison("not_equal", edges=EDGE_FLOATS),
+    comparison("less", edges=EDGE_FLOATS),
+    comparison("less_equal", edges=EDGE_FLOATS),
+    comparison("greater", edges=EDGE_FLOATS),
+    comparison("greater_equal", edges=EDGE_FLOATS),
+    comparison("isclose", dtypes=ALL + COMPLEX, scalar_other=False, edges=EDGE_FLOATS,
+               params=CLOSE),
+    comparison("allclose", fn=lambda a, b, **kw: torch.tensor(torch.allclose(a, b, **kw)),
+               scalar_other=False, edges=EDGE_FLOATS, params=CLOSE),
     comparison("equal", fn=lambda a, b: torch.tensor(torch.equal(a, b)), scalar_other=False),
 ]

@@ -4,11 +4,16 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import spec
+from opsweep.families import gap, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples
 
 CONV_DTYPES = ("float32", "float64", "float16", "bfloat16")
+
+
+def _no_onnx(op):
+    """Verified with `opsweep sweep`: the stock exporter has no translation for `op`."""
+    return gap(f"no translation registered for aten::{op}", "no-translation")
 
 
 def _conv(nd):
@@ -24,6 +29,72 @@ def _conv(nd):
         b = TensorArg((cout,), dtype) if draw(st.booleans()) else None
         return (x, w, b), {"stride": draw(st.integers(1, 2)), "padding": draw(st.integers(0, 1)),
                            "groups": groups}
+    return build
+
+
+def _conv_transpose(nd, *, direct=False):
+    def build(draw):
+        dtype = draw(st.sampled_from(CONV_DTYPES))
+        cin, groups = draw(st.sampled_from([(1, 1), (2, 1), (2, 2), (4, 2)]))
+        cout = groups * draw(st.integers(1, 2))
+        k = draw(st.integers(1, 3))
+        stride, dilation = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+        padding = draw(st.integers(0, (dilation * (k - 1)) // 2))
+        output_padding = draw(st.integers(0, max(stride, dilation) - 1))
+        spatial = tuple(draw(st.integers(1, 4)) for _ in range(nd))
+        x = TensorArg((draw(st.integers(1, 2)), cin, *spatial), dtype)
+        w = TensorArg((cin, cout // groups, *([k] * nd)), dtype)
+        b = TensorArg((cout,), dtype) if draw(st.booleans()) else None
+        if direct:  # torch.convolution: every argument positional, lists per spatial dim
+            return (x, w, b, [stride] * nd, [padding] * nd, [dilation] * nd, True,
+                    [output_padding] * nd, groups), {}
+        return (x, w, b), {"stride": stride, "padding": padding, "output_padding": output_padding,
+                           "groups": groups, "dilation": dilation}
+    return build
+
+
+def _convolution(draw):
+    nd = draw(st.integers(1, 3))
+    if draw(st.booleans()):
+        return _conv_transpose(nd, direct=True)(draw)
+    (x, w, b), kw = _conv(nd)(draw)
+    k, pad = w.shape[2], kw["padding"]
+    fits = min(x.shape[2:]) + 2 * pad >= 2 * (k - 1) + 1  # room for a dilated kernel
+    dilation = draw(st.integers(1, 2)) if fits else 1
+    return (x, w, b, [kw["stride"]] * nd, [kw["padding"]] * nd, [dilation] * nd, False,
+            [0] * nd, kw["groups"]), {}
+
+
+def _conv_tbc(draw):
+    dtype = draw(st.sampled_from(("float32", "float64")))
+    k, cin, cout = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    pad = draw(st.integers(0, 1))
+    time = draw(st.integers(max(1, k - 2 * pad), 6))
+    return (TensorArg((time, draw(st.integers(1, 2)), cin), dtype),
+            TensorArg((k, cin, cout), dtype), TensorArg((cout,), dtype), pad), {}
+
+
+def _slow_conv(nd, *, transposed=False, dilated=False, forward=False):
+    """Positional calls of the CPU convolution kernels: (x, w, kernel_size, bias, stride,
+    padding[, output_padding][, dilation])."""
+    def build(draw):
+        dtype = draw(st.sampled_from(("float32", "float64")))
+        cin, cout, k = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        stride = draw(st.integers(1, 2))
+        dilation = draw(st.integers(1, 2)) if dilated or transposed else 1
+        padding = draw(st.integers(0, (dilation * (k - 1)) // 2 if transposed else k // 2))
+        reach = dilation * (k - 1) + 1
+        lo = 1 if transposed else max(1, reach - 2 * padding)
+        spatial = tuple(draw(st.integers(lo, max(lo, 5))) for _ in range(nd))
+        x = TensorArg((draw(st.integers(1, 2)), cin, *spatial), dtype)
+        w = TensorArg((cin, cout, *([k] * nd)) if transposed else (cout, cin, *([k] * nd)), dtype)
+        b = TensorArg((cout,), dtype) if forward or draw(st.booleans()) else None
+        args = [x, w, [k] * nd, b, [stride] * nd, [padding] * nd]
+        if transposed:
+            args.append([draw(st.integers(0, max(stride, dilation) - 1))] * nd)
+        if dilated or transposed:
+            args.append([dilation] * nd)
+        return tuple(args), {}
     return build
 
 
@@ -54,6 +125,35 @@ SPECS = [
          traces={"conv2d": ("convolution",)}),
     spec("conv3d", examples(_conv(3)), fn=F.conv3d, dtypes=CONV_DTYPES, ranks=(5, 5),
          traces={"conv3d": ("convolution",)}),
+    spec("conv_transpose1d", examples(_conv_transpose(1)), fn=F.conv_transpose1d,
+         dtypes=CONV_DTYPES, ranks=(3, 3), traces={"conv_transpose1d": ("convolution",)}),
+    spec("conv_transpose2d", examples(_conv_transpose(2)), fn=F.conv_transpose2d,
+         dtypes=CONV_DTYPES, ranks=(4, 4), traces={"conv_transpose2d": ("convolution",)}),
+    spec("conv_transpose3d", examples(_conv_transpose(3)), fn=F.conv_transpose3d,
+         dtypes=CONV_DTYPES, ranks=(5, 5), traces={"conv_transpose3d": ("convolution",)}),
+    spec("convolution", examples(_convolution), fn=torch.convolution, dtypes=CONV_DTYPES,
+         ranks=(3, 5)),
+    spec("conv_tbc", examples(_conv_tbc), fn=torch.conv_tbc, dtypes=("float32", "float64"),
+         ranks=(3, 3), gap=_no_onnx("conv_tbc")),
+    spec("thnn_conv2d", examples(_slow_conv(2)), fn=torch.ops.aten.thnn_conv2d,
+         dtypes=("float32", "float64"), ranks=(4, 4)),
+    spec("slow_conv3d", examples(_slow_conv(3)), fn=torch.ops.aten.slow_conv3d,
+         dtypes=("float32", "float64"), ranks=(5, 5)),
+    spec("slow_conv3d_forward", examples(_slow_conv(3, forward=True)),
+         fn=torch.ops.aten.slow_conv3d_forward, dtypes=("float32", "float64"), ranks=(5, 5),
+         gap=_no_onnx("slow_conv3d_forward")),
+    spec("slow_conv_dilated2d", examples(_slow_conv(2, dilated=True)),
+         fn=torch.ops.aten.slow_conv_dilated2d, dtypes=("float32", "float64"), ranks=(4, 4),
+         gap=_no_onnx("slow_conv_dilated2d")),
+    spec("slow_conv_dilated3d", examples(_slow_conv(3, dilated=True)),
+         fn=torch.ops.aten.slow_conv_dilated3d, dtypes=("float32", "float64"), ranks=(5, 5),
+         gap=_no_onnx("slow_conv_dilated3d")),
+    spec("slow_conv_transpose2d", examples(_slow_conv(2, transposed=True)),
+         fn=torch.ops.aten.slow_conv_transpose2d, dtypes=("float32", "float64"), ranks=(4, 4),
+         gap=_no_onnx("slow_conv_transpose2d")),
+    spec("slow_conv_transpose3d", examples(_slow_conv(3, transposed=True)),
+         fn=torch.ops.aten.slow_conv_transpose3d, dtypes=("float32", "float64"), ranks=(5, 5),
+         gap=_no_onnx("slow_conv_transpose3d")),
     spec("max_pool2d", examples(_pool(2)), fn=F.max_pool2d, ranks=(4, 4),
          dtypes=("float32", "float64", "float16"),
          traces={"max_pool2d": ("max_pool2d_with_indices",)}),

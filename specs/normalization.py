@@ -1,5 +1,6 @@
 """Normalization layers, as functional calls with drawn affine parameters."""
 
+import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
@@ -50,6 +51,87 @@ def _normalize(draw):
     return (TensorArg(shape, dtype),), {"dim": draw(st.integers(-len(shape), len(shape) - 1))}
 
 
+def _bn_input(draw, dtypes=("float32", "float64"), *, training=False):
+    """(x, c): training needs more than one value per channel."""
+    dtype = draw(st.sampled_from(dtypes))
+    c = draw(st.integers(1, 4))
+    spatial = draw(shapes(min_rank=0, max_rank=2))
+    n = draw(st.integers(1, 3))
+    if training and n * TensorArg(spatial, dtype).numel == 1:
+        n = 2
+    return TensorArg((n, c, *spatial), dtype), c
+
+
+def _stats(c, dtype):
+    return TensorArg((c,), dtype), TensorArg((c,), dtype, 0.5, 2.0)
+
+
+def _affine(draw, c, dtype):
+    return (TensorArg((c,), dtype), TensorArg((c,), dtype)) if draw(st.booleans()) else (None, None)
+
+
+def _native_batch_norm(*, stats="drawn"):
+    """Positional native batch-norm calls; `stats` is 'drawn' (running stats, training
+    drawn), 'none' (the no_stats overload: training only) or 'eval' (no training flag)."""
+    def build(draw):
+        training = stats == "none" or (stats == "drawn" and draw(st.booleans()))
+        x, c = _bn_input(draw, training=training)
+        args = [x, *_affine(draw, c, x.dtype)]
+        if stats != "none":
+            args += _stats(c, x.dtype)
+        if stats != "eval":
+            args.append(training)
+        return (*args, 0.1, 1e-5), {}
+    return build
+
+
+def _batch_norm_training(draw):
+    x, c = _bn_input(draw, NORM_DTYPES, training=True)
+    running = _stats(c, x.dtype)
+    if draw(st.booleans()):
+        running = (None, None)
+    return (x, *running, *_affine(draw, c, x.dtype)), {"training": True}
+
+
+def _batch_norm_update_stats(draw):
+    x, c = _bn_input(draw, training=True)
+    return (x, *_stats(c, x.dtype), draw(st.sampled_from([0.1, 0.5]))), {}
+
+
+def _native_layer_norm(draw):
+    (x, normalized, weight, bias), _ = _layer_norm(draw)
+    return (x, normalized, weight, bias, draw(st.sampled_from([1e-5, 1e-3]))), {}
+
+
+def _native_group_norm(draw):
+    (x, groups, weight, bias), _ = _group_norm(draw)
+    if draw(st.booleans()):
+        weight, bias = None, None
+    n, c = x.shape[:2]
+    hxw = x.numel // (n * c)
+    return (x, weight, bias, n, c, hxw, groups, 1e-5), {}
+
+
+def _rms_norm(draw):
+    (x, normalized, weight, _), _ = _layer_norm(draw)
+    kwargs = {"eps": draw(st.sampled_from([1e-6, 1e-3]))} if draw(st.booleans()) else {}
+    return (x, normalized, weight), kwargs
+
+
+def _instance_norm_stats(draw):
+    (x,), _ = _instance_norm(draw)
+    c = x.shape[1]
+    return ((x, *_stats(c, x.dtype), *_affine(draw, c, x.dtype)),
+            {"use_input_stats": draw(st.booleans())})
+
+
+def _norm_except_dim(draw):
+    dtype = draw(st.sampled_from(("float32", "float64")))
+    shape = draw(shapes(min_rank=1, max_rank=4))
+    dim = draw(st.sampled_from([0, len(shape) - 1, -1]))
+    return (TensorArg(shape, dtype), draw(st.sampled_from([2, 1])), dim), {}
+
+
 SPECS = [
     spec("layer_norm", examples(_layer_norm), fn=F.layer_norm, dtypes=NORM_DTYPES, ranks=(1, 4),
          traces={"layer_norm": ("native_layer_norm",)}),
@@ -61,4 +143,39 @@ SPECS = [
          dtypes=("float32", "float64"), ranks=(3, 4)),
     spec("normalize", examples(_normalize), fn=F.normalize, aten=("linalg_vector_norm",),
          dtypes=NORM_DTYPES, ranks=(1, 4)),
+]
+
+_BN = ("float32", "float64")
+_LEGIT = {"native_batch_norm": ("_native_batch_norm_legit",)}
+SPECS += [
+    spec("native_layer_norm", examples(_native_layer_norm), fn=torch.native_layer_norm,
+         dtypes=NORM_DTYPES, ranks=(1, 4)),
+    spec("native_group_norm", examples(_native_group_norm), fn=torch.native_group_norm,
+         dtypes=_BN, ranks=(3, 4)),
+    spec("native_batch_norm", examples(_native_batch_norm()), fn=torch.native_batch_norm,
+         dtypes=_BN, ranks=(2, 4)),
+    # the core packets batch_norm decomposes into, called directly
+    spec("native_batch_norm_legit", examples(_native_batch_norm()),
+         fn=torch.ops.aten._native_batch_norm_legit.default, aten=("native_batch_norm",),
+         dtypes=_BN, ranks=(2, 4), traces=_LEGIT),
+    spec("native_batch_norm_legit_no_stats", examples(_native_batch_norm(stats="none")),
+         fn=torch.ops.aten._native_batch_norm_legit.no_stats, aten=("native_batch_norm",),
+         dtypes=_BN, ranks=(2, 4), traces=_LEGIT),
+    spec("native_batch_norm_legit_no_training", examples(_native_batch_norm(stats="eval")),
+         fn=torch.ops.aten._native_batch_norm_legit_no_training, aten=("native_batch_norm",),
+         dtypes=_BN, ranks=(2, 4),
+         traces={"native_batch_norm": ("_native_batch_norm_legit_no_training",)}),
+    spec("native_batch_norm_legit_functional", examples(_native_batch_norm()),
+         fn=torch.ops.aten._native_batch_norm_legit_functional, aten=("native_batch_norm",),
+         dtypes=_BN, ranks=(2, 4),
+         traces={"native_batch_norm": ("_native_batch_norm_legit_functional",)}),
+    spec("batch_norm_training", examples(_batch_norm_training), fn=F.batch_norm,
+         aten=("batch_norm",), dtypes=NORM_DTYPES, ranks=(2, 4)),
+    spec("batch_norm_update_stats", examples(_batch_norm_update_stats),
+         fn=torch.batch_norm_update_stats, dtypes=_BN, ranks=(2, 4)),
+    spec("instance_norm_stats", examples(_instance_norm_stats), fn=F.instance_norm,
+         aten=("instance_norm",), dtypes=_BN, ranks=(3, 4)),
+    spec("rms_norm", examples(_rms_norm), fn=F.rms_norm, dtypes=NORM_DTYPES, ranks=(1, 4)),
+    spec("norm_except_dim", examples(_norm_except_dim), fn=torch.norm_except_dim, dtypes=_BN,
+         ranks=(1, 4)),
 ]

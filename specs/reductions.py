@@ -1,29 +1,176 @@
-"""Reductions over all, one or several dimensions."""
+"""Reductions over all, one or several dimensions, statistics and order
+statistics. Scans (cum*) live in reductions_scan.py."""
+
+from dataclasses import replace
 
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ALL, FLOAT, NUMERIC, reduction
+from opsweep.families import (ALL, COMPLEX, FLOAT, INTEGRAL, NUMERIC, binary, optional,
+                              reduction, spec, unary)
+from opsweep.model import TensorArg
+from opsweep.strategies import dims, examples, shapes
+
+F32_64 = ("float32", "float64")
+#: elements of a NaN-laced float input
+NAN_MIX = (-2.0, -0.5, 0.0, 1.0, 3.0, float("nan"))
+CORRECTION = {"correction": optional(st.sampled_from([0, 1]))}
+KEEPDIM = {"keepdim": optional(st.booleans())}
+
+
+def with_nans(item):
+    """One float example in two draws its first tensor's elements from NAN_MIX."""
+    def lace(example, flag):
+        x = example.args[0]
+        if not flag or x.dtype not in FLOAT:
+            return example
+        return replace(example, args=(replace(x, choices=NAN_MIX), *example.args[1:]))
+    return replace(item, examples=st.tuples(item.examples, st.booleans()).map(lambda p: lace(*p)))
+
+
+def _kthvalue(draw):
+    x = TensorArg(draw(shapes()), draw(st.sampled_from(NUMERIC)))
+    kwargs = {}
+    dim = -1
+    if draw(st.booleans()):
+        dim = kwargs["dim"] = draw(dims(x.rank))
+    k = draw(st.integers(1, x.shape[dim] if x.rank else 1))
+    if draw(st.booleans()):
+        kwargs["keepdim"] = draw(st.booleans())
+    return (x, k), kwargs
+
+
+def _quantile(draw):
+    dtype = draw(st.sampled_from(F32_64))
+    x = TensorArg(draw(shapes()), dtype)
+    q = (draw(st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0])) if draw(st.booleans())
+         else TensorArg((draw(st.integers(1, 3)),), dtype, 0.0, 1.0))
+    kwargs = {}
+    if draw(st.booleans()):
+        kwargs["dim"] = draw(dims(x.rank))
+    if draw(st.booleans()):
+        kwargs["keepdim"] = draw(st.booleans())
+    if draw(st.booleans()):
+        kwargs["interpolation"] = draw(st.sampled_from(
+            ["linear", "lower", "higher", "midpoint", "nearest"]))
+    return (x, q), kwargs
+
+
+def _trapezoid_x(draw):
+    """trapezoid(y, x): sample points either of y's shape or 1-D along `dim`."""
+    dtype = draw(st.sampled_from(FLOAT))
+    y = TensorArg(draw(shapes(min_rank=1)), dtype)
+    dim = draw(dims(y.rank))
+    x_shape = y.shape if draw(st.booleans()) else (y.shape[dim],)
+    return (y, TensorArg(x_shape, dtype)), {"dim": dim}
+
+
+def _bincount(draw):
+    x = TensorArg((draw(st.integers(1, 12)),), draw(st.sampled_from(INTEGRAL)), 0, 8)
+    kwargs = {}
+    if draw(st.booleans()):
+        kwargs["weights"] = TensorArg(x.shape, draw(st.sampled_from(FLOAT)))
+    if draw(st.booleans()):
+        kwargs["minlength"] = draw(st.sampled_from([0, 4, 10]))
+    return (x,), kwargs
+
+
+def _histogramdd(draw):
+    """histogramdd of N points in D dimensions: bins per dimension, optional range."""
+    d = draw(st.integers(1, 3))
+    x = TensorArg((draw(st.integers(1, 12)), d), draw(st.sampled_from(F32_64)))
+    bins = draw(st.integers(1, 4)) if draw(st.booleans()) else [draw(st.integers(1, 4))
+                                                                 for _ in range(d)]
+    kwargs = {"bins": bins}
+    if draw(st.booleans()):
+        kwargs["range"] = [v for _ in range(d) for v in (-1.5, 1.5)]
+    if draw(st.booleans()):
+        kwargs["density"] = draw(st.booleans())
+    return (x,), kwargs
+
+
+def _legacy_norm(x, p=2, dim=None, keepdim=False):
+    """aten::norm, which torch.norm no longer reaches (it calls linalg_vector_norm)."""
+    if dim is None:
+        return torch.ops.aten.norm.Scalar(x, p)
+    return torch.ops.aten.norm.ScalarOpt_dim(x, p, list(dim), keepdim)
+
 
 SPECS = [
-    reduction("sum", dtypes=NUMERIC),
-    reduction("mean"),
-    reduction("prod", dim="one", dtypes=NUMERIC),
-    reduction("amax", dim="many", dtypes=NUMERIC),
-    reduction("amin", dim="many", dtypes=NUMERIC),
-    reduction("max_dim", fn=torch.max, dim="one", aten=("max",), dtypes=NUMERIC),
-    reduction("min_dim", fn=torch.min, dim="one", aten=("min",), dtypes=NUMERIC),
+    reduction("sum", dtypes=ALL + COMPLEX),
+    reduction("sum_dtype", fn=torch.sum, aten=("sum",), dtypes=ALL,
+              params={"dtype": st.sampled_from([torch.float64, torch.float32, torch.int64])}),
+    with_nans(reduction("nansum", dtypes=ALL,
+                        params={"dtype": optional(st.just(torch.float64))})),
+    reduction("mean", dtypes=FLOAT + COMPLEX),
+    reduction("mean_dtype", fn=torch.mean, aten=("mean",), dtypes=ALL,
+              params={"dtype": st.sampled_from([torch.float64, torch.float32])}),
+    with_nans(reduction("nanmean")),
+    reduction("prod", dim="one", dtypes=ALL + COMPLEX),
+    reduction("prod_full", fn=torch.prod, aten=("prod",), dim="none", dtypes=ALL + COMPLEX,
+              params={"dtype": optional(st.just(torch.float64))}),
+    reduction("amax", dim="many", dtypes=ALL),
+    reduction("amin", dim="many", dtypes=ALL),
+    with_nans(reduction("max_full", fn=torch.max, dim="none", aten=("max",), dtypes=ALL)),
+    with_nans(reduction("min_full", fn=torch.min, dim="none", aten=("min",), dtypes=ALL)),
+    reduction("max_dim", fn=torch.max, dim="one", aten=("max",), dtypes=ALL),
+    reduction("min_dim", fn=torch.min, dim="one", aten=("min",), dtypes=ALL),
+    reduction("aminmax", dim="none", dtypes=ALL, params=KEEPDIM),
+    reduction("aminmax_dim", fn=torch.aminmax, dim="one", aten=("aminmax",), dtypes=ALL),
     reduction("argmax", dim="one", dtypes=NUMERIC),
     reduction("argmin", dim="one", dtypes=NUMERIC),
-    reduction("var", dim="many", params={"correction": st.sampled_from([0, 1])},
-              tolerances={}),
-    reduction("std", dim="many", params={"correction": st.sampled_from([0, 1])}),
-    reduction("logsumexp", dim="many"),
-    reduction("all", dim="one", dtypes=ALL),
-    reduction("any", dim="one", dtypes=ALL),
-    reduction("norm", dim="many", dtypes=FLOAT, params={"ord": st.sampled_from([1, 2])},
-              fn=torch.linalg.vector_norm, aten=("linalg_vector_norm",),
-              keepdim=True),
-    reduction("cumsum", dim="one", keepdim=False, dtypes=NUMERIC),
-    reduction("cumprod", dim="one", keepdim=False, dtypes=FLOAT),
+    reduction("argmax_full", fn=torch.argmax, dim="none", aten=("argmax",), dtypes=NUMERIC,
+              params=KEEPDIM),
+    reduction("argmin_full", fn=torch.argmin, dim="none", aten=("argmin",), dtypes=NUMERIC,
+              params=KEEPDIM),
+    reduction("all", dtypes=ALL + COMPLEX),
+    reduction("any", dtypes=ALL + COMPLEX),
+    reduction("count_nonzero", keepdim=False, dtypes=ALL + COMPLEX),
+    reduction("var", dtypes=FLOAT + COMPLEX, params=CORRECTION),
+    reduction("std", dtypes=FLOAT + COMPLEX, params=CORRECTION),
+    reduction("var_mean", dtypes=FLOAT + COMPLEX, params=CORRECTION),
+    reduction("std_mean", dtypes=FLOAT + COMPLEX, params=CORRECTION),
+    reduction("logsumexp", dim="many", dtypes=ALL),
+    reduction("norm", dim="many", dtypes=FLOAT + COMPLEX,
+              params={"ord": st.sampled_from([1, 2, 3, float("inf"), 0])},
+              fn=torch.linalg.vector_norm, aten=("linalg_vector_norm",)),
+    reduction("norm_legacy", fn=_legacy_norm, dim="many", aten=("norm",),
+              dtypes=FLOAT + COMPLEX, params={"p": optional(st.sampled_from([1, 2, 3]))}),
+    with_nans(reduction("median", dim="none", dtypes=NUMERIC)),
+    reduction("median_dim", fn=torch.median, dim="one", aten=("median",), dtypes=NUMERIC),
+    with_nans(reduction("nanmedian", dim="none", dtypes=NUMERIC)),
+    with_nans(reduction("nanmedian_dim", fn=torch.nanmedian, dim="one", aten=("nanmedian",),
+                        dtypes=NUMERIC)),
+    reduction("mode", dim="one", dtypes=ALL),
+    spec("kthvalue", examples(_kthvalue), fn=torch.kthvalue, dtypes=NUMERIC, family="reductions"),
+    spec("quantile", examples(_quantile), fn=torch.quantile, dtypes=F32_64,
+         family="reductions"),
+    with_nans(spec("nanquantile", examples(_quantile), fn=torch.nanquantile, dtypes=F32_64,
+                   family="reductions")),
+    unary("histc", family="reductions", params={
+        "bins": st.sampled_from([1, 4, 10]), "min": optional(st.sampled_from([-2.0, -1.0])),
+        "max": optional(st.sampled_from([1.0, 2.0]))}),
+    unary("histogram", dtypes=F32_64, family="reductions", params={
+        "bins": st.sampled_from([1, 3, 5]), "density": optional(st.booleans())}),
+    spec("histogramdd", examples(_histogramdd), fn=torch.histogramdd, dtypes=F32_64,
+         ranks=(2, 2), family="reductions"),
+    spec("bincount", examples(_bincount), fn=torch.bincount, dtypes=INTEGRAL, ranks=(1, 1),
+         family="reductions"),
+    unary("renorm", dtypes=FLOAT + COMPLEX, min_rank=2, family="reductions", params={
+        "p": st.sampled_from([1, 2, 3]), "dim": st.sampled_from([0, 1, -1]),
+        "maxnorm": st.sampled_from([0.5, 1.0])}),
+    binary("dist", dtypes=FLOAT + COMPLEX, scalar_other=False, family="reductions",
+           params={"p": optional(st.sampled_from([0, 1, 2, 3, float("inf")]))}),
+    unary("trace", dtypes=NUMERIC + COMPLEX, min_rank=2, max_rank=2, family="reductions"),
+    unary("trapezoid", dtypes=NUMERIC + COMPLEX, min_rank=1, family="reductions", params={
+        "dx": optional(st.sampled_from([0.5, 2.0])), "dim": st.sampled_from([0, -1])}),
+    spec("trapezoid_x", examples(_trapezoid_x), fn=torch.trapezoid, aten=("trapezoid",),
+         ranks=(1, 4), family="reductions"),
+    unary("trapz", dtypes=NUMERIC, min_rank=1, family="reductions", params={
+        "dx": optional(st.sampled_from([0.5, 2.0])), "dim": st.sampled_from([0, -1])}),
+    unary("cov", dtypes=NUMERIC + COMPLEX, max_rank=2, family="reductions",
+          params={"correction": optional(st.sampled_from([0, 1]))},
+          traces={"cov": ("mm",)}),
+    unary("corrcoef", dtypes=NUMERIC + COMPLEX, max_rank=2, family="reductions",
+          traces={"corrcoef": ("mm",)}),
 ]

@@ -123,7 +123,10 @@ def make_session(model: onnx.ModelProto) -> ort.InferenceSession:
 
 
 def _to_ort(tensor: torch.Tensor) -> ort.OrtValue:
-    tensor = tensor.detach().contiguous()
+    tensor = tensor.detach()
+    if tensor.is_complex():  # the exporter's convention: complex as a trailing real/imag pair
+        tensor = torch.view_as_real(tensor.resolve_conj())
+    tensor = tensor.contiguous()
     if tensor.dtype == torch.bfloat16:
         return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
             tensor.view(torch.int16).numpy().view(np.uint16), onnx.TensorProto.BFLOAT16)
@@ -154,7 +157,10 @@ def compare(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
     if len(expected) != len(actual):
         return f"PyTorch gives {len(expected)} outputs, onnxruntime {len(actual)}"
     for i, (want, got) in enumerate(zip(expected, actual)):
-        want = want.detach()
+        want = want.detach().resolve_conj().resolve_neg()
+        if want.is_complex() and not got.is_complex() and got.dim() == want.dim() + 1 \
+                and got.shape[-1] == 2 and got.dtype.is_floating_point:
+            got = torch.view_as_complex(got.contiguous())  # back from the real/imag pair
         if tuple(want.shape) != tuple(got.shape):
             return f"output {i}: shape {tuple(got.shape)}, PyTorch gives {tuple(want.shape)}"
         if want.dtype != got.dtype:

@@ -66,3 +66,9 @@ def test_compare_shape_dtype_count_and_exact_kinds():
     i = torch.tensor([1, 2])
     assert "exact comparison" in compare([i], [torch.tensor([1, 3])], SPEC)
     assert compare([a], [a + 1e-9], EXACT) != ""
+
+
+def test_complex_outputs_come_back_from_the_real_imag_pair():
+    z = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
+    assert compare([z], [torch.view_as_real(z)], SPEC) == ""
+    assert "elements differ" in compare([z], [torch.view_as_real(z.conj().resolve_conj())], SPEC)
