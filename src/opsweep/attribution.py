@@ -43,11 +43,13 @@ class Attribution:
     missing: tuple[str, ...]  # declared rows that appear in neither trace
 
 
-def trace(spec: OpSpec) -> frozenset[str]:
+def trace(spec: OpSpec, example=None) -> frozenset[str]:
+    """Aten packets one example reaches: eagerly under a dispatch mode, and in
+    the torch.export graph when capture succeeds."""
     from .adapter import quiet_exporter
     from .runner import build_call
     quiet_exporter()
-    call = build_call(spec, check_draw(spec))
+    call = build_call(spec, example if example is not None else check_draw(spec))
     recorder = _Recorder()
     inputs = [t.clone() for t in call.inputs]
     with recorder:
@@ -70,16 +72,32 @@ def accepted_names(row: str, spec: OpSpec) -> set[str]:
     return names
 
 
+#: Further ci examples traced when the first leaves a declared row unseen (a
+#: trivial first example can decompose differently: adaptive pooling to 1 is a mean).
+MORE_EXAMPLES = 4
+
+
 def attribute(spec: OpSpec) -> Attribution:
     """Raises SpecError when the spec's first example does not even run eagerly."""
     try:
-        traced = trace(spec)
+        traced = set(trace(spec))
     except Exception as exc:
         from .adapter import error_line
         raise SpecError(spec.name, f"its first example fails in eager PyTorch: "
                         f"{error_line(exc)}", source=spec.source) from exc
-    missing = tuple(op for op in spec.aten_ops if not accepted_names(op, spec) & traced)
-    return Attribution(spec.name, traced, missing)
+
+    def missing() -> tuple[str, ...]:
+        return tuple(op for op in spec.aten_ops if not accepted_names(op, spec) & traced)
+
+    if missing():
+        for example in draw_examples(spec, PROFILES["ci"])[1:1 + MORE_EXAMPLES]:
+            try:
+                traced |= trace(spec, example)
+            except Exception:
+                continue  # invalid examples are reported by invalid_examples()
+            if not missing():
+                break
+    return Attribution(spec.name, frozenset(traced), missing())
 
 
 def invalid_examples(spec: OpSpec, profile: Profile = PROFILES["ci"]) -> list[tuple[str, str]]:

@@ -1,0 +1,99 @@
+"""Invariants over every spec of the catalog (fast: no ONNX export)."""
+
+import pytest
+
+from opsweep.adapter import quiet_exporter
+from opsweep.attribution import attribute, invalid_examples
+from opsweep.catalog import load_catalog
+from opsweep.listing import installed_listing
+from opsweep.model import Stage
+
+CATALOG = load_catalog()  # validates every spec and draws one example of each
+NAMES = sorted(CATALOG.specs)
+
+
+@pytest.fixture(scope="module")
+def listing():
+    return installed_listing()
+
+
+@pytest.fixture(scope="module")
+def traces():
+    quiet_exporter()
+    return {name: attribute(CATALOG.specs[name]) for name in NAMES}
+
+
+def test_breadth():
+    assert len(CATALOG.specs) >= 520
+    assert len(CATALOG.by_operator) >= 460
+    assert len({s.family for s in CATALOG.specs.values()}) >= 15
+
+
+def test_declared_rows_are_rows_of_the_listing(listing):
+    unknown = sorted(op for op in CATALOG.by_operator if op not in listing.rows)
+    assert not unknown, f"aten_ops that are not rows of torch {listing.torch_version}'s listing: {unknown}"
+
+
+def test_every_spec_traces_what_it_declares(traces):
+    wrong = {n: f"declares {list(a.missing)}, traced {sorted(a.traced)}"
+             for n, a in traces.items() if a.missing}
+    assert not wrong, "specs that drifted onto other operators (fix aten_ops or add traces=):\n" + \
+        "\n".join(f"  {n}: {why}" for n, why in sorted(wrong.items()))
+
+
+def test_traces_mappings_are_used(traces):
+    unused = {n: (row, names) for n, a in traces.items() for row, names in CATALOG.specs[n].traces.items()
+              if row not in a.traced and not set(names) & a.traced}
+    assert not unused, f"traces= entries whose names never appear: {unused}"
+
+
+def test_every_core_operator_is_measured_or_excluded(listing, traces):
+    covered = set(CATALOG.by_operator) | set(CATALOG.excluded)
+    missing = sorted(listing.core_rows - covered)
+    assert not missing, f"core rows with no spec and no exclusion: {missing}"
+    seen = set().union(*(a.traced for a in traces.values()))
+    hidden = sorted(p for p in listing.core_packets
+                    if p.startswith("_") and "backward" not in p and p not in seen
+                    and p.lstrip("_") not in CATALOG.excluded)
+    assert not hidden, f"'_'-prefixed core packets no spec reaches: {hidden}"
+
+
+def test_exclusions_have_reasons_and_no_spec():
+    for op, row in CATALOG.excluded.items():
+        assert row.reason.strip(), op
+        assert op not in CATALOG.by_operator, op
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_no_spec_draws_examples_pytorch_rejects(chunk):
+    bad = {}
+    for name in NAMES[chunk::4]:
+        rejected = invalid_examples(CATALOG.specs[name])
+        if rejected:
+            bad[name] = rejected[:2]
+    assert not bad, f"specs drawing examples eager PyTorch rejects: {bad}"
+
+
+def test_random_specs_are_nondeterministic():
+    for name, spec in CATALOG.specs.items():
+        if spec.family == "random":
+            assert spec.nondeterministic, f"{name} draws from an RNG but compares numerics"
+
+
+def test_known_gap_notes_hold_against_the_live_registry():
+    """A no-translation note on an operator that has gained a translation fails here."""
+    from opsweep.catalog import check_draw
+    from opsweep.fastpath import FastExporter
+    from opsweep.registry import untranslated_ops
+    FastExporter()  # installs the per-process decomposition caches
+    stale = {}
+    for name, spec in CATALOG.specs.items():
+        if spec.gap is None or spec.gap.stage is not Stage.NO_TRANSLATION:
+            continue
+        check = untranslated_ops(spec, check_draw(spec))
+        if not check.captured:
+            stale[name] = "torch.export cannot capture it: the note's stage should be capture"
+        elif not check.untranslated:
+            stale[name] = ("every op of its decomposed graph now has a translation: "
+                           "delete the gap note")
+    assert not stale, stale
