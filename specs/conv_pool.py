@@ -4,16 +4,11 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import gap, spec
+from opsweep.families import no_translation, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples
 
 CONV_DTYPES = ("float32", "float64", "float16", "bfloat16")
-
-
-def _no_onnx(op):
-    """Verified with `opsweep sweep`: the stock exporter has no translation for `op`."""
-    return gap(f"no translation registered for aten::{op}", "no-translation")
 
 
 def _conv(nd):
@@ -134,26 +129,26 @@ SPECS = [
     spec("convolution", examples(_convolution), fn=torch.convolution, dtypes=CONV_DTYPES,
          ranks=(3, 5)),
     spec("conv_tbc", examples(_conv_tbc), fn=torch.conv_tbc, dtypes=("float32", "float64"),
-         ranks=(3, 3), gap=_no_onnx("conv_tbc")),
+         ranks=(3, 3), gap=no_translation("conv_tbc")),
     spec("thnn_conv2d", examples(_slow_conv(2)), fn=torch.ops.aten.thnn_conv2d,
          dtypes=("float32", "float64"), ranks=(4, 4)),
     spec("slow_conv3d", examples(_slow_conv(3)), fn=torch.ops.aten.slow_conv3d,
          dtypes=("float32", "float64"), ranks=(5, 5)),
     spec("slow_conv3d_forward", examples(_slow_conv(3, forward=True)),
          fn=torch.ops.aten.slow_conv3d_forward, dtypes=("float32", "float64"), ranks=(5, 5),
-         gap=_no_onnx("slow_conv3d_forward")),
+         gap=no_translation("slow_conv3d_forward")),
     spec("slow_conv_dilated2d", examples(_slow_conv(2, dilated=True)),
          fn=torch.ops.aten.slow_conv_dilated2d, dtypes=("float32", "float64"), ranks=(4, 4),
-         gap=_no_onnx("slow_conv_dilated2d")),
+         gap=no_translation("slow_conv_dilated2d")),
     spec("slow_conv_dilated3d", examples(_slow_conv(3, dilated=True)),
          fn=torch.ops.aten.slow_conv_dilated3d, dtypes=("float32", "float64"), ranks=(5, 5),
-         gap=_no_onnx("slow_conv_dilated3d")),
+         gap=no_translation("slow_conv_dilated3d")),
     spec("slow_conv_transpose2d", examples(_slow_conv(2, transposed=True)),
          fn=torch.ops.aten.slow_conv_transpose2d, dtypes=("float32", "float64"), ranks=(4, 4),
-         gap=_no_onnx("slow_conv_transpose2d")),
+         gap=no_translation("slow_conv_transpose2d")),
     spec("slow_conv_transpose3d", examples(_slow_conv(3, transposed=True)),
          fn=torch.ops.aten.slow_conv_transpose3d, dtypes=("float32", "float64"), ranks=(5, 5),
-         gap=_no_onnx("slow_conv_transpose3d")),
+         gap=no_translation("slow_conv_transpose3d")),
     spec("max_pool2d", examples(_pool(2)), fn=F.max_pool2d, ranks=(4, 4),
          dtypes=("float32", "float64", "float16"),
          traces={"max_pool2d": ("max_pool2d_with_indices",)}),

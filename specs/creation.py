@@ -10,15 +10,11 @@ numerics skipped)."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, FLOAT, INTEGRAL, NUMERIC, optional, spec
+from opsweep.families import ABSENT, ALL, FLOAT, INTEGRAL, NUMERIC, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples, shapes
 
 A = torch.ops.aten
-
-
-def _kw(**drawn):
-    return {k: v for k, v in drawn.items() if v is not ABSENT}
 
 
 def _dummy(draw, dtypes):
@@ -49,7 +45,7 @@ def _like(dtypes, *, value=False):
         dtype = draw(optional(st.sampled_from(dtypes)))
         out = x.dtype if dtype is ABSENT else dtype
         args = (x, _fill_value(draw, out)) if value else (x,)
-        return args, _kw(dtype=ABSENT if dtype is ABSENT else getattr(torch, dtype))
+        return args, present(dtype=ABSENT if dtype is ABSENT else getattr(torch, dtype))
     return examples(build)
 
 
@@ -123,13 +119,13 @@ def _linspace(draw):
 def _logspace(draw):
     x = _dummy(draw, NUMERIC)
     return (x, draw(st.integers(-2, 1)) if x.dtype in FLOAT else draw(st.integers(0, 2)),
-            draw(st.sampled_from([0.5, 2.0, 3.0])), draw(st.integers(0, 6))), _kw(
+            draw(st.sampled_from([0.5, 2.0, 3.0])), draw(st.integers(0, 6))), present(
         base=draw(optional(st.sampled_from([2.0, 10.0, 0.5]))))
 
 
 def _vander(draw):
     x = TensorArg((draw(st.integers(1, 6)),), draw(st.sampled_from(NUMERIC)))
-    return (x,), _kw(N=draw(optional(st.integers(0, 5))),
+    return (x,), present(N=draw(optional(st.integers(0, 5))),
                      increasing=draw(optional(st.booleans())))
 
 
@@ -161,7 +157,7 @@ def _fill_tensor(draw):
 
 def _window(draw, *, beta=False):
     x = _dummy(draw, FLOAT)
-    kwargs = _kw(periodic=draw(optional(st.booleans())))
+    kwargs = present(periodic=draw(optional(st.booleans())))
     if beta and "periodic" in kwargs:
         kwargs["beta"] = draw(st.sampled_from([0.0, 5.0, 12.0]))
     return (x, draw(st.integers(0, 8))), kwargs

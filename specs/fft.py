@@ -4,18 +4,13 @@
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import gap, spec
+from opsweep.families import no_translation, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples, shapes
 
 REAL = ("float32", "float64")
 CPLX = ("complex64", "complex128")
 NORMS = st.sampled_from([None, "backward", "ortho", "forward"])
-
-
-def _no_onnx(op):
-    """Verified with `opsweep sweep`: the stock exporter has no translation for `op`."""
-    return gap(f"no translation registered for aten::{op}", "no-translation")
 
 
 def _dtypes(kind):
@@ -114,9 +109,9 @@ SPECS = [
     spec("fft_ifftshift", examples(_shift), fn=torch.fft.ifftshift, family="fft",
          dtypes=REAL + CPLX + ("int64",), ranks=(1, 4)),
     spec("fft_fftfreq", examples(_freq), fn=torch.fft.fftfreq, family="fft", ranks=(0, 0),
-         gap=_no_onnx("fft_fftfreq")),
+         gap=no_translation("fft_fftfreq")),
     spec("fft_rfftfreq", examples(_freq), fn=torch.fft.rfftfreq, family="fft", ranks=(0, 0),
-         gap=_no_onnx("fft_rfftfreq")),
+         gap=no_translation("fft_rfftfreq")),
     spec("stft", examples(_stft), fn=torch.stft, family="fft", dtypes=REAL, ranks=(1, 2)),
     spec("istft", examples(_istft), fn=torch.istft, family="fft", dtypes=CPLX, ranks=(2, 3)),
 ]

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import NUMERIC, gap, spec
+from opsweep.families import gap, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import dims, examples, shapes
 

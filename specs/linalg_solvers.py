@@ -9,18 +9,13 @@ eigenvectors) are compared by absolute value.
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import gap, spec
+from opsweep.families import no_translation, spec
 from opsweep.model import TensorArg, Tolerance
 from opsweep.strategies import examples
 
 F64 = ("float32", "float64")
 #: LAPACK and whatever the exporter emits take different paths to the same factors
 TOL = {"float32": Tolerance(1e-3, 1e-4), "float64": Tolerance(1e-6, 1e-7)}
-
-
-def _no_onnx(op):
-    """Verified with `opsweep sweep`: the stock exporter has no translation for `op`."""
-    return gap(f"no translation registered for aten::{op}", "no-translation")
 
 
 def _shape(draw, *, square=True, max_batch=1):
@@ -148,21 +143,21 @@ SPECS = [
          fn=lambda a, **kw: torch.linalg.cholesky_ex(_spd(a), **kw), **S),
     spec("cholesky_solve", examples(_rhs(**_UPPER)),
          fn=lambda a, b, **kw: torch.cholesky_solve(b, _well(a), **kw), **S,
-         gap=_no_onnx("cholesky_solve")),
+         gap=no_translation("cholesky_solve")),
     spec("cholesky_inverse", examples(_square(**_UPPER)),
          fn=lambda a, **kw: torch.cholesky_inverse(_well(a), **kw), **S,
-         gap=_no_onnx("cholesky_inverse")),
+         gap=no_translation("cholesky_inverse")),
     # QR and Householder
     spec("linalg_qr", examples(lambda d: _qr(d, legacy=False)),
          fn=lambda a, **kw: _abs_all(torch.linalg.qr(a, **kw)), **S),
     spec("qr", examples(lambda d: _qr(d, legacy=True)),
          fn=lambda a, **kw: _abs_all(torch.qr(a, **kw)), **S),
-    spec("geqrf", examples(_rect), fn=torch.geqrf, **S, gap=_no_onnx("geqrf")),
+    spec("geqrf", examples(_rect), fn=torch.geqrf, **S, gap=no_translation("geqrf")),
     spec("linalg_householder_product", examples(_householder),
-         fn=torch.linalg.householder_product, **S, gap=_no_onnx("linalg_householder_product")),
+         fn=torch.linalg.householder_product, **S, gap=no_translation("linalg_householder_product")),
     spec("orgqr", examples(_householder), fn=torch.orgqr, **S),
     spec("ormqr", examples(lambda d: _householder(d, ormqr=True)), fn=torch.ormqr, **S,
-         gap=_no_onnx("ormqr")),
+         gap=no_translation("ormqr")),
     # SVD and eigendecompositions
     spec("linalg_svd", examples(lambda d: _svd(d, legacy=False)),
          fn=lambda a, **kw: _abs_all(torch.linalg.svd(a, **kw)), **S),
@@ -175,7 +170,7 @@ SPECS = [
          fn=lambda a, **kw: torch.linalg.eigvalsh(_sym(a), **kw), **S),
     # eigenvalue order and eigenvector phase of a general matrix are implementation-defined
     spec("linalg_eig", examples(_square()), fn=torch.linalg.eig, nondeterministic=True, **S,
-         gap=_no_onnx("linalg_eig")),
+         gap=no_translation("linalg_eig")),
     spec("linalg_eigvals", examples(_square()), fn=torch.linalg.eigvals, nondeterministic=True,
          **S),
     # solvers
@@ -186,11 +181,11 @@ SPECS = [
     spec("linalg_solve_triangular", examples(_rhs(left_flag=True, unitriangular=st.booleans(),
                                                   **_UPPER)),
          fn=lambda a, b, **kw: torch.linalg.solve_triangular(_well(a), b, **kw), **S,
-         gap=_no_onnx("linalg_solve_triangular")),
+         gap=no_translation("linalg_solve_triangular")),
     spec("triangular_solve", examples(_rhs(transpose=st.booleans(), unitriangular=st.booleans(),
                                            **_UPPER)),
          fn=lambda a, b, **kw: torch.triangular_solve(b, _well(a), **kw), **S,
-         gap=_no_onnx("triangular_solve")),
+         gap=no_translation("triangular_solve")),
     spec("linalg_lstsq", examples(_lstsq), fn=torch.linalg.lstsq, dtypes=F64, ranks=(2, 2),
          tolerances=TOL),
     spec("linalg_pinv", examples(_rect), fn=torch.linalg.pinv, **S),
@@ -201,17 +196,17 @@ SPECS = [
          fn=lambda a, **kw: torch.linalg.cond(_well(a), **kw), **S),
     # LU
     spec("linalg_lu", examples(lambda d: (_rect(d)[0], {"pivot": True})), fn=torch.linalg.lu,
-         **S, gap=_no_onnx("linalg_lu")),
+         **S, gap=no_translation("linalg_lu")),
     spec("linalg_lu_factor", examples(_rect), fn=torch.linalg.lu_factor, **S),
     spec("linalg_lu_factor_ex", examples(_rect), fn=torch.linalg.lu_factor_ex, **S),
     spec("linalg_lu_solve", examples(lambda d: (_lu_inputs(d, with_rhs=True),
                                                 {"adjoint": d(st.booleans())})),
          fn=lambda lu, piv, b, **kw: torch.linalg.lu_solve(_well(lu), piv, b, **kw), **S,
-         gap=_no_onnx("linalg_lu_solve")),
+         gap=no_translation("linalg_lu_solve")),
     spec("lu_solve", examples(lambda d: (_lu_inputs(d, with_rhs=True), {})),
          fn=lambda lu, piv, b: torch.lu_solve(b, _well(lu), piv), **S),
     spec("lu_unpack", examples(lambda d: (_lu_inputs(d, square=False), {})), fn=torch.lu_unpack,
-         **S, gap=_no_onnx("lu_unpack")),
+         **S, gap=no_translation("lu_unpack")),
     # LDL
     spec("linalg_ldl_factor", examples(_square()),
          fn=lambda a: torch.linalg.ldl_factor(_sym(a)), **S),
@@ -219,5 +214,5 @@ SPECS = [
          fn=lambda a: torch.linalg.ldl_factor_ex(_sym(a)), **S),
     spec("linalg_ldl_solve", examples(lambda d: (_lu_inputs(d, with_rhs=True), {})),
          fn=lambda ld, piv, b: torch.linalg.ldl_solve(_well(ld), piv, b), **S,
-         gap=_no_onnx("linalg_ldl_solve")),
+         gap=no_translation("linalg_ldl_solve")),
 ]

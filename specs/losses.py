@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, optional, spec
+from opsweep.families import draw_kwargs, optional, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples, shapes
 
@@ -12,11 +12,6 @@ LOSS_DTYPES = ("float32", "float64", "float16", "bfloat16")
 F64 = ("float32", "float64")
 REDUCTIONS = optional(st.sampled_from(["mean", "sum", "none"]))
 SIGNS = (-1.0, 1.0)
-
-
-def _kw(draw, params):
-    drawn = {k: draw(v) for k, v in params.items()}
-    return {k: v for k, v in drawn.items() if v is not ABSENT}
 
 
 def _pointwise(dtypes=LOSS_DTYPES, *, x=(None, None), y=(None, None), y_choices=None,
@@ -28,7 +23,7 @@ def _pointwise(dtypes=LOSS_DTYPES, *, x=(None, None), y=(None, None), y_choices=
         dtype = draw(st.sampled_from(dtypes))
         shape = draw(shapes(min_rank=0, max_rank=4))
         args = [TensorArg(shape, dtype, *x), TensorArg(shape, dtype, *y, y_choices)]
-        kwargs = _kw(draw, params)
+        kwargs = draw_kwargs(draw, params)
         if weight and draw(st.booleans()):
             kwargs["weight"] = TensorArg(shape, dtype, 0.0, 2.0)
         return tuple(args), kwargs
@@ -70,20 +65,20 @@ def _margin_ranking(draw):
     shape = draw(shapes(min_rank=0, max_rank=2))
     sign = TensorArg(shape, dtype, choices=SIGNS)
     return ((TensorArg(shape, dtype), TensorArg(shape, dtype), sign),
-            _kw(draw, {"margin": optional(st.sampled_from([0.0, 0.5])), "reduction": REDUCTIONS}))
+            draw_kwargs(draw, {"margin": optional(st.sampled_from([0.0, 0.5])), "reduction": REDUCTIONS}))
 
 
 def _cosine_embedding(draw):
     lead, d, dtype = _rows(draw)
     return ((TensorArg(lead + (d,), dtype), TensorArg(lead + (d,), dtype),
              TensorArg(lead, dtype, choices=SIGNS)),
-            _kw(draw, {"margin": optional(st.sampled_from([0.0, 0.5])), "reduction": REDUCTIONS}))
+            draw_kwargs(draw, {"margin": optional(st.sampled_from([0.0, 0.5])), "reduction": REDUCTIONS}))
 
 
 def _triplet(draw):
     lead, d, dtype = _rows(draw)
     return (tuple(TensorArg(lead + (d,), dtype) for _ in range(3)),
-            _kw(draw, {"margin": optional(st.sampled_from([1.0, 0.5])),
+            draw_kwargs(draw, {"margin": optional(st.sampled_from([1.0, 0.5])),
                        "p": optional(st.sampled_from([2.0, 1.0])), "swap": optional(st.booleans()),
                        "reduction": REDUCTIONS}))
 
@@ -97,7 +92,7 @@ def _classes(draw, *, spatial=0, dtypes=F64, weight=True, ignore=True):
     spatial = tuple(draw(st.integers(1, 4)) for _ in range(spatial))
     x = TensorArg((*lead, c, *spatial), dtype)
     target = TensorArg((*lead, *spatial), "int64", 0, c)
-    kwargs = _kw(draw, {"reduction": REDUCTIONS})
+    kwargs = draw_kwargs(draw, {"reduction": REDUCTIONS})
     if weight and draw(st.booleans()):
         kwargs["weight"] = TensorArg((c,), dtype, 0.1, 2.0)
     if ignore and draw(st.booleans()):
@@ -137,7 +132,7 @@ def _cross_entropy(*, spatial=False, probs=False):
 
 def _multi_margin(draw):
     x, t, kwargs = _classes(draw, ignore=False)
-    kwargs.update(_kw(draw, {"p": optional(st.sampled_from([1, 2])),
+    kwargs.update(draw_kwargs(draw, {"p": optional(st.sampled_from([1, 2])),
                              "margin": optional(st.sampled_from([1.0, 0.5]))}))
     return (x, t), kwargs
 
@@ -146,7 +141,7 @@ def _multilabel_margin(draw):
     lead, c, dtype = _rows(draw)
     # class indices, -1 ends a sample's list of targets
     return ((TensorArg(lead + (c,), dtype), TensorArg(lead + (c,), "int64", -1, c)),
-            _kw(draw, {"reduction": REDUCTIONS}))
+            draw_kwargs(draw, {"reduction": REDUCTIONS}))
 
 
 def _ctc(draw):
@@ -158,7 +153,7 @@ def _ctc(draw):
     input_lengths = [draw(st.integers(2 * s + 1, t)) for _ in range(n)]
     target_lengths = [draw(st.integers(1, s)) for _ in range(n)]
     return ((log_probs, targets, input_lengths, target_lengths),
-            _kw(draw, {"reduction": REDUCTIONS, "zero_infinity": optional(st.booleans())}))
+            draw_kwargs(draw, {"reduction": REDUCTIONS, "zero_infinity": optional(st.booleans())}))
 
 
 def _ctc_fn(log_probs, targets, input_lengths, target_lengths, **kwargs):
@@ -170,20 +165,20 @@ def _cosine_similarity(draw):
     shape = draw(shapes(min_rank=1, max_rank=4))
     return ((TensorArg(shape, dtype), TensorArg(shape, dtype)),
             {"dim": draw(st.integers(-len(shape), len(shape) - 1)),
-             **_kw(draw, {"eps": optional(st.just(1e-6))})})
+             **draw_kwargs(draw, {"eps": optional(st.just(1e-6))})})
 
 
 def _pairwise_distance(draw):
     lead, d, dtype = _rows(draw)
     return ((TensorArg(lead + (d,), dtype), TensorArg(lead + (d,), dtype)),
-            _kw(draw, {"p": optional(st.sampled_from([2.0, 1.0, 3.0])),
+            draw_kwargs(draw, {"p": optional(st.sampled_from([2.0, 1.0, 3.0])),
                        "keepdim": optional(st.booleans())}))
 
 
 def _pdist(draw):
     dtype = draw(st.sampled_from(F64))
     x = TensorArg((draw(st.integers(2, 5)), draw(st.integers(1, 4))), dtype)
-    return (x,), _kw(draw, {"p": optional(st.sampled_from([2.0, 1.0, 0.0, 3.0]))})
+    return (x,), draw_kwargs(draw, {"p": optional(st.sampled_from([2.0, 1.0, 0.0, 3.0]))})
 
 
 def loss(name, build, *, fn=None, dtypes=F64, ranks=(0, 4), **fields):

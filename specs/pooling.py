@@ -4,16 +4,11 @@ fractional and unpooling."""
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import gap, spec
+from opsweep.families import no_translation, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples
 
 POOL_DTYPES = ("float32", "float64", "float16", "bfloat16")
-
-
-def _no_onnx(op):
-    """Verified with `opsweep sweep`: the stock exporter has no translation for `op`."""
-    return gap(f"no translation registered for aten::{op}", "no-translation")
 
 
 def _pool(nd, *, dilation=False, indices=False, avg=False, dtypes=POOL_DTYPES):
@@ -121,7 +116,7 @@ SPECS = [
     spec("max_unpool3d", examples(_unpool(3)), fn=_unpooled(F.max_pool3d, F.max_unpool3d),
          dtypes=("float32", "float64"), ranks=(5, 5)),
     spec("fractional_max_pool2d", examples(_fractional(2)), fn=F.fractional_max_pool2d,
-         dtypes=("float32", "float64"), ranks=(4, 4), gap=_no_onnx("fractional_max_pool2d")),
+         dtypes=("float32", "float64"), ranks=(4, 4), gap=no_translation("fractional_max_pool2d")),
     spec("fractional_max_pool3d", examples(_fractional(3)), fn=F.fractional_max_pool3d,
-         dtypes=("float32", "float64"), ranks=(5, 5), gap=_no_onnx("fractional_max_pool3d")),
+         dtypes=("float32", "float64"), ranks=(5, 5), gap=no_translation("fractional_max_pool3d")),
 ]

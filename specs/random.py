@@ -8,17 +8,13 @@ the dtype (see creation.py)."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, FLOAT, NUMERIC, optional, spec
+from opsweep.families import ABSENT, ALL, FLOAT, NUMERIC, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples, shapes
 
 A = torch.ops.aten
 F = torch.nn.functional
 FLOAT_WIDE = ("float32", "float64")  # samplers without half-precision kernels
-
-
-def _kw(**drawn):
-    return {k: v for k, v in drawn.items() if v is not ABSENT}
 
 
 def _dummy(draw, dtypes):
@@ -53,7 +49,7 @@ def _like(dtypes):
     def build(draw):
         x = _input(draw, dtypes)
         dtype = draw(optional(st.sampled_from(dtypes)))
-        return (x,), _kw(dtype=ABSENT if dtype is ABSENT else getattr(torch, dtype))
+        return (x,), present(dtype=ABSENT if dtype is ABSENT else getattr(torch, dtype))
     return examples(build)
 
 
@@ -108,7 +104,7 @@ def _normal_sized(draw):
 def _sampler(dtypes, **params):
     """A tensor to fill in place (through the functional form) and its parameters."""
     def build(draw):
-        return (_input(draw, dtypes),), _kw(**{k: draw(optional(st.sampled_from(v)))
+        return (_input(draw, dtypes),), present(**{k: draw(optional(st.sampled_from(v)))
                                                for k, v in params.items()})
     return examples(build)
 

@@ -14,7 +14,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, NUMERIC, optional, spec
+from opsweep.families import ABSENT, ALL, NUMERIC, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import dims, examples, shapes
 
@@ -24,10 +24,6 @@ A = torch.ops.aten
 def _tensor(draw, *, min_rank=0, max_rank=4, dtypes=ALL):
     return TensorArg(draw(shapes(min_rank=min_rank, max_rank=max_rank)),
                      draw(st.sampled_from(dtypes)))
-
-
-def _kw(**drawn):
-    return {k: v for k, v in drawn.items() if v is not ABSENT}
 
 
 def _scalar(draw, dtype):
@@ -87,7 +83,7 @@ def _scatter_add(draw):
 def _scatter_reduce(draw):
     x, dim, index, src = _scatter_parts(draw, NUMERIC, unique=False)
     reduce = draw(st.sampled_from(["sum", "prod", "mean", "amax", "amin"]))
-    return (x, dim, index, src, reduce), _kw(include_self=draw(optional(st.booleans())))
+    return (x, dim, index, src, reduce), present(include_self=draw(optional(st.booleans())))
 
 
 # --- view scatters --------------------------------------------------------------
@@ -111,7 +107,7 @@ def _slice_scatter(draw):
     step = draw(optional(st.integers(1, 3)))
     n = len(range(lo, side if end is ABSENT else end, 1 if step is ABSENT else step))
     src = TensorArg(x.shape[:d] + (n,) + x.shape[d + 1:], x.dtype)
-    return (x, src), _kw(dim=dim, start=start, end=end, step=step)
+    return (x, src), present(dim=dim, start=start, end=end, step=step)
 
 
 def _diagonal_scatter(draw):
@@ -137,7 +133,7 @@ def _as_strided_scatter(draw):
         size.insert(0, side)
         stride.insert(0, step)
     src = TensorArg(tuple(size), x.dtype)
-    return (x, src, tuple(size), tuple(stride)), _kw(
+    return (x, src, tuple(size), tuple(stride)), present(
         storage_offset=offset if offset or draw(st.booleans()) else ABSENT)
 
 
@@ -173,7 +169,7 @@ def _index_put_parts(draw, *, spread):
 
 def _index_put(draw):
     x, indices, values = _index_put_parts(draw, spread=False)
-    return (x, indices, values), _kw(accumulate=draw(optional(st.just(False))))
+    return (x, indices, values), present(accumulate=draw(optional(st.just(False))))
 
 
 def _index_put_accumulate(draw):
@@ -220,7 +216,7 @@ def _index_add(draw):
     x, dim, index, source = _index_parts(draw, NUMERIC)
     alpha = draw(optional(st.sampled_from([2, -1]) if x.dtype in ("int32", "int64")
                           else st.sampled_from([0.5, -2.0])))
-    return (x, dim, index, source), _kw(alpha=alpha)
+    return (x, dim, index, source), present(alpha=alpha)
 
 
 def _index_copy(draw):
@@ -230,7 +226,7 @@ def _index_copy(draw):
 def _index_reduce(draw):
     x, dim, index, source = _index_parts(draw, NUMERIC)
     reduce = draw(st.sampled_from(["prod", "mean", "amax", "amin"]))
-    return (x, dim, index, source, reduce), _kw(include_self=draw(optional(st.booleans())))
+    return (x, dim, index, source, reduce), present(include_self=draw(optional(st.booleans())))
 
 
 def _put(draw, *, accumulate):
@@ -238,7 +234,7 @@ def _put(draw, *, accumulate):
     n = math.prod(x.shape)
     shape = draw(shapes(max_rank=2, max_side=4)) if accumulate else draw(
         st.sampled_from([(), (1,)]))
-    return (x, TensorArg(shape, "int64", -n, n), TensorArg(shape, x.dtype)), _kw(
+    return (x, TensorArg(shape, "int64", -n, n), TensorArg(shape, x.dtype)), present(
         accumulate=True if accumulate else draw(optional(st.just(False))))
 
 

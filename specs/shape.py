@@ -8,7 +8,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, optional, spec
+from opsweep.families import ABSENT, ALL, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import dims, examples, shapes
 
@@ -236,7 +236,7 @@ def _flip(draw):
 def _repeat_interleave(draw):
     x = _tensor(draw)
     dim = draw(optional(dims(x.rank))) if x.rank else ABSENT  # a 0-d input rejects dim=0
-    return (x, draw(st.integers(0, 3))), ({} if dim is ABSENT else {"dim": dim})
+    return (x, draw(st.integers(0, 3))), present(dim=dim)
 
 
 def _repeat_interleave_tensor(draw):
@@ -347,10 +347,8 @@ def _pad_sequence(draw):
     seqs = [TensorArg((draw(st.integers(1, 5)),) + trailing, dtype)
             for _ in range(draw(st.integers(1, 3)))]
     value = draw(optional(st.sampled_from([False, True] if dtype == "bool" else [0, -1])))
-    return (seqs,), {k: v for k, v in {
-        "batch_first": draw(optional(st.booleans())), "padding_value": value,
-        "padding_side": draw(optional(st.sampled_from(["left", "right"])))}.items()
-        if v is not ABSENT}
+    return (seqs,), present(batch_first=draw(optional(st.booleans())), padding_value=value,
+                            padding_side=draw(optional(st.sampled_from(["left", "right"]))))
 
 
 def _dense_tensors(draw):

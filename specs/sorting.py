@@ -9,17 +9,13 @@ searching operator."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, NUMERIC, optional, spec
+from opsweep.families import ABSENT, ALL, NUMERIC, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import dims, examples, shapes
 
 A = torch.ops.aten
 #: integer inputs drawn wide so that ties (ambiguous sort indices) stay rare
 WIDE = (-1000, 1000)
-
-
-def _kw(**drawn):
-    return {k: v for k, v in drawn.items() if v is not ABSENT}
 
 
 def _values(draw, dtypes, *, min_rank=0, shape=None):
@@ -31,12 +27,12 @@ def _values(draw, dtypes, *, min_rank=0, shape=None):
 
 def _sort(draw):
     x = _values(draw, ALL)
-    return (x,), _kw(dim=draw(optional(dims(x.rank))), descending=draw(optional(st.booleans())))
+    return (x,), present(dim=draw(optional(dims(x.rank))), descending=draw(optional(st.booleans())))
 
 
 def _sort_stable(draw):
     x = _values(draw, ALL)
-    return (x,), _kw(stable=True, dim=draw(optional(dims(x.rank))),
+    return (x,), present(stable=True, dim=draw(optional(dims(x.rank))),
                      descending=draw(optional(st.booleans())))
 
 
@@ -44,7 +40,7 @@ def _topk(draw, *, unsorted=False):
     x = _values(draw, NUMERIC)
     dim = draw(optional(dims(x.rank)))
     side = x.shape[-1 if dim is ABSENT else dim] if x.rank else 1
-    return (x, draw(st.integers(0 if unsorted else 1, side))), _kw(
+    return (x, draw(st.integers(0 if unsorted else 1, side))), present(
         dim=dim, largest=draw(optional(st.booleans())),
         sorted=False if unsorted else draw(optional(st.just(True))))
 
@@ -71,25 +67,25 @@ def _searchsorted(draw):
     else:  # one sequence per row: leading dims agree with the values'
         seq = TensorArg(values.shape[:-1] + (draw(st.integers(1, 6)),), values.dtype,
                         *(WIDE if values.dtype in ("int32", "int64") else (None, None)))
-    return (seq, values), {**_side(draw), **_kw(out_int32=draw(optional(st.booleans())))}
+    return (seq, values), {**_side(draw), **present(out_int32=draw(optional(st.booleans())))}
 
 
 def _searchsorted_scalar(draw):
     seq = _values(draw, NUMERIC, min_rank=1, shape=(draw(st.integers(1, 6)),))
     scalar = draw(st.integers(-3, 3)) if seq.dtype in ("int32", "int64") else draw(
         st.sampled_from([-0.5, 0.0, 1.25]))
-    return (seq, scalar), {**_side(draw), **_kw(out_int32=draw(optional(st.booleans())))}
+    return (seq, scalar), {**_side(draw), **present(out_int32=draw(optional(st.booleans())))}
 
 
 def _bucketize(draw):
     values = _values(draw, NUMERIC)
-    return (values, _boundaries(draw, values.dtype)), _kw(
+    return (values, _boundaries(draw, values.dtype)), present(
         right=draw(optional(st.booleans())), out_int32=draw(optional(st.booleans())))
 
 
 def _bucketize_scalar(draw):
     (seq, scalar), _ = _searchsorted_scalar(draw)
-    return (scalar, seq), _kw(right=draw(optional(st.booleans())),
+    return (scalar, seq), present(right=draw(optional(st.booleans())),
                               out_int32=draw(optional(st.booleans())))
 
 
@@ -102,7 +98,7 @@ def _repetitive(draw, *, min_rank=0):
 
 def _unique_dim(draw):
     x = _repetitive(draw, min_rank=1)
-    return (x,), _kw(dim=draw(dims(x.rank)), sorted=draw(optional(st.booleans())),
+    return (x,), present(dim=draw(dims(x.rank)), sorted=draw(optional(st.booleans())),
                      return_inverse=draw(optional(st.booleans())),
                      return_counts=draw(optional(st.booleans())))
 
@@ -110,7 +106,7 @@ def _unique_dim(draw):
 def _unique_consecutive(draw):
     x = _repetitive(draw)
     dim = draw(optional(dims(x.rank))) if x.rank else ABSENT
-    return (x,), _kw(dim=dim, return_inverse=draw(optional(st.booleans())),
+    return (x,), present(dim=dim, return_inverse=draw(optional(st.booleans())),
                      return_counts=draw(optional(st.booleans())))
 
 

@@ -6,7 +6,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, optional, spec
+from opsweep.families import ABSENT, ALL, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import dims, examples, shapes
 
@@ -17,10 +17,6 @@ REAL_COMPLEX = ("complex64", "complex128")
 def _tensor(draw, *, min_rank=0, max_rank=4, dtypes=ALL):
     return TensorArg(draw(shapes(min_rank=min_rank, max_rank=max_rank)),
                      draw(st.sampled_from(dtypes)))
-
-
-def _kw(**drawn):
-    return {k: v for k, v in drawn.items() if v is not ABSENT}
 
 
 def _one(min_rank=0, max_rank=4, dtypes=ALL):
@@ -56,7 +52,7 @@ def _as_strided_args(draw, n, *, overlap):
 def _as_strided(draw):
     x = _tensor(draw)
     size, stride, offset = _as_strided_args(draw, math.prod(x.shape), overlap=True)
-    return (x, size, stride), _kw(storage_offset=offset if offset or draw(st.booleans())
+    return (x, size, stride), present(storage_offset=offset if offset or draw(st.booleans())
                                   else ABSENT)
 
 
@@ -67,7 +63,7 @@ def _clone(draw):
     formats = [torch.contiguous_format, torch.preserve_format]
     if x.rank == 4:
         formats.append(torch.channels_last)
-    return (x,), _kw(memory_format=draw(optional(st.sampled_from(formats))))
+    return (x,), present(memory_format=draw(optional(st.sampled_from(formats))))
 
 
 def _contiguous(draw):
@@ -103,7 +99,7 @@ def _resize_as(draw):
 def _to_dtype(draw):
     x = _tensor(draw)
     dtype = draw(st.sampled_from([d for d in ALL if d != x.dtype]))  # the same dtype is a no-op
-    return (x, getattr(torch, dtype)), _kw(copy=draw(optional(st.booleans())))
+    return (x, getattr(torch, dtype)), present(copy=draw(optional(st.booleans())))
 
 
 def _type_as(draw):
@@ -220,7 +216,7 @@ def _diagonal(draw):
     x = _tensor(draw, min_rank=2)
     dim1, dim2 = _two_dims(draw, x.rank)
     both = draw(st.booleans())  # dim1/dim2 given together: one alone may collide with a default
-    return (x,), _kw(offset=draw(optional(st.integers(-3, 3))),
+    return (x,), present(offset=draw(optional(st.integers(-3, 3))),
                      dim1=dim1 if both else ABSENT, dim2=dim2 if both else ABSENT)
 
 
@@ -234,21 +230,21 @@ def _diag_embed(draw):
     x = _tensor(draw, min_rank=1, max_rank=3)
     dim1, dim2 = _two_dims(draw, x.rank + 1)
     if draw(st.booleans()):
-        return (x,), _kw(offset=draw(optional(st.integers(-3, 3))))
+        return (x,), present(offset=draw(optional(st.integers(-3, 3))))
     return (x, draw(st.integers(-3, 3)), dim1, dim2), {}
 
 
 def _diag(draw):
     x = _tensor(draw, min_rank=1, max_rank=2)
-    return (x,), _kw(diagonal=draw(optional(st.integers(-3, 3))))
+    return (x,), present(diagonal=draw(optional(st.integers(-3, 3))))
 
 
 def _diagflat(draw):
-    return (_tensor(draw, max_rank=3),), _kw(offset=draw(optional(st.integers(-3, 3))))
+    return (_tensor(draw, max_rank=3),), present(offset=draw(optional(st.integers(-3, 3))))
 
 
 def _triangle(draw):
-    return (_tensor(draw, min_rank=2),), _kw(diagonal=draw(optional(st.integers(-4, 4))))
+    return (_tensor(draw, min_rank=2),), present(diagonal=draw(optional(st.integers(-4, 4))))
 
 
 # --- complex views ----------------------------------------------------------------

@@ -53,6 +53,21 @@ def _resolve(name: str, fn: Callable | None, namespaces: Sequence[Any]) -> Calla
     raise ValueError(f"fn: no callable named {name!r} in {where}; pass fn=")
 
 
+def present(**drawn: Any) -> dict[str, Any]:
+    """Keyword arguments as drawn, without the ones drawn ABSENT."""
+    return {k: v for k, v in drawn.items() if v is not ABSENT}
+
+
+def draw_kwargs(draw, params: Mapping[str, st.SearchStrategy]) -> dict[str, Any]:
+    """Draw each keyword from its strategy; ABSENT ones are left out of the call."""
+    return present(**{k: draw(v) for k, v in params.items()})
+
+
+def no_translation(op: str) -> KnownGap:
+    """The common known gap: the stock exporter registers nothing for aten::`op`."""
+    return gap(f"no translation registered for aten::{op}", Stage.NO_TRANSLATION)
+
+
 def gap(reason: str, stage: str | Stage) -> KnownGap:
     """A known-gap note: the stock exporter is expected to fail at `stage`."""
     if not reason or not reason.strip():
@@ -76,11 +91,6 @@ def spec(name: str, examples_st: st.SearchStrategy, *, fn: Callable | None = Non
                   dtypes=check_dtypes(dtypes), ranks=tuple(ranks), **fields)
 
 
-def _draw_kwargs(draw, params: Mapping[str, st.SearchStrategy]) -> dict[str, Any]:
-    drawn = {k: draw(v) for k, v in params.items()}
-    return {k: v for k, v in drawn.items() if v is not ABSENT}
-
-
 def unary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = FLOAT_DTYPES,
           min_rank: int = 0, max_rank: int = MAX_RANK, min_value: float | None = None,
           max_value: float | None = None, params: Mapping[str, st.SearchStrategy] | None = None,
@@ -95,7 +105,7 @@ def unary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = FLOA
         dtype = draw(st.sampled_from(dtypes))
         x = TensorArg(draw(shapes(min_rank=min_rank, max_rank=max_rank)), dtype,
                       min_value, max_value, _edge_choices(draw, edges, dtype))
-        return (x,), _draw_kwargs(draw, params)
+        return (x,), draw_kwargs(draw, params)
 
     return spec(name, examples(build), fn=_resolve(name, fn, namespaces),
                 dtypes=dtypes, ranks=(min_rank, max_rank), **fields)
@@ -152,7 +162,7 @@ def binary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = NUM
             if draw(st.booleans()):  # broadcasting from either side
                 x, other = (TensorArg(other.shape, dtype, min_value, max_value, picks),
                             TensorArg(x.shape, dtype, lo2, hi2, picks))
-        return (x, other), _draw_kwargs(draw, params)
+        return (x, other), draw_kwargs(draw, params)
 
     return spec(name, examples(build), fn=_resolve(name, fn, namespaces),
                 dtypes=dtypes, ranks=(min_rank, max_rank), **fields)
@@ -180,7 +190,7 @@ def reduction(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = 
     def build(draw):
         x = TensorArg(draw(shapes(min_rank=lowest_rank, max_rank=max_rank)),
                       draw(st.sampled_from(dtypes)))
-        kwargs = _draw_kwargs(draw, params)
+        kwargs = draw_kwargs(draw, params)
         choice = dim if dim != "optional" else draw(st.sampled_from(["none", "one", "many"]))
         if choice == "one":
             kwargs["dim"] = draw(dims(x.rank))

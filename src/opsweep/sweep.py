@@ -12,7 +12,6 @@ import hashlib
 import multiprocessing
 import signal
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, replace

@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-from hypothesis import strategies as st
 
 from opsweep.adapter import PUBLIC_PATH, Exporter, quiet_exporter
 from opsweep.catalog import load_catalog
