@@ -3,11 +3,21 @@
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ALL, COMPLEX, EDGE_FLOATS, comparison, optional
+from opsweep.families import ALL, COMPLEX, EDGE_FLOATS, NUMERIC, comparison, optional, present, spec
+from opsweep.model import TensorArg
+from opsweep.strategies import examples, shapes
 
 CLOSE = {"rtol": optional(st.sampled_from([1e-5, 0.1])),
          "atol": optional(st.sampled_from([1e-8, 0.5])),
          "equal_nan": optional(st.booleans())}
+
+
+def _isin(draw):
+    dtype = draw(st.sampled_from(NUMERIC))
+    elements = TensorArg(draw(shapes(min_rank=0, max_rank=3)), dtype, -3, 3)
+    test = TensorArg(draw(shapes(min_rank=0, max_rank=1)), dtype, -3, 3)
+    return (elements, test), present(invert=draw(optional(st.booleans())))
+
 
 SPECS = [
     comparison("eq", dtypes=ALL + COMPLEX, edges=EDGE_FLOATS),
@@ -27,4 +37,5 @@ SPECS = [
     comparison("allclose", fn=lambda a, b, **kw: torch.tensor(torch.allclose(a, b, **kw)),
                scalar_other=False, edges=EDGE_FLOATS, params=CLOSE),
     comparison("equal", fn=lambda a, b: torch.tensor(torch.equal(a, b)), scalar_other=False),
+    spec("isin", examples(_isin), fn=torch.isin, dtypes=NUMERIC, ranks=(0, 3)),
 ]

@@ -168,6 +168,12 @@ def _fill_diagonal_inplace(x, value, wrap):
     return x.fill_diagonal_(value, wrap)
 
 
+
+def _item(draw):
+    x = _source(draw, min_rank=0, dtypes=FLOAT)
+    return (x, tuple(draw(st.integers(0, side - 1)) for side in x.shape)), {}
+
+
 SPECS = [
     spec("index_select", examples(_index_select), fn=torch.index_select, dtypes=ALL, ranks=(1, 4)),
     spec("gather", examples(_gather), fn=torch.gather, dtypes=ALL, ranks=(1, 4)),
@@ -208,4 +214,6 @@ SPECS = [
     # in place on the input: fill_diagonal_ has no functional form
     spec("fill_diagonal", examples(_fill_diagonal), fn=_fill_diagonal_inplace, dtypes=ALL,
          ranks=(2, 4)),
+    spec("item", examples(_item), fn=lambda x, where: x + x[where].item(), dtypes=FLOAT,
+         ranks=(0, 4)),
 ]

@@ -96,6 +96,23 @@ def _legacy_norm(x, p=2, dim=None, keepdim=False):
     return torch.ops.aten.norm.ScalarOpt_dim(x, p, list(dim), keepdim)
 
 
+
+def _sum_to_size(draw):
+    x = TensorArg(draw(shapes(min_rank=1, max_rank=4)), draw(st.sampled_from(NUMERIC)))
+    size = tuple(side if draw(st.booleans()) else 1 for side in x.shape)
+    return (x, size), {}
+
+
+def _segment_reduce(draw):
+    n = draw(st.integers(1, 3))
+    lengths = [draw(st.integers(0, 3)) for _ in range(n)]
+    rest = draw(shapes(min_rank=0, max_rank=2))
+    data = TensorArg((sum(lengths) or 1, *rest), draw(st.sampled_from(("float32", "float64"))))
+    if not sum(lengths):
+        lengths[0] = 1
+    return (data, draw(st.sampled_from(["sum", "mean", "max", "min", "prod"])), tuple(lengths)), {}
+
+
 SPECS = [
     reduction("sum", dtypes=ALL + COMPLEX),
     reduction("sum_dtype", fn=torch.sum, aten=("sum",), dtypes=ALL,
@@ -173,4 +190,11 @@ SPECS = [
           traces={"cov": ("mm",)}),
     unary("corrcoef", dtypes=NUMERIC + COMPLEX, max_rank=2, family="reductions",
           traces={"corrcoef": ("mm",)}),
+    spec("sum_to_size", examples(_sum_to_size), fn=lambda x, size: x.sum_to_size(size),
+         dtypes=NUMERIC, ranks=(1, 4)),
+    spec("segment_reduce", examples(_segment_reduce),
+         fn=lambda data, reduce, lengths: torch.segment_reduce(
+             data, reduce, lengths=torch.tensor(lengths), unsafe=True),
+         dtypes=("float32", "float64"), ranks=(1, 3)),
+    unary("hash_tensor", dtypes=("float32", "float64", "int32", "int64")),
 ]

@@ -82,7 +82,7 @@ def classify_export_error(exc: BaseException) -> Stage:
 def quiet_exporter() -> None:
     """Silence the exporter's per-call logging and warnings in this process."""
     for name in ("torch.onnx", "torch.export", "torch._export", "torch.fx", "onnxscript",
-                 "torch._dynamo", "torch._subclasses"):
+                 "onnx_ir", "onnx", "torch._dynamo", "torch._subclasses"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     warnings.filterwarnings("ignore")
 

@@ -270,6 +270,9 @@ def write_atomic(path: str | os.PathLike, payload: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result is an ordinary file
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)

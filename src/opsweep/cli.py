@@ -131,6 +131,69 @@ def cmd_merge(args) -> int:
     return EXIT_OK
 
 
+def cmd_render(args) -> int:
+    import torch
+
+    from . import artifact as art
+    from . import documented, links
+    from .catalog import load_catalog
+    from .listing import installed_listing
+    from .registry import registered_rows
+    from .render import build_view, check_versions, render_page, write_page
+
+    report = art.load(args.onnx_report) if args.onnx_report else None
+    version = check_versions(report, torch.__version__, args.torch_version)
+    listing = installed_listing()
+    catalog = load_catalog(args.specs, check_draws=False)
+    opset = report.fingerprint.opset if report else None
+    view = build_view(listing, catalog, report, documented.load(args.documented),
+                      registered_rows(opset), links.cached(listing.rows, version, args.data_dir),
+                      version)
+    write_page(args.out, render_page(view))
+    bar_core, bar_all = view.bars
+    print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
+          f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")
+    return EXIT_OK
+
+
+def cmd_diff(args) -> int:
+    """Exit 0: no regressions; 1: regressions found; 2: bad input."""
+    import json
+
+    from . import artifact as art
+    from .diff import diff
+    from .report import to_json, to_markdown
+    try:
+        old, new = art.load(args.old), art.load(args.new)
+    except OpsweepError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    result = diff(old, new)
+    text = (json.dumps(to_json(result), indent=1, sort_keys=True) + "\n" if args.json
+            else to_markdown(result, new))
+    if args.out:
+        from .artifact import write_atomic
+        write_atomic(args.out, text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
+    return 1 if result.regressions else EXIT_OK
+
+
+def cmd_pin_changed(args) -> int:
+    import os
+
+    from .pin import pin_change
+    change = pin_change(args.base, args.head, args.pyproject, args.repo)
+    print(f"torch pin: {change.old or 'none'} -> {change.new or 'none'} "
+          f"({'changed' if change.changed else 'unchanged'})")
+    target = args.github_output if args.github_output is not None else os.environ.get("GITHUB_OUTPUT")
+    if target:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(f"changed={'true' if change.changed else 'false'}\n"
+                         f"old={change.old or ''}\nnew={change.new or ''}\n")
+    return EXIT_OK
+
+
 def cmd_list(args) -> int:
     from .catalog import load_catalog
     catalog = load_catalog(args.specs, check_draws=False)
@@ -148,13 +211,38 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep(sub)
     p = sub.add_parser("list", help="list the catalog's specs")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p = sub.add_parser("render", help="render the support page from an artifact")
+    p.add_argument("--onnx-report", type=Path, default=None, metavar="ARTIFACT",
+                   help="the measured artifact; without it, only the retired listing's claims")
+    p.add_argument("--out", type=Path, default=Path("docs/supported_operators.md"))
+    p.add_argument("--torch-version", default=None,
+                   help="torch version the page targets (default: the installed one)")
+    p.add_argument("--documented", type=Path, default=Path("docs/data/documented.json"),
+                   help="the retired TorchScript listing's claims (scripts/recompute_documented.py)")
+    p.add_argument("--data-dir", type=Path, default=Path("docs/data"),
+                   help="where the per-version documentation-link cache lives")
+    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p = sub.add_parser("diff", help="grade transitions between two artifacts "
+                       "(exit 1 when there are regressions)")
+    p.add_argument("old", type=Path)
+    p.add_argument("new", type=Path)
+    p.add_argument("--json", action="store_true", help="JSON instead of markdown")
+    p.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+    p = sub.add_parser("pin-changed", help="did the torch pin in pyproject.toml change since REF?")
+    p.add_argument("--base", required=True, metavar="REF")
+    p.add_argument("--head", default="HEAD", metavar="REF", help="'' for the working tree")
+    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--repo", type=Path, default=Path("."))
+    p.add_argument("--github-output", default=None, metavar="FILE",
+                   help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
     p = sub.add_parser("merge", help="combine shard artifacts into one")
     p.add_argument("parts", type=Path, nargs="+", metavar="PART")
     p.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
     return parser
 
 
-COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "merge": cmd_merge}
+COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "merge": cmd_merge, "render": cmd_render,
+            "diff": cmd_diff, "pin-changed": cmd_pin_changed}
 
 
 def main(argv: list[str] | None = None) -> int:

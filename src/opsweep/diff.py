@@ -1,0 +1,111 @@
+"""Comparing two artifacts: grade transitions per operator and axis.
+
+Improvements: none→full, partial→full, none→partial, blocked→anything.
+Regressions: full→partial, full→none, partial→none, anything→blocked.
+Operators appearing or disappearing are newly / no longer measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .artifact import Artifact, OperatorResult, fingerprint_changes
+from .grade import FailureGroup
+from .model import Grade
+
+AXES = ("export", "runtime", "numerics")
+_IMPROVE = {(Grade.NONE, Grade.FULL), (Grade.PARTIAL, Grade.FULL), (Grade.NONE, Grade.PARTIAL)}
+_REGRESS = {(Grade.FULL, Grade.PARTIAL), (Grade.FULL, Grade.NONE), (Grade.PARTIAL, Grade.NONE)}
+
+
+@dataclass(frozen=True)
+class Transition:
+    op: str
+    axis: str
+    old: Grade | None
+    new: Grade | None
+    kind: str  # improvement | regression | newly measured | no longer measured | changed
+    failures: tuple[FailureGroup, ...]  # groups that appeared (regression) or went away
+    spec: str  # a spec measuring the operator, for reproduction
+
+
+@dataclass(frozen=True)
+class Diff:
+    old_fingerprint: dict
+    new_fingerprint: dict
+    fingerprint_changes: tuple[str, ...]
+    transitions: tuple[Transition, ...]
+
+    def of_kind(self, kind: str) -> tuple[Transition, ...]:
+        return tuple(t for t in self.transitions if t.kind == kind)
+
+    @property
+    def regressions(self) -> tuple[Transition, ...]:
+        return self.of_kind("regression")
+
+    @property
+    def improvements(self) -> tuple[Transition, ...]:
+        return self.of_kind("improvement")
+
+
+def classify(old: Grade | None, new: Grade | None) -> str:
+    if old == new:
+        return ""
+    if new is Grade.BLOCKED:
+        return "regression"
+    if old is Grade.BLOCKED:
+        return "improvement"
+    if (old, new) in _IMPROVE:
+        return "improvement"
+    if (old, new) in _REGRESS:
+        return "regression"
+    return "changed"
+
+
+def _axis_failures(result: OperatorResult | None, axis: str) -> set[FailureGroup]:
+    if result is None:
+        return set()
+    stages = {"export": {"capture", "no-translation", "translation-error", "raw-error"},
+              "runtime": {"checker", "runtime"}, "numerics": {"numerics"}}[axis]
+    return {g for g in result.failures if g.stage.value in stages}
+
+
+def _key(g: FailureGroup) -> tuple:
+    return (g.dtype, g.rank, g.stage.value, g.error)
+
+
+def diff(old: Artifact, new: Artifact) -> Diff:
+    transitions = []
+    for op in sorted(set(old.operators) | set(new.operators)):
+        a, b = old.operators.get(op), new.operators.get(op)
+        spec = (b or a).specs[0]
+        if a is None or b is None:
+            kind = "newly measured" if a is None else "no longer measured"
+            grade_of = b or a
+            transitions.append(Transition(op, "export", a and a.grades.export,
+                                          b and b.grades.export, kind,
+                                          tuple(sorted(grade_of.failures, key=_key)), spec))
+            continue
+        for axis in AXES:
+            before, after = getattr(a.grades, axis), getattr(b.grades, axis)
+            if axis != "export" and (before is None or after is None):
+                continue  # an axis no example reached: implied by the export transition
+            kind = classify(before, after)
+            if not kind:
+                continue
+            was, now = _axis_failures(a, axis), _axis_failures(b, axis)
+            old_keys = {_key(g) for g in was}
+            new_keys = {_key(g) for g in now}
+            if kind == "improvement":
+                changed = [g for g in was if _key(g) not in new_keys]
+            else:
+                changed = [g for g in now if _key(g) not in old_keys]
+            transitions.append(Transition(op, axis, before, after, kind,
+                                          tuple(sorted(changed, key=_key)), spec))
+    fp_old, fp_new = vars(old.fingerprint), vars(new.fingerprint)
+    return Diff(dict(fp_old), dict(fp_new),
+                tuple(fingerprint_changes(old.fingerprint, new.fingerprint)), tuple(transitions))
+
+
+def smallest(groups: tuple[FailureGroup, ...]) -> FailureGroup | None:
+    return min(groups, key=lambda g: (g.size, len(g.example), g.example), default=None)

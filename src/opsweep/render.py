@@ -1,0 +1,192 @@
+"""Rendering the support page: artifact + installed listing -> markdown.
+
+The template sees view-models built here, never raw JSON. Both headline bars
+share denominators that do not depend on what we measured: the core opset,
+then the full aten listing, each without the excluded rows; the numerator
+is the number of rows measured ``full``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from .artifact import Artifact, OperatorResult
+from .catalog import Catalog
+from .errors import UsageError
+from .grade import FailureGroup
+from .links import Link
+from .listing import Listing
+from .model import Grade
+
+GLYPHS = {Grade.FULL: "✅", Grade.PARTIAL: "🟡", Grade.NONE: "❌", Grade.BLOCKED: "⚠️",
+          Grade.SKIPPED: "skipped", None: "n/a"}
+UNMEASURED = "-"
+LEGEND = (
+    ("✅", "full", "every generated example exported"),
+    ("🟡", "partial", "some examples exported, others raised. The artifact keeps the failing "
+                      "shapes/dtypes"),
+    ("❌", "none", "no example exported, and the exporter refused at least one"),
+    ("⚠️", "blocked", "torch.export could not capture the module, so the ONNX exporter never "
+                      "ran. Not an ONNX verdict"),
+    ("-", "unmeasured", "no spec covers it, so we did not measure it here. Not unsupported"),
+)
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    numerator: int
+    denominator: int
+
+    @property
+    def percent(self) -> float:
+        return round(100.0 * self.numerator / self.denominator, 1) if self.denominator else 0.0
+
+
+@dataclass(frozen=True)
+class RowView:
+    name: str
+    url: str
+    aliases: tuple[str, ...]
+    alias_of: str
+    inplace: bool
+    core: bool
+    export: str
+    runtime: str
+    numerics: str
+    documented: str
+    registered: str
+    coverage: str
+    failures: tuple[str, ...]
+    confirmed: bool  # measured full
+
+
+@dataclass(frozen=True)
+class PageView:
+    torch_version: str
+    listing_version: str
+    report: bool
+    fingerprint: Mapping[str, str]
+    profile: str
+    examples: int
+    generated_at: str
+    documented_source: str
+    bars: tuple[Bar, Bar]
+    measured: int
+    measured_full: int
+    rows: tuple[RowView, ...]
+    excluded: tuple[tuple[str, str], ...]
+    claimed_unconfirmed: tuple[RowView, ...]
+    confirmed_unclaimed: tuple[RowView, ...]
+    legend: tuple[tuple[str, str, str], ...] = LEGEND
+
+
+def _failure_line(g: FailureGroup) -> str:
+    rank = f"rank {g.rank}"
+    return f"{g.dtype} {rank}: {g.stage.value} ×{g.count} — {g.error} (e.g. `{g.example}`)"
+
+
+def _failures(result: OperatorResult | None) -> tuple[str, ...]:
+    if result is None:
+        return ()
+    worst = {result.grades.export, result.grades.runtime, result.grades.numerics}
+    if not worst & {Grade.PARTIAL, Grade.NONE}:
+        return ()
+    return tuple(_failure_line(g) for g in result.failures if g.stage.value != "invalid")
+
+
+def _coverage(name: str, catalog: Catalog, artifact: Artifact | None) -> str:
+    if name in catalog.excluded:
+        return f"excluded: {catalog.excluded[name].reason}"
+    specs = catalog.by_operator.get(name, ())
+    if not specs:
+        return "missing spec"
+    if artifact is not None and name not in artifact.operators:
+        return f"spec {', '.join(specs)} (not in this report)"
+    return f"spec {', '.join(specs)}"
+
+
+def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
+               documented: tuple[str, Mapping[str, int]], registered: frozenset[str],
+               links: Mapping[str, Link], torch_version: str) -> PageView:
+    source, claims = documented
+    aliases: dict[str, list[str]] = {}
+    for row, link in links.items():
+        if link.alias_of:
+            aliases.setdefault(link.alias_of, []).append(row)
+    rows = []
+    for name, row in listing.rows.items():
+        if name in catalog.excluded:
+            continue
+        result = artifact.operators.get(name) if artifact else None
+        g = result.grades if result else None
+        link = links.get(name)
+        rows.append(RowView(
+            name=name, url=link.url if link else "", aliases=tuple(sorted(aliases.get(name, ()))),
+            alias_of=(link.alias_of or "") if link else "", inplace=row.inplace, core=row.core,
+            export=GLYPHS[g.export] if g else UNMEASURED,
+            runtime=GLYPHS[g.runtime] if g else UNMEASURED,
+            numerics=GLYPHS[g.numerics] if g else UNMEASURED,
+            documented=f"since opset {claims[name]}" if name in claims else "no",
+            registered="yes" if name in registered else "no",
+            coverage=_coverage(name, catalog, artifact), failures=_failures(result),
+            confirmed=bool(g and g.export is Grade.FULL)))
+    full = {r.name for r in rows if r.confirmed}
+    core = [r for r in rows if r.core]
+    bars = (Bar("core opset", len(full & {r.name for r in core}), len(core)),
+            Bar("full aten listing", len(full), len(rows)))
+    measured = [r for r in rows if r.export != UNMEASURED]
+    claimed = [r for r in rows if r.documented != "no" or r.registered == "yes"]
+    fp = artifact.fingerprint if artifact else None
+    return PageView(
+        torch_version=torch_version, listing_version=listing.torch_version, report=artifact is not None,
+        fingerprint={k: str(getattr(fp, k)) for k in fp.__dataclass_fields__} if fp else {},
+        profile=artifact.profile if artifact else "", examples=artifact.examples if artifact else 0,
+        generated_at=artifact.generated_at if artifact else "", documented_source=source, bars=bars,
+        measured=len(measured), measured_full=len(full), rows=tuple(rows),
+        excluded=tuple(sorted((op, e.reason) for op, e in catalog.excluded.items())),
+        claimed_unconfirmed=tuple(r for r in claimed if r.export != UNMEASURED and not r.confirmed),
+        confirmed_unclaimed=tuple(r for r in rows if r.confirmed and r.documented == "no"
+                                  and r.registered == "no"))
+
+
+def cell(text: str) -> str:
+    """Text safe inside a markdown table cell: no pipes, no raw HTML, one line."""
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("|", "\\|").replace("\n", " "))
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("opsweep", "templates"), undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env.filters["cell"] = cell
+    return env
+
+
+def render_page(view: PageView) -> str:
+    return environment().get_template("supported_operators.md.j2").render(page=view)
+
+
+def check_versions(artifact: Artifact | None, installed: str, explicit: str | None) -> str:
+    """The torch version the page describes. Refuses an artifact measured on
+    another torch than the installed one unless --torch-version says so."""
+    chosen = explicit or installed
+    if artifact is not None and explicit is None:
+        measured = artifact.fingerprint.torch.split("+")[0]
+        if measured != installed.split("+")[0]:
+            raise UsageError(
+                f"the report was measured on torch {artifact.fingerprint.torch} but torch "
+                f"{installed} is installed, so the operator listing and the measured column "
+                "would describe different releases; install that torch, or pass "
+                "--torch-version explicitly to target it")
+    return chosen
+
+
+def write_page(path: Path, text: str) -> None:
+    from .artifact import write_atomic
+    write_atomic(path, text.encode("utf-8"))

@@ -1,0 +1,96 @@
+import json
+from dataclasses import replace
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.cli import main
+from opsweep.diff import classify, diff
+from opsweep.model import Grade, Stage
+from opsweep.report import GITHUB_COMMENT_LIMIT, MARKER, to_json, to_markdown
+
+from .test_artifact import FP, result
+
+G = Grade
+
+
+@pytest.mark.parametrize("old, new, kind", [
+    (G.NONE, G.FULL, "improvement"), (G.PARTIAL, G.FULL, "improvement"),
+    (G.NONE, G.PARTIAL, "improvement"), (G.BLOCKED, G.NONE, "improvement"),
+    (G.BLOCKED, G.FULL, "improvement"),
+    (G.FULL, G.PARTIAL, "regression"), (G.FULL, G.NONE, "regression"),
+    (G.PARTIAL, G.NONE, "regression"), (G.FULL, G.BLOCKED, "regression"),
+    (G.NONE, G.BLOCKED, "regression"),
+    (G.FULL, G.FULL, ""), (G.SKIPPED, G.FULL, "changed"),
+])
+def test_classification(old, new, kind):
+    assert classify(old, new) == kind
+
+
+def artifacts():
+    old = art.make_artifact(FP, "ci", 25, 0, {
+        "sin": result(["sin"], Stage.OK, Stage.OK),
+        "cdist": result(["cdist"], Stage.NO_TRANSLATION),
+        "gone": result(["gone"], Stage.OK),
+    })
+    new_fp = replace(FP, torch="2.14.1")
+    new = art.make_artifact(new_fp, "ci", 25, 0, {
+        "sin": result(["sin"], Stage.OK, Stage.TRANSLATION_ERROR),
+        "cdist": result(["cdist"], Stage.OK),
+        "fresh": result(["fresh"], Stage.OK),
+    })
+    return old, new
+
+
+def test_transitions_per_axis_with_the_failures_that_changed():
+    d = diff(*artifacts())
+    assert d.fingerprint_changes == ("torch 2.13.0 → 2.14.1",)
+    (reg,) = d.regressions
+    assert (reg.op, reg.axis, reg.old, reg.new) == ("sin", "export", G.FULL, G.PARTIAL)
+    assert [g.stage for g in reg.failures] == [Stage.TRANSLATION_ERROR]
+    (imp,) = d.improvements
+    assert (imp.op, imp.old, imp.new) == ("cdist", G.NONE, G.FULL)
+    assert [g.stage for g in imp.failures] == [Stage.NO_TRANSLATION]  # what went away
+    assert [t.op for t in d.of_kind("newly measured")] == ["fresh"]
+    assert [t.op for t in d.of_kind("no longer measured")] == ["gone"]
+
+
+def test_markdown_names_stage_error_smallest_example_and_a_snippet():
+    old, new = artifacts()
+    text = to_markdown(diff(old, new), new)
+    assert text.startswith(MARKER)
+    assert "Environment: torch 2.13.0 → 2.14.1." in text
+    assert "<code>sin</code> export: full → partial" in text
+    assert "translation-error ×1 — E: x" in text
+    assert "example_for('sin', 'f32[1]')" in text and "dynamo=True" in text
+    assert "`cdist` export: none → full (fixed: float32 rank 1: no-translation" in text
+
+
+def test_json_and_counts():
+    data = to_json(diff(*artifacts()))
+    assert data["counts"] == {"regression": 1, "improvement": 1, "newly measured": 1,
+                              "no longer measured": 1, "changed": 0}
+    json.dumps(data)
+
+
+def test_markdown_is_cut_at_the_comment_limit():
+    old, new = artifacts()
+    d = diff(old, new)
+    many = replace(d, transitions=d.transitions * 2000)
+    text = to_markdown(many, new)
+    assert len(text) <= GITHUB_COMMENT_LIMIT and "job summary" in text
+    assert text.startswith(MARKER)
+
+
+def test_cli_exit_status_tells_regressions(tmp_path, capsys):
+    old, new = artifacts()
+    a, b = tmp_path / "old.json", tmp_path / "new.json"
+    art.save(a, old)
+    art.save(b, new)
+    assert main(["diff", str(a), str(b)]) == 1
+    assert main(["diff", str(a), str(a)]) == 0
+    out = tmp_path / "d.json"
+    assert main(["diff", str(a), str(b), "--json", "--out", str(out)]) == 1
+    assert json.loads(out.read_text())["counts"]["regression"] == 1
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["diff", str(a), str(tmp_path / "bad.json")]) == 2

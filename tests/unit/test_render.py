@@ -1,0 +1,100 @@
+"""The page from view-models: bars, glyphs, columns, version guard, fallback."""
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.catalog import load_catalog
+from opsweep.errors import UsageError
+from opsweep.links import Link
+from opsweep.listing import Listing, Row
+from opsweep.model import Stage
+from opsweep.render import build_view, cell, check_versions, render_page
+
+from .test_artifact import FP, result
+
+LISTING = Listing("2.13.0", {
+    "sin": Row("sin", True, True, ("sin.default",)),
+    "cos": Row("cos", True, False, ("cos.default",)),
+    "abs": Row("abs", False, False, ("abs.default",)),
+    "absolute": Row("absolute", False, False, ("absolute.default",)),
+    "tan": Row("tan", True, False, ("tan.default",)),
+    "dim": Row("dim", False, False, ("dim.default",)),
+}, frozenset({"sin", "cos", "tan"}))
+LINKS = {"sin": Link("torch.sin", "https://docs/sin", None),
+         "absolute": Link("torch.absolute", "https://docs/absolute", "abs")}
+DOCUMENTED = ("torch-2.8.0 wheel", {"sin": 9, "cos": 9, "tan": 9})
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(check_draws=False)
+
+
+def report():
+    return art.make_artifact(FP, "ci", 25, 0, {
+        "sin": result(["sin"], Stage.OK, Stage.OK),
+        "cos": result(["cos"], Stage.OK, Stage.CHECKER),
+        "abs": result(["abs"], Stage.NO_TRANSLATION, Stage.OK),
+    }, "2026-11-29T00:00:00+00:00")
+
+
+def view(catalog, artifact=None):
+    return build_view(LISTING, catalog, artifact if artifact is not None else report(),
+                      DOCUMENTED, frozenset({"sin", "cos", "abs"}), LINKS, "2.13.0")
+
+
+def test_bars_share_denominators_that_do_not_depend_on_measurement(catalog):
+    v = view(catalog)
+    core, listing = v.bars
+    assert (core.numerator, core.denominator) == (2, 3)       # sin, cos full; tan unmeasured
+    assert (listing.numerator, listing.denominator) == (2, 5)  # 'dim' is excluded
+    assert (v.measured, v.measured_full) == (3, 2)
+
+
+def test_rows_carry_glyphs_claims_aliases_and_coverage(catalog):
+    rows = {r.name: r for r in view(catalog).rows}
+    assert "dim" not in rows
+    assert (rows["sin"].export, rows["sin"].runtime, rows["sin"].numerics) == ("✅", "✅", "✅")
+    assert (rows["cos"].export, rows["cos"].runtime) == ("✅", "🟡")
+    assert rows["abs"].export == "🟡" and rows["tan"].export == "-"
+    assert rows["abs"].aliases == ("absolute",) and rows["absolute"].alias_of == "abs"
+    assert rows["sin"].documented == "since opset 9" and rows["abs"].documented == "no"
+    assert rows["tan"].registered == "no" and rows["sin"].registered == "yes"
+    assert rows["sin"].coverage.startswith("spec sin")
+    assert rows["cos"].failures and "checker" in rows["cos"].failures[0]
+
+
+def test_gap_view_both_ways(catalog):
+    v = view(catalog)
+    assert [r.name for r in v.claimed_unconfirmed] == ["abs"]
+    assert [r.name for r in v.confirmed_unclaimed] == []
+
+
+def test_page_renders_bars_legend_table_and_appendix(catalog):
+    page = render_page(view(catalog))
+    assert '[=66.7% "66.7%"]' in page and '[=40.0% "40.0%"]' in page
+    assert "| ⚠️ | blocked |" in page and "Not unsupported" in page
+    assert "| [`sin`](https://docs/sin) |  | yes | core | ✅ | ✅ | ✅ | since opset 9 | yes |" in page
+    assert "| `dim` | tensor metadata query" in page
+    assert "<details><summary>1 failing group</summary>" in page
+    assert render_page(view(catalog)) == page  # deterministic
+
+
+def test_without_a_report_only_the_documented_claims(catalog):
+    v = build_view(LISTING, catalog, None, DOCUMENTED, frozenset(), LINKS, "2.13.0")
+    assert v.bars[0].numerator == 0 and not v.report
+    page = render_page(v)
+    assert "No measurement report was given" in page and "Gap view" not in page
+
+
+def test_version_guard():
+    a = report()
+    assert check_versions(a, "2.13.0+cpu", None) == "2.13.0+cpu"
+    with pytest.raises(UsageError, match="measured on torch 2.13.0 but torch 2.14.1 is installed"):
+        check_versions(a, "2.14.1", None)
+    assert check_versions(a, "2.14.1", "2.13.0") == "2.13.0"
+    assert check_versions(None, "2.14.1", None) == "2.14.1"
+
+
+def test_cells_are_safe():
+    assert cell("a|b <OpOverload>\nx") == "a\\|b &lt;OpOverload&gt; x"
