@@ -20,7 +20,9 @@ from typing import Any
 
 from github import Auth, Github, GithubException, GithubRetry, UnknownObjectException
 
-from .report import GITHUB_COMMENT_LIMIT, MARKER
+#: The hidden marker that, with the bot's login, identifies its sticky comment.
+MARKER = "<!-- opsweep:onnx-support -->"
+GITHUB_COMMENT_LIMIT = 65_536
 
 DEFAULT_BOT = "github-actions[bot]"
 COMMAND = re.compile(r"^\s*/regen-onnx(?:\s+(?P<profile>ci|nightly))?\s*$")

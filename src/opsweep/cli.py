@@ -235,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repo", type=Path, default=Path("."))
     p.add_argument("--github-output", default=None, metavar="FILE",
                    help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
+    from .bot_cli import add_parser as add_bot_parser
+    add_bot_parser(sub)
     p = sub.add_parser("merge", help="combine shard artifacts into one")
     p.add_argument("parts", type=Path, nargs="+", metavar="PART")
     p.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
@@ -248,7 +250,7 @@ COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "merge": cmd_merge, "render": 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return COMMANDS[args.command](args)
+        return args.run(args) if args.command == "bot" else COMMANDS[args.command](args)
     except KeyboardInterrupt:
         _err("interrupted; nothing was written")
         return 130

@@ -11,9 +11,10 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hypothesis.strategies import SearchStrategy
+if TYPE_CHECKING:  # kept out of the import path of the light bot commands
+    from hypothesis.strategies import SearchStrategy
 
 
 class Stage(str, enum.Enum):

@@ -10,10 +10,8 @@ from .artifact import Artifact
 from .diff import Diff, Transition, smallest
 from .grade import FailureGroup
 from .render import cell, environment
+from .bot import GITHUB_COMMENT_LIMIT, MARKER
 from .repro import snippet
-
-MARKER = "<!-- opsweep:onnx-support -->"
-GITHUB_COMMENT_LIMIT = 65_536
 KINDS = ("regression", "improvement", "newly measured", "no longer measured", "changed")
 
 

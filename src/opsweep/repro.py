@@ -11,13 +11,13 @@ depends only on the signature:
 
 from __future__ import annotations
 
-from .catalog import load_catalog
-from .draw import PROFILES, draw_examples
 from .errors import SpecError
 
 
 def example_for(spec_name: str, signature: str, profile: str = "nightly"):
     """The module and inputs of a drawn example with this signature."""
+    from .catalog import load_catalog
+    from .draw import PROFILES, draw_examples
     from .runner import build_call
     catalog = load_catalog(check_draws=False)
     if spec_name not in catalog.specs:

@@ -1,0 +1,85 @@
+"""Commits and pushes against a real local bare repository."""
+
+import subprocess
+
+import pytest
+
+from opsweep.gitops import TRAILER, GitError, commit_and_push, head_is_bot
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
+
+
+@pytest.fixture
+def remote(tmp_path):
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    (seed / "docs").mkdir()
+    (seed / "docs" / "a.json").write_text("{}\n")
+    git(seed, "add", ".")
+    git(seed, *IDENT, "commit", "-qm", "start")
+    git(seed, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    return bare
+
+
+def clone(remote, where):
+    git(remote.parent, "clone", "-q", "-b", "feature", str(remote), str(where))
+    return where
+
+
+def test_commit_push_and_no_change_skip(remote, tmp_path):
+    work = clone(remote, tmp_path / "work")
+    head = git(work, "rev-parse", "HEAD")
+    (work / "docs" / "a.json").write_text('{"v": 1}\n')
+    pushed = commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate ONNX support")
+    assert pushed.sha and pushed.attempts == 1
+    assert git(remote, "rev-parse", "feature") == pushed.sha
+    assert TRAILER in git(remote, "log", "-1", "--format=%B", "feature")
+    again = commit_and_push(work, ["docs/a.json"], "feature", pushed.sha, "Regenerate")
+    assert again.sha is None and again.reason == "artifact and page unchanged"
+
+
+def test_a_moved_head_is_rebased_onto_never_forced(remote, tmp_path):
+    work = clone(remote, tmp_path / "work")
+    head = git(work, "rev-parse", "HEAD")
+    other = clone(remote, tmp_path / "other")  # someone pushes meanwhile
+    (other / "README").write_text("hello\n")
+    git(other, "add", "README")
+    git(other, *IDENT, "commit", "-qm", "human change")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    human = git(other, "rev-parse", "HEAD")
+    (work / "docs" / "a.json").write_text('{"v": 2}\n')
+    pushed = commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate")
+    assert pushed.attempts == 2
+    log = git(remote, "log", "--format=%H %s", "feature").splitlines()
+    assert log[0].startswith(pushed.sha) and log[1].startswith(human)  # on top, nothing lost
+
+
+def test_conflicting_move_fails_clearly(remote, tmp_path):
+    work = clone(remote, tmp_path / "work")
+    head = git(work, "rev-parse", "HEAD")
+    other = clone(remote, tmp_path / "other")
+    (other / "docs" / "a.json").write_text('{"human": true}\n')
+    git(other, *IDENT, "commit", "-qam", "human edit of the artifact")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    (work / "docs" / "a.json").write_text('{"v": 3}\n')
+    with pytest.raises(GitError, match="no longer rebase cleanly"):
+        commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate")
+    assert git(remote, "log", "-1", "--format=%s", "feature") == "human edit of the artifact"
+
+
+def test_loop_guard_and_measured_head_check(remote, tmp_path):
+    work = clone(remote, tmp_path / "work")
+    assert not head_is_bot(work)
+    head = git(work, "rev-parse", "HEAD")
+    (work / "docs" / "a.json").write_text('{"v": 4}\n')
+    commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate")
+    assert head_is_bot(work)
+    with pytest.raises(GitError, match="is not the measured head"):
+        commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate")
