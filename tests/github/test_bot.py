@@ -107,3 +107,52 @@ def test_rate_limit_response_is_waited_out(github, gh):
     github.rate_limited = 1
     bot.upsert_comment(gh, REPO, n, "after the limit", BOT)
     assert len(marked(github)) == 1
+
+
+def test_fork_pull_request_is_reported_as_such(github, monkeypatch, tmp_path, capsys):
+    from opsweep.cli import main
+    github.add_pull(REPO, 9, head_repo="someone/opsweep-fork", ref="patch-1", sha="f" * 40)
+    github.repo("someone/opsweep-fork")
+    out = tmp_path / "out"
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    assert main(["bot", "pull", "--repo", REPO, "--pr", "9"]) == 0
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert outputs == {"head_ref": "patch-1", "head_sha": "f" * 40,
+                       "head_repo": "someone/opsweep-fork", "same_repo": "false"}
+
+
+def test_publish_without_commit_tells_where_to_get_the_files(github, monkeypatch, tmp_path):
+    """A fork's pull request: the comment carries the transitions and where the files are."""
+    from dataclasses import replace as dc_replace
+
+    from opsweep import artifact as art
+    from opsweep.cli import main
+    from opsweep.model import Stage
+
+    from ..unit.test_artifact import FP, result
+    n = pr(github, 11)
+    repo_dir = tmp_path / "head"
+    (repo_dir / "docs" / "data").mkdir(parents=True)
+    root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    (repo_dir / "docs" / "data" / "documented.json").write_bytes(
+        (root / "docs" / "data" / "documented.json").read_bytes())
+    old = art.make_artifact(dc_replace(FP, torch="2.12.0"), "ci", 25, 0,
+                            {"sin": result(["sin"], Stage.OK)})
+    art.save(repo_dir / "docs" / "onnx_support_measured.json", old)
+    import torch
+    new = art.make_artifact(dc_replace(FP, torch=torch.__version__), "ci", 25, 1,
+                            {"sin": result(["sin"], Stage.NO_TRANSLATION)})
+    part = tmp_path / "new.json"
+    art.save(part, new)
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    assert main(["bot", "publish", str(part), "--repo-dir", str(repo_dir), "--repo", REPO,
+                 "--pr", str(n), "--comment"]) == 0
+    (comment,) = marked(github, n)
+    assert "`sin` export: full → none" in comment.body or "sin</code> export: full → none" in comment.body
+    assert "Not committed" in comment.body and "job summary" in comment.body
+    assert "full → none" in (tmp_path / "summary.md").read_text()
