@@ -5,7 +5,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, FLOAT, optional, spec
+from opsweep.families import ABSENT, ALL, FLOAT, draw_scalar, optional, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import dims, examples, shapes
 
@@ -66,14 +66,6 @@ def _masked_select(draw):
 
 def _nonzero(draw):
     return (_source(draw, min_rank=1),), {}
-
-
-def _scalar(draw, dtype):
-    if dtype == "bool":
-        return draw(st.booleans())
-    if dtype in ("int32", "int64"):
-        return draw(st.integers(-5, 5))
-    return draw(st.sampled_from([-1.5, 0.0, 2.0]))
 
 
 def _index_tensor(draw):
@@ -151,7 +143,7 @@ def _index_fill(draw, *, tensor_value):
     dim = draw(dims(x.rank))
     side = x.shape[dim] if x.rank else 1
     index = TensorArg((draw(st.integers(1, 5)),), "int64", -side, side)
-    value = TensorArg((), x.dtype) if tensor_value else _scalar(draw, x.dtype)
+    value = TensorArg((), x.dtype) if tensor_value else draw_scalar(draw, x.dtype)
     return (x, dim, index, value), {}
 
 
@@ -161,7 +153,7 @@ def _fill_diagonal(draw):
         shape = (draw(st.integers(1, 6)), draw(st.integers(1, 6)))
     else:  # higher ranks need all sides equal
         shape = (draw(st.integers(1, 3)),) * draw(st.integers(3, 4))
-    return (TensorArg(shape, dtype), _scalar(draw, dtype)), {"wrap": draw(st.booleans())}
+    return (TensorArg(shape, dtype), draw_scalar(draw, dtype)), {"wrap": draw(st.booleans())}
 
 
 def _fill_diagonal_inplace(x, value, wrap):

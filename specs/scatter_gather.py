@@ -14,7 +14,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, NUMERIC, optional, present, spec
+from opsweep.families import ABSENT, ALL, NUMERIC, draw_scalar, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import dims, examples, shapes
 
@@ -24,14 +24,6 @@ A = torch.ops.aten
 def _tensor(draw, *, min_rank=0, max_rank=4, dtypes=ALL):
     return TensorArg(draw(shapes(min_rank=min_rank, max_rank=max_rank)),
                      draw(st.sampled_from(dtypes)))
-
-
-def _scalar(draw, dtype):
-    if dtype == "bool":
-        return draw(st.booleans())
-    if dtype in ("int32", "int64"):
-        return draw(st.integers(-5, 5))
-    return draw(st.sampled_from([-1.5, 0.0, 2.0]))
 
 
 def _dim_of(dim, rank):
@@ -62,7 +54,7 @@ def _scatter_src(draw):
 
 def _scatter_value(draw):
     x, dim, index, _ = _scatter_parts(draw, ALL, unique=False)
-    return (x, dim, index, _scalar(draw, x.dtype)), {}
+    return (x, dim, index, draw_scalar(draw, x.dtype)), {}
 
 
 def _scatter_src_reduce(draw):
@@ -72,7 +64,7 @@ def _scatter_src_reduce(draw):
 
 def _scatter_value_reduce(draw):
     x, dim, index, _ = _scatter_parts(draw, NUMERIC, unique=False)
-    return (x, dim, index, _scalar(draw, x.dtype)), {
+    return (x, dim, index, draw_scalar(draw, x.dtype)), {
         "reduce": draw(st.sampled_from(["add", "multiply"]))}
 
 

@@ -123,7 +123,7 @@ def _edge_choices(draw, edges: Sequence[float] | None, dtype: str) -> tuple[floa
     return tuple(edges)
 
 
-def _scalar_for(draw, dtype: str, low: float | None, high: float | None) -> Any:
+def draw_scalar(draw, dtype: str, low: float | None = None, high: float | None = None) -> Any:
     """A Python scalar operand for `dtype`, inside [low, high] when given."""
     if dtype == "bool":
         return draw(st.booleans())
@@ -155,7 +155,7 @@ def binary(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = NUM
         picks = _edge_choices(draw, edges, dtype)
         x = TensorArg(shape, dtype, min_value, max_value, picks)
         if scalar_other and draw(st.integers(0, 3)) == 0:
-            other: Any = _scalar_for(draw, dtype, lo2, hi2)
+            other: Any = draw_scalar(draw, dtype, lo2, hi2)
         else:
             other = TensorArg(draw(broadcast_shapes(shape, min_rank=min(min_rank, len(shape)))),
                               dtype, lo2, hi2, picks)
