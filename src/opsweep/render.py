@@ -87,7 +87,7 @@ class PageView:
 
 def _failure_line(g: FailureGroup) -> str:
     rank = f"rank {g.rank}"
-    return f"{g.dtype} {rank}: {g.stage.value} ×{g.count} — {g.error} (e.g. `{g.example}`)"
+    return f"{g.dtype} {rank}: {g.stage.value} ×{g.count} — {g.error} (e.g. {g.example})"
 
 
 def _failures(result: OperatorResult | None) -> tuple[str, ...]:
@@ -154,10 +154,13 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
                                   and r.registered == "no"))
 
 
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]|"})
+
+
 def cell(text: str) -> str:
-    """Text safe inside a markdown table cell: no pipes, no raw HTML, one line."""
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("|", "\\|").replace("\n", " "))
+    """Text safe inside a markdown table cell: no raw HTML, no markup, one line."""
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.translate(_MARKDOWN_SPECIAL).replace("\n", " ")
 
 
 def environment() -> jinja2.Environment:

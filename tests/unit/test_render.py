@@ -98,3 +98,4 @@ def test_version_guard():
 
 def test_cells_are_safe():
     assert cell("a|b <OpOverload>\nx") == "a\\|b &lt;OpOverload&gt; x"
+    assert cell("[x](y) _a_ *b* `c`") == "\\[x\\](y) \\_a\\_ \\*b\\* \\`c\\`"
