@@ -252,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.run(args) if args.command == "bot" else COMMANDS[args.command](args)
     except KeyboardInterrupt:
-        _err("interrupted; nothing was written")
+        _err("interrupted: the artifact was not touched; a sweep keeps its finished specs in a "
+             "checkpoint beside the artifact, and running the same command again resumes it")
         return 130
     except OpsweepError as exc:
         _err(str(exc))
