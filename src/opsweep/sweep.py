@@ -264,11 +264,7 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     decisions = {s.name: decide(s, digests[s.name], previous, fingerprint, config.profile,
                                 regen_index, request.no_reuse) for s in specs}
     if request.shard:
-        costs = {s.name: 0 if decisions[s.name].reuse else
-                 (previous.specs[s.name].signatures if previous and s.name in previous.specs
-                  else DEFAULT_COST) for s in specs}
-        owner = assign(costs, request.shard[1])
-        specs = [s for s in specs if owner[s.name] == request.shard[0]]
+        specs = _shard_slice(specs, decisions, previous, request.shard)
     results: dict[str, SpecResult] = {}
     for s in specs:
         if decisions[s.name].reuse:
@@ -293,12 +289,10 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
         progress(SpecDone(name, len(results), total, result))
 
     jobs = [_Job(s, digests[s.name], decisions[s.name].reason) for s in specs if s.name not in results]
-    finished = False
     try:
         measure(jobs, config, done)
-        finished = True
     finally:
-        journal.close(finished=False)
+        journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
     if request.only and not request.shard and previous and previous.fingerprint == fingerprint \
             and previous.profile == config.profile.name:
         for name, prior in previous.specs.items():
@@ -308,5 +302,15 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     artifact = art.make_artifact(fingerprint, config.profile.name, config.profile.max_examples,
                                  regen_index, results, stamp, request.shard)
     art.save(request.out, artifact)
-    journal.close(finished=finished)
+    journal.close(finished=True)  # only once the artifact is safely written
     return Regeneration(artifact, decisions, len(resumed), tuple(notes))
+
+
+def _shard_slice(specs: list[OpSpec], decisions: dict[str, Decision], previous: Artifact | None,
+                 shard: tuple[int, int]) -> list[OpSpec]:
+    """This shard's specs: a cost-balanced split of the work (reused specs cost nothing)."""
+    costs = {s.name: 0 if decisions[s.name].reuse else
+             (previous.specs[s.name].signatures if previous and s.name in previous.specs
+              else DEFAULT_COST) for s in specs}
+    owner = assign(costs, shard[1])
+    return [s for s in specs if owner[s.name] == shard[0]]

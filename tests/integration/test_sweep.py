@@ -73,7 +73,7 @@ def test_two_ci_sweeps_are_byte_identical_apart_from_the_timestamp(tmp_path):
     assert grades["sin"] in ("full", "partial")  # complex sin has no translation in 2.13
     assert a.operators["atan2"].grades.numerics.value == "partial"
     assert a.specs["cdist"].gap.status == "confirmed"
-    assert a.fingerprint.exporter == "dynamo" and a.fingerprint.opset == 20
+    assert a.fingerprint.exporter == "dynamo-fast" and a.fingerprint.opset == 20
     assert a.profile == "ci" and a.examples == 25 and a.specs["sin"].examples == 25
 
 
