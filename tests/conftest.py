@@ -16,3 +16,14 @@ def spec_dir(tmp_path):
     d = tmp_path / "user_specs"
     d.mkdir()
     return d
+
+
+def require(available: bool, what: str) -> None:
+    """Tests that need a system tool beyond Python and pip: on a developer machine
+    without it they are skipped with the reason; under CI (CI=true, where .ci/run
+    installs everything) a missing tool is a failure, never a silent skip."""
+    if available:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{what} is missing, and CI must run this test (.ci/run installs it)")
+    pytest.skip(f"{what} is not installed here (.ci/run installs it)")

@@ -17,13 +17,18 @@ from .errors import OpsweepError, UsageError
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
 
 
-def _outputs(**values: object) -> None:
+def write_outputs(values: dict[str, object], target: str | None = None) -> None:
+    """`key=value` lines on stdout, and appended to `target` (default $GITHUB_OUTPUT)."""
     lines = "".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}\n" for k, v in values.items())
     sys.stdout.write(lines)
-    target = os.environ.get("GITHUB_OUTPUT")
+    target = target if target is not None else os.environ.get("GITHUB_OUTPUT")
     if target:
         with open(target, "a", encoding="utf-8") as handle:
             handle.write(lines)
+
+
+def _outputs(**values: object) -> None:
+    write_outputs(values)
 
 
 def _client():

@@ -180,17 +180,13 @@ def cmd_diff(args) -> int:
 
 
 def cmd_pin_changed(args) -> int:
-    import os
-
+    from .bot_cli import write_outputs
     from .pin import pin_change
     change = pin_change(args.base, args.head, args.pyproject, args.repo)
     print(f"torch pin: {change.old or 'none'} -> {change.new or 'none'} "
           f"({'changed' if change.changed else 'unchanged'})")
-    target = args.github_output if args.github_output is not None else os.environ.get("GITHUB_OUTPUT")
-    if target:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(f"changed={'true' if change.changed else 'false'}\n"
-                         f"old={change.old or ''}\nnew={change.new or ''}\n")
+    write_outputs({"changed": change.changed, "old": change.old or "", "new": change.new or ""},
+                  args.github_output)
     return EXIT_OK
 
 

@@ -92,45 +92,59 @@ def _force_dispatch_to_orig_cia_callable(fake_tensor_mode, op, *args, **kwargs):
 
 
 def _make_override_cia(ep):
-    """torch's _override_composite_implicit_decomp, registering directly."""
+    """torch's _override_composite_implicit_decomp, with the same registrations made
+    directly in each op's kernel table. What an op receives depends only on its kernel
+    table before the override and on its decomposition, so that is computed once per
+    op and re-applied while both are unchanged."""
     import contextlib
     import functools
 
     from torch._higher_order_ops.utils import autograd_not_implemented
-    from torch._subclasses.fake_impls import (_deregister_op_impl, _is_op_registered_to_fake_rule,
-                                              register_op_impl)
+    from torch._subclasses import fake_impls
     cia_key = torch._C.DispatchKey.CompositeImplicitAutograd
-    not_implemented: dict[Any, Any] = {}
+    cache: dict[int, tuple] = {}  # id(op) -> (op, base keys, base CIA kernel, decomp, additions, fake)
+
+    def prepare(op, decomp_callable, snapshot):
+        additions = {}
+        missing = [k for k in ep._AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE if k not in snapshot]
+        if missing:
+            not_implemented = autograd_not_implemented(op, deferred_error=True)
+            additions.update(dict.fromkeys(missing, not_implemented))
+        orig_cia_callable = ep._get_decomp_for_cia(op)  # before the CIA kernel changes
+        additions[cia_key] = decomp_callable
+        for key in ep._BACKEND_KEYS_TO_OVERRIDE:
+            if key not in snapshot and key not in additions:
+                additions[key] = orig_cia_callable
+        fake = functools.partial(_force_dispatch_to_orig_cia_callable,
+                                 original_callable=orig_cia_callable)
+        entry = (op, frozenset(snapshot), snapshot.get(cia_key), decomp_callable, additions, fake)
+        cache[id(op)] = entry
+        return entry
 
     @contextlib.contextmanager
     def override(cia_ops_to_callable):
-        saved = {}
+        saved = []
+        registered = fake_impls.op_implementations_dict
         for op, decomp_callable in cia_ops_to_callable.items():
             kernels = op.py_kernels
-            saved[op] = kernels.copy()
-            for key in ep._AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE:
-                if key not in kernels:
-                    if op not in not_implemented:
-                        not_implemented[op] = autograd_not_implemented(op, deferred_error=True)
-                    kernels[key] = not_implemented[op]
-            orig_cia_callable = ep._get_decomp_for_cia(op)  # before the CIA kernel changes
-            kernels.pop(cia_key, None)
-            kernels[cia_key] = decomp_callable
-            if not _is_op_registered_to_fake_rule(op):
-                register_op_impl(op)(functools.partial(_force_dispatch_to_orig_cia_callable,
-                                                       original_callable=orig_cia_callable))
-            for key in ep._BACKEND_KEYS_TO_OVERRIDE:
-                if key not in kernels:
-                    kernels[key] = orig_cia_callable
+            snapshot = kernels.copy()
+            saved.append((op, snapshot))
+            entry = cache.get(id(op))
+            if (entry is None or entry[0] is not op or entry[3] is not decomp_callable
+                    or entry[2] is not snapshot.get(cia_key) or entry[1] != snapshot.keys()):
+                entry = prepare(op, decomp_callable, snapshot)
+            kernels.update(entry[4])
+            if op not in registered:
+                registered[op] = entry[5]
             op._dispatch_cache.clear()
         try:
             yield
         finally:
-            for op, kernels in saved.items():
+            for op, snapshot in saved:
                 op.py_kernels.clear()
-                op.py_kernels.update(kernels)
+                op.py_kernels.update(snapshot)
                 op._dispatch_cache.clear()
-                _deregister_op_impl(op)
+                fake_impls._deregister_op_impl(op)
 
     return override
 

@@ -36,6 +36,11 @@ class FailureGroup:
     example: str  # the smallest failing signature of the group
     size: int = 0  # its total number of input elements
 
+    def describe(self, *, example: bool = True) -> str:
+        """One line for pages and comments: where, how often, the error, an example."""
+        line = f"{self.dtype} rank {self.rank}: {self.stage.value} ×{self.count} — {self.error}"
+        return f"{line} (e.g. {self.example})" if example else line
+
 
 def axis_grade(passed: int, reached: int) -> Grade | None:
     if reached == 0:

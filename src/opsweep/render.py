@@ -17,7 +17,6 @@ import jinja2
 from .artifact import Artifact, OperatorResult
 from .catalog import Catalog
 from .errors import UsageError
-from .grade import FailureGroup
 from .links import Link
 from .listing import Listing
 from .model import Grade
@@ -85,18 +84,13 @@ class PageView:
     legend: tuple[tuple[str, str, str], ...] = LEGEND
 
 
-def _failure_line(g: FailureGroup) -> str:
-    rank = f"rank {g.rank}"
-    return f"{g.dtype} {rank}: {g.stage.value} ×{g.count} — {g.error} (e.g. {g.example})"
-
-
 def _failures(result: OperatorResult | None) -> tuple[str, ...]:
     if result is None:
         return ()
     worst = {result.grades.export, result.grades.runtime, result.grades.numerics}
     if not worst & {Grade.PARTIAL, Grade.NONE}:
         return ()
-    return tuple(_failure_line(g) for g in result.failures if g.stage.value != "invalid")
+    return tuple(g.describe() for g in result.failures if g.stage.value != "invalid")
 
 
 def _coverage(name: str, catalog: Catalog, artifact: Artifact | None) -> str:

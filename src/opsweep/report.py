@@ -31,10 +31,6 @@ def _label(grade) -> str:
     return grade.value if grade is not None else "unmeasured"
 
 
-def _line(g: FailureGroup) -> str:
-    return cell(f"{g.dtype} rank {g.rank}: {g.stage.value} ×{g.count} — {g.error}")
-
-
 def _spec_of(new: Artifact, t: Transition, g: FailureGroup) -> str:
     for name in new.operators[t.op].specs if t.op in new.operators else ():
         if any(f.example == g.example and f.stage == g.stage for f in new.specs[name].failures):
@@ -50,7 +46,7 @@ def _view(t: Transition, new: Artifact | None) -> TransitionView:
             example, spec = worst.example, _spec_of(new, t, worst)
             code = snippet(spec, example)
     return TransitionView(t.op, t.axis, _label(t.old), _label(t.new),
-                          tuple(_line(g) for g in t.failures), spec, example, code)
+                          tuple(cell(g.describe(example=False)) for g in t.failures), spec, example, code)
 
 
 def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade transitions",

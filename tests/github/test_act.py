@@ -35,6 +35,12 @@ PINNED = {  # the remote actions the workflow uses, by the exact ref it pins
 pytestmark = pytest.mark.integration
 
 
+
+def _require_git():
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
+
+
 def git(cwd, *args):
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                           text=True).stdout.strip()
@@ -53,6 +59,7 @@ def _set_pin(tree: Path, pin: str) -> None:
 def built(tmp_path_factory):
     """A bare origin holding this project at `main` (pin 2.12.0, an artifact measured on
     2.12.0) and a `feature` branch that bumps the pin to the installed 2.13.0."""
+    _require_git()
     top = tmp_path_factory.mktemp("e2e")
     tree = top / "work"
     files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,

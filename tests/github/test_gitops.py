@@ -1,10 +1,18 @@
 """Commits and pushes against a real local bare repository."""
 
+import shutil
 import subprocess
 
 import pytest
 
 from opsweep.gitops import TRAILER, GitError, commit_and_push, head_is_bot
+
+
+
+@pytest.fixture(autouse=True)
+def _needs_git():
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
 
 
 def git(cwd, *args):

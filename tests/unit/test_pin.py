@@ -1,3 +1,4 @@
+import shutil
 import subprocess
 
 import pytest
@@ -14,6 +15,13 @@ version = "{version}"
 [tool.tox.env.proptest_onnx]
 deps = ["torch=={torch}", "numpy"]
 """
+
+
+
+@pytest.fixture(autouse=True)
+def _needs_git():
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
 
 
 def git(repo, *args):
