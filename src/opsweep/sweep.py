@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import os
 import signal
 import tempfile
 from collections.abc import Callable, Sequence
@@ -183,6 +184,11 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
         return
     from pebble import ProcessPool
     context = multiprocessing.get_context("spawn")
+    # Error lines quote sets (unbacked symbols, type constraints) whose order follows string
+    # hashing: workers (and their replacements) start with a fixed seed so a ci artifact is
+    # byte-for-byte reproducible.
+    seed = os.environ.get("PYTHONHASHSEED")
+    os.environ["PYTHONHASHSEED"] = "0"
     with tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
         pool = ProcessPool(max_workers=config.jobs, initializer=_init_worker,
                            initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH),
@@ -192,6 +198,10 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
         finally:
             pool.stop()
             pool.join()
+            if seed is None:
+                del os.environ["PYTHONHASHSEED"]
+            else:
+                os.environ["PYTHONHASHSEED"] = seed
 
 
 def _measure_in_pool(pool, jobs, config, phases: Path, finish) -> None:
