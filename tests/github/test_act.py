@@ -52,7 +52,9 @@ IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 def _set_pin(tree: Path, pin: str) -> None:
     path = tree / "pyproject.toml"
     text = path.read_text()
-    path.write_text(re.sub(r'deps = \["torch==[^"]+"\]', f'deps = ["torch=={pin}"]', text, count=1))
+    new = re.sub(r'"torch==[^"]+"', f'"torch=={pin}"', text, count=1)
+    assert new != text or f'"torch=={pin}"' in text, "the fixture could not move the torch pin"
+    path.write_text(new)
 
 
 @pytest.fixture(scope="module")
