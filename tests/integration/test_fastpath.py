@@ -3,8 +3,7 @@
 import pytest
 import torch
 
-from opsweep.adapter import PUBLIC_PATH, Exporter, quiet_exporter
-from opsweep.catalog import load_catalog
+from opsweep.adapter import PUBLIC_PATH, Exporter
 from opsweep.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.fastpath import FAST_PATH, FastExporter, fast_path_available, make_exporter
 from opsweep.model import Example, Stage, TensorArg
@@ -26,12 +25,6 @@ CASES = [
     ("atan2", (f(2, dtype="float64"), f(2, dtype="float64")), Stage.RUNTIME),
     ("atan2", (f(3, choices=(0.0,)), f(3, choices=(-1.0,))), Stage.NUMERICS),
 ]
-
-
-@pytest.fixture(scope="module")
-def specs():
-    quiet_exporter()
-    return load_catalog(check_draws=False).specs
 
 
 @pytest.fixture(scope="module")

@@ -3,18 +3,11 @@
 import pytest
 import torch
 
-from opsweep.adapter import Exporter, quiet_exporter
-from opsweep.catalog import load_catalog
+from opsweep.adapter import Exporter
 from opsweep.model import Example, Stage, TensorArg
 from opsweep.runner import run_group
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def specs():
-    quiet_exporter()
-    return load_catalog(check_draws=False).specs
 
 
 @pytest.fixture(scope="module")
