@@ -4,7 +4,7 @@
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import no_translation, spec
+from opsweep.families import EXAMPLE_TABLE, no_translation, spec
 from opsweep.model import TensorArg
 from opsweep.strategies import examples, shapes
 
@@ -109,9 +109,9 @@ SPECS = [
     spec("fft_ifftshift", examples(_shift), fn=torch.fft.ifftshift, family="fft",
          dtypes=REAL + CPLX + ("int64",), ranks=(1, 4)),
     spec("fft_fftfreq", examples(_freq), fn=torch.fft.fftfreq, family="fft", ranks=(0, 0),
-         gap=no_translation("fft_fftfreq")),
+         gap=no_translation("fft_fftfreq", closed_by=EXAMPLE_TABLE)),
     spec("fft_rfftfreq", examples(_freq), fn=torch.fft.rfftfreq, family="fft", ranks=(0, 0),
-         gap=no_translation("fft_rfftfreq")),
+         gap=no_translation("fft_rfftfreq", closed_by=EXAMPLE_TABLE)),
     spec("stft", examples(_stft), fn=torch.stft, family="fft", dtypes=REAL, ranks=(1, 2)),
     spec("istft", examples(_istft), fn=torch.istft, family="fft", dtypes=CPLX, ranks=(2, 3)),
 ]

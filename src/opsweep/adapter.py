@@ -100,9 +100,9 @@ class Exporter:
                                          if custom_translation_table else None)
         self.opset = opset if opset is not None else default_opset()
 
-    def export(self, module: torch.nn.Module, args: tuple[Any, ...]):
+    def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
         """Return the ONNX ModelProto, or raise what the exporter raised."""
         program = torch.onnx.export(
             module, args, dynamo=True, opset_version=self.opset, verbose=False,
-            custom_translation_table=self.custom_translation_table)
+            dynamic_shapes=dynamic_shapes, custom_translation_table=self.custom_translation_table)
         return program.model_proto

@@ -7,7 +7,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -16,10 +16,11 @@ from typing import Any
 import jsonschema
 
 from .errors import ArtifactError
-from .grade import FailureGroup, Grades, grade, merge_failures
+from .grade import Counts, FailureGroup, Grades, grade, merge_failures
 from .model import Grade, Stage
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+STOCK = "stock"  # the target measured without a custom translation table
 #: Fields that may differ between two sweeps of the same specs in the same environment.
 VOLATILE_FIELDS = ("generated_at",)
 
@@ -32,6 +33,7 @@ class Fingerprint:
     onnxscript: str
     opset: int
     exporter: str
+    dynamic: bool = True  # whether the dynamic axis was measured
 
 
 def fingerprint_changes(old: Fingerprint, new: Fingerprint) -> list[str]:
@@ -46,7 +48,8 @@ class GapCheck:
     reason: str
     expected: Stage
     measured: tuple[Stage, ...]
-    status: str  # confirmed | stale | moved
+    #: stock target: confirmed | stale | moved; a target the note names as closing it: closed | open
+    status: str
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,14 @@ class SpecResult:
     reuse: Reuse
     digest: str  # of the spec as measured: a changed spec is never reused
     signatures: int  # distinct example signatures, i.e. exports: the spec's cost
+    dynamic_stages: Mapping[Stage, int] = field(default_factory=dict)
+    dynamic_regressed: int = 0
+    dynamic_failures: tuple[FailureGroup, ...] = ()
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(self.stages, self.nondeterministic, self.dynamic_stages,
+                      self.dynamic_regressed)
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,30 @@ class OperatorResult:
     grades: Grades
     specs: tuple[str, ...]
     failures: tuple[FailureGroup, ...]
+    dynamic_failures: tuple[FailureGroup, ...] = ()
+
+
+@dataclass(frozen=True)
+class Translations:
+    """A translation target's fingerprint entry: which table, from which source."""
+
+    module: str  # as given: a dotted module or a path to a .py file
+    table: str
+    digest: str  # sha256[:16] of the module's source
+    overrides: tuple[str, ...]  # the operators the table translates, e.g. prims::fmax
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}:{self.table}"
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """The catalog measured a second time with a custom translation table."""
+
+    translations: Translations
+    specs: Mapping[str, SpecResult]
+    operators: Mapping[str, OperatorResult]
 
 
 @dataclass(frozen=True)
@@ -84,16 +119,36 @@ class Artifact:
     profile: str
     examples: int
     regen_index: int
-    specs: Mapping[str, SpecResult]
+    specs: Mapping[str, SpecResult]  # the stock target
     operators: Mapping[str, OperatorResult]
     generated_at: str = ""
     shard: tuple[int, int] | None = None  # (index, count) of a shard artifact
+    targets: Mapping[str, TargetResult] = field(default_factory=dict)  # by Translations.name
+
+    def view(self, target: str = STOCK) -> Artifact | None:
+        """The artifact as seen by one target (its specs and operators), or None
+        when the target was not measured. The stock view is the artifact itself."""
+        if target == STOCK:
+            return self
+        if target not in self.targets:
+            return None
+        t = self.targets[target]
+        return Artifact(self.fingerprint, self.profile, self.examples, self.regen_index,
+                        t.specs, t.operators, self.generated_at, self.shard)
+
+    @property
+    def target_names(self) -> tuple[str, ...]:
+        return (STOCK, *sorted(self.targets))
 
 
-def gap_check(reason: str, expected: Stage, stages: Mapping[Stage, int]) -> GapCheck:
+def gap_check(reason: str, expected: Stage, stages: Mapping[Stage, int],
+              closing: bool = False) -> GapCheck:
+    """`closing`: the measurement is of a target the note says closes the gap."""
     failing = tuple(sorted((s for s, n in stages.items() if n and s not in (Stage.OK, Stage.INVALID)),
                            key=lambda s: s.value))
-    if not failing:
+    if closing:
+        status = "open" if expected in failing else "closed"
+    elif not failing:
         status = "stale"
     elif failing == (expected,):
         status = "confirmed"
@@ -111,18 +166,28 @@ def build_operators(specs: Mapping[str, SpecResult]) -> dict[str, OperatorResult
     table = {}
     for op in sorted(members):
         names = members[op]
-        grades = grade((specs[n].stages, specs[n].nondeterministic) for n in names)
+        grades = grade(specs[n].counts for n in names)
         failures = merge_failures(g for n in names for g in specs[n].failures)
-        table[op] = OperatorResult(grades, tuple(names), failures)
+        dynamic = merge_failures(g for n in names for g in specs[n].dynamic_failures)
+        table[op] = OperatorResult(grades, tuple(names), failures, dynamic)
     return table
+
+
+def make_target(translations: Translations, specs: Mapping[str, SpecResult]) -> TargetResult:
+    specs = {k: specs[k] for k in sorted(specs)}
+    return TargetResult(translations, specs, build_operators(specs))
 
 
 def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_index: int,
                   specs: Mapping[str, SpecResult], generated_at: str = "",
-                  shard: tuple[int, int] | None = None) -> Artifact:
+                  shard: tuple[int, int] | None = None,
+                  targets: Mapping[str, tuple[Translations, Mapping[str, SpecResult]]] | None = None,
+                  ) -> Artifact:
+    """`targets`: name -> (translations, spec results) of each custom-translation target."""
     specs = {k: specs[k] for k in sorted(specs)}
+    built = {name: make_target(*targets[name]) for name in sorted(targets or {})}
     return Artifact(fingerprint, profile, examples, regen_index, specs,
-                    build_operators(specs), generated_at, shard)
+                    build_operators(specs), generated_at, shard, built)
 
 
 # --- to and from plain data --------------------------------------------------
@@ -138,7 +203,7 @@ def _failures_out(groups: Iterable[FailureGroup]) -> list[dict[str, Any]]:
 
 def _grades_out(g: Grades) -> dict[str, Any]:
     return {"export": _grade_value(g.export), "runtime": _grade_value(g.runtime),
-            "numerics": _grade_value(g.numerics)}
+            "numerics": _grade_value(g.numerics), "dynamic": _grade_value(g.dynamic)}
 
 
 def spec_to_data(r: SpecResult) -> dict[str, Any]:
@@ -151,7 +216,9 @@ def spec_to_data(r: SpecResult) -> dict[str, Any]:
         "failures": _failures_out(r.failures), **_grades_out(r.grades),
         "nondeterministic": r.nondeterministic, "gap": gap,
         "reuse": {"reused": r.reuse.reused, "reason": r.reuse.reason}, "digest": r.digest,
-        "signatures": r.signatures}
+        "signatures": r.signatures, "dynamic_stages": {s.value: n for s, n in r.dynamic_stages.items()},
+        "dynamic_regressed": r.dynamic_regressed,
+        "dynamic_failures": _failures_out(r.dynamic_failures)}
 
 
 def spec_from_data(d: dict[str, Any]) -> SpecResult:
@@ -162,22 +229,39 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
         tuple(d["aten_ops"]), d["family"], d["profile"], d["examples"],
         {Stage(s): n for s, n in d["stages"].items()}, _failures_in(d["failures"]),
         _grades_in(d), d["nondeterministic"], gap or None,
-        Reuse(d["reuse"]["reused"], d["reuse"]["reason"]), d["digest"], d["signatures"])
+        Reuse(d["reuse"]["reused"], d["reuse"]["reason"]), d["digest"], d["signatures"],
+        {Stage(s): n for s, n in d["dynamic_stages"].items()}, d["dynamic_regressed"],
+        _failures_in(d["dynamic_failures"]))
+
+
+def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:
+    return {op: {**_grades_out(r.grades), "specs": list(r.specs),
+                 "failures": _failures_out(r.failures),
+                 "dynamic_failures": _failures_out(r.dynamic_failures)}
+            for op, r in operators.items()}
+
+
+def _translations_out(t: Translations) -> dict[str, Any]:
+    return {"module": t.module, "table": t.table, "digest": t.digest,
+            "overrides": list(t.overrides)}
 
 
 def to_data(artifact: Artifact) -> dict[str, Any]:
     specs = {name: spec_to_data(r) for name, r in artifact.specs.items()}
-    operators = {op: {**_grades_out(r.grades), "specs": list(r.specs),
-                      "failures": _failures_out(r.failures)}
-                 for op, r in artifact.operators.items()}
+    operators = _operators_out(artifact.operators)
+    targets = {name: {"fingerprint": _translations_out(t.translations),
+                      "specs": {n: spec_to_data(r) for n, r in t.specs.items()},
+                      "operators": _operators_out(t.operators)}
+               for name, t in artifact.targets.items()}
     fp = artifact.fingerprint
     return {
         "schema_version": SCHEMA_VERSION, "generated_at": artifact.generated_at,
         "fingerprint": {"torch": fp.torch, "onnx": fp.onnx, "onnxruntime": fp.onnxruntime,
-                        "onnxscript": fp.onnxscript, "opset": fp.opset, "exporter": fp.exporter},
+                        "onnxscript": fp.onnxscript, "opset": fp.opset, "exporter": fp.exporter,
+                        "dynamic": fp.dynamic},
         "profile": artifact.profile, "examples": artifact.examples,
         "regen_index": artifact.regen_index, "specs": specs, "operators": operators,
-        **({"shard": {"index": artifact.shard[0], "count": artifact.shard[1]}}
+        "targets": targets, **({"shard": {"index": artifact.shard[0], "count": artifact.shard[1]}}
            if artifact.shard else {})}
 
 
@@ -196,16 +280,29 @@ def _failures_in(items: list[dict[str, Any]]) -> tuple[FailureGroup, ...]:
 
 
 def _grades_in(d: dict[str, Any]) -> Grades:
-    return Grades(_grade_in(d["export"]), _grade_in(d["runtime"]), _grade_in(d["numerics"]))
+    return Grades(_grade_in(d["export"]), _grade_in(d["runtime"]), _grade_in(d["numerics"]),
+                  _grade_in(d["dynamic"]))
 
 
 def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
+    if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
+        raise ArtifactError(path, "schema_version", f"{data['schema_version']!r}: this opsweep "
+                            f"reads schema version {SCHEMA_VERSION}; sweep again with --no-reuse "
+                            "to measure the current axes")
     validate_data(data, path)
     specs = {name: spec_from_data(d) for name, d in data["specs"].items()}
+    targets = {}
+    for name, t in data["targets"].items():
+        translations = Translations(t["fingerprint"]["module"], t["fingerprint"]["table"],
+                                    t["fingerprint"]["digest"], tuple(t["fingerprint"]["overrides"]))
+        if translations.name != name:
+            raise ArtifactError(path, f"targets.{name}.fingerprint",
+                                f"names {translations.name!r}, not the target it is filed under")
+        targets[name] = (translations, {n: spec_from_data(d) for n, d in t["specs"].items()})
     shard = data.get("shard")
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
                              data["examples"], data["regen_index"], specs, data["generated_at"],
-                             (shard["index"], shard["count"]) if shard else None)
+                             (shard["index"], shard["count"]) if shard else None, targets)
     _check_derived(artifact, data, path)
     return artifact
 
@@ -234,17 +331,25 @@ def validate_data(data: Any, path: object = "<artifact>", definition: str | None
 
 
 def _check_derived(artifact: Artifact, data: dict[str, Any], path: object) -> None:
-    """The operators table must be what the specs say: a hand edit shows up here."""
-    derived = to_data(artifact)["operators"]
-    for op in sorted(set(derived) | set(data["operators"])):
-        if op not in data["operators"]:
-            raise ArtifactError(path, f"operators.{op}", "missing, but declared by a spec")
+    """The operators tables must be what the specs say: a hand edit shows up here."""
+    derived = to_data(artifact)
+    _check_operators(derived["operators"], data["operators"], path, "operators")
+    for name in derived["targets"]:
+        _check_operators(derived["targets"][name]["operators"],
+                         data["targets"][name]["operators"], path, f"targets.{name}.operators")
+
+
+def _check_operators(derived: dict[str, Any], recorded: dict[str, Any], path: object,
+                     where: str) -> None:
+    for op in sorted(set(derived) | set(recorded)):
+        if op not in recorded:
+            raise ArtifactError(path, f"{where}.{op}", "missing, but declared by a spec")
         if op not in derived:
-            raise ArtifactError(path, f"operators.{op}", "no spec in the artifact declares it")
+            raise ArtifactError(path, f"{where}.{op}", "no spec in the artifact declares it")
         for key, value in derived[op].items():
-            if data["operators"][op][key] != value:
-                raise ArtifactError(path, f"operators.{op}.{key}",
-                                    f"recorded {data['operators'][op][key]!r} does not follow "
+            if recorded[op][key] != value:
+                raise ArtifactError(path, f"{where}.{op}.{key}",
+                                    f"recorded {recorded[op][key]!r} does not follow "
                                     f"from the spec results ({value!r})")
 
 

@@ -154,11 +154,13 @@ def cmd_publish(args) -> int:
               "--data-dir", str(Path(args.repo_dir, "docs/data"))]
     if opsweep_main(render) != 0:
         raise UsageError("rendering the page failed")
+    history_url = _record_history(args, new)
     result = diff(old, new) if old is not None else None
     title = "first measurement" if result is None else "grade transitions"
-    body = to_markdown(result, new, title=title) if result else \
+    body = to_markdown(result, new, title=title, history=history_url) if result else \
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
-    full = to_markdown(result, new, title=title, limit=10**9) if result else body
+    full = to_markdown(result, new, title=title, limit=10**9, history=history_url) \
+        if result else body
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
@@ -174,13 +176,29 @@ def cmd_publish(args) -> int:
     changed, sha = False, ""
     if args.commit:
         from .gitops import commit_and_push
-        pushed = commit_and_push(Path(args.repo_dir), [args.artifact, args.page, "docs/data"],
+        pushed = commit_and_push(Path(args.repo_dir), [args.artifact, args.page, "docs/data",
+                                                       args.history_dir, args.history_page],
                                  args.branch, args.expected_sha, args.message)
         changed, sha = pushed.sha is not None, pushed.sha or ""
     _outputs(regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
              newly_measured=counts.get("newly measured", 0),
              no_longer_measured=counts.get("no longer measured", 0), changed=changed, sha=sha)
     return 0
+
+
+def _record_history(args, artifact) -> str:
+    """Write this torch version's history record and re-render the history view;
+    return the view's address on the branch (for the comment), or ''."""
+    from . import history
+    from .artifact import write_atomic
+    directory = Path(args.repo_dir, args.history_dir)
+    history.write(artifact, directory)
+    write_atomic(Path(args.repo_dir, args.history_page),
+                 history.render(history.load_all(directory)).encode("utf-8"))
+    if not (args.repo and args.branch):
+        return ""
+    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    return f"{server}/{args.repo}/blob/{args.branch}/{args.history_page}"
 
 
 def add_parser(sub) -> None:
@@ -228,6 +246,9 @@ def add_parser(sub) -> None:
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="checkout of the PR branch")
     p.add_argument("--artifact", default="docs/onnx_support_measured.json")
     p.add_argument("--page", default="docs/supported_operators.md")
+    p.add_argument("--history-dir", default="docs/history",
+                   help="where the per-torch-version records live")
+    p.add_argument("--history-page", default="docs/history.md")
     p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
     p.add_argument("--pr", type=int, default=0)
     p.add_argument("--comment", action="store_true")

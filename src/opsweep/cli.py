@@ -12,6 +12,8 @@ from .errors import OpsweepError, UsageError
 from .model import Stage
 
 DEFAULT_ARTIFACT = Path("docs/onnx_support_measured.json")
+DEFAULT_HISTORY = Path("docs/history")
+DEFAULT_HISTORY_PAGE = Path("docs/history.md")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 
 
@@ -38,14 +40,22 @@ def _add_sweep(sub) -> None:
                    help="worker processes (default: CPU count; 0 runs inline, without isolation)")
     p.add_argument("--timeout", type=float, default=180.0,
                    help="seconds allowed for one export before the worker is replaced")
+    p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE",
+                   help="also measure the catalog with this custom_translation_table (a dotted "
+                        "module or a .py file, then the table's name); a second target")
+    p.add_argument("--no-dynamic", action="store_true",
+                   help="skip the dynamic axis (re-export with the leading dimension dynamic)")
     p.add_argument("--public-exporter", action="store_true",
                    help="call torch.onnx.export for every example instead of the fast path")
     p.add_argument("--quiet", action="store_true", help="no per-spec progress lines")
 
 
+AXES = ("export", "runtime", "numerics", "dynamic")
+
+
 def _grades(r) -> str:
-    return "/".join((g.value if g else "-") for g in
-                    (r.grades.export, r.grades.runtime, r.grades.numerics))
+    return "/".join((getattr(r.grades, axis).value if getattr(r.grades, axis) else "-")
+                    for axis in AXES)
 
 
 def _progress(quiet: bool, started: float):
@@ -55,7 +65,8 @@ def _progress(quiet: bool, started: float):
         r = done.result
         how = "reused" if r.reuse.reused else f"{r.examples:>3} ex"
         width = len(str(done.total))
-        print(f"[{done.index:>{width}}/{done.total}] {done.name:<28} {_grades(r):<24} "
+        name = done.name if done.target == "stock" else f"{done.name} @{done.target.split(':')[-1]}"
+        print(f"[{done.index:>{width}}/{done.total}] {name:<28} {_grades(r):<32} "
               f"{how:<7} {time.monotonic() - started:7.1f}s", file=sys.stderr, flush=True)
     return report
 
@@ -67,33 +78,47 @@ def _summary(result, out: Path, seconds: float) -> str:
     lines = [f"opsweep: {len(artifact.specs)} specs, {len(ops)} aten operators, profile "
              f"{artifact.profile}, torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
              f"{seconds:.0f}s"]
+    for target in artifact.target_names:
+        lines += _target_summary(artifact.view(target), target)
+    if result.resumed:
+        lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
+    lines += [f"  note: {n}" for n in result.notes]
+    lines.append(f"  wrote {out}")
+    return "\n".join(lines)
+
+
+def _target_summary(artifact, target: str) -> list[str]:
+    lines = [f" target {target}"]
     order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
-    for axis in ("export", "runtime", "numerics"):
+    for axis in AXES:
         counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
-                         for r in ops.values())
+                         for r in artifact.operators.values())
         lines.append(f"  {axis:<9}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
     stages: Counter = Counter()
+    dynamic: Counter = Counter()
     for r in artifact.specs.values():
         if not r.reuse.reused:
             stages.update({s.value: n for s, n in r.stages.items()})
+            dynamic.update({s.value: n for s, n in r.dynamic_stages.items()})
     lines.append("  examples " + ("  ".join(f"{k} {stages[k]}" for k in sorted(stages)) or "none run"))
+    if dynamic:
+        lines.append("  dynamic  " + "  ".join(f"{k} {dynamic[k]}" for k in sorted(dynamic)))
     reasons = Counter(r.reuse.reason.split(" (")[0].split(":")[0]
                       for r in artifact.specs.values() if not r.reuse.reused)
     reused = sum(r.reuse.reused for r in artifact.specs.values())
     lines.append(f"  reuse    reused {reused}, re-measured {sum(reasons.values())}"
                  + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
-    if result.resumed:
-        lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
     invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
     if invalid:
         lines.append(f"  spec bugs: PyTorch rejected drawn examples of {', '.join(invalid)}")
     stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
-                   if r.gap is not None and r.gap.status != "confirmed")
+                   if r.gap is not None and r.gap.status not in ("confirmed", "closed"))
     if stale:
         lines.append(f"  known-gap notes that no longer hold: {', '.join(stale)}")
-    lines += [f"  note: {n}" for n in result.notes]
-    lines.append(f"  wrote {out}")
-    return "\n".join(lines)
+    closed = sorted(n for n, r in artifact.specs.items() if r.gap and r.gap.status == "closed")
+    if closed:
+        lines.append(f"  known gaps this target closes: {', '.join(closed)}")
+    return lines
 
 
 def cmd_sweep(args) -> int:
@@ -112,7 +137,8 @@ def cmd_sweep(args) -> int:
     catalog = load_catalog(args.specs)
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in args.specs),
-                         fast=not args.public_exporter)
+                         fast=not args.public_exporter, translations=tuple(args.translations),
+                         dynamic=not args.no_dynamic)
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     result = regenerate(catalog, config, request, _progress(args.quiet, started))
@@ -190,6 +216,20 @@ def cmd_pin_changed(args) -> int:
     return EXIT_OK
 
 
+def cmd_history(args) -> int:
+    from . import artifact as art
+    from . import history
+    if args.step == "record":
+        path = history.write(art.load(args.artifact), args.dir)
+        print(f"opsweep: wrote {path}")
+    else:
+        records = history.load_all(args.dir)
+        art.write_atomic(args.out, history.render(records).encode("utf-8"))
+        print(f"opsweep: wrote {args.out}: {len(records)} torch versions "
+              f"({', '.join(r.version for r in records)})")
+    return EXIT_OK
+
+
 def cmd_list(args) -> int:
     from .catalog import load_catalog
     catalog = load_catalog(args.specs, check_draws=False)
@@ -233,6 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
     from .bot_cli import add_parser as add_bot_parser
     add_bot_parser(sub)
+    p = sub.add_parser("history", help="per-torch-version records and the history view")
+    steps = p.add_subparsers(dest="step", required=True)
+    q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
+    q.add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
+    q.add_argument("--dir", type=Path, default=DEFAULT_HISTORY)
+    q = steps.add_parser("render", help="render the history view from every record")
+    q.add_argument("--dir", type=Path, default=DEFAULT_HISTORY)
+    q.add_argument("--out", type=Path, default=DEFAULT_HISTORY_PAGE)
     p = sub.add_parser("merge", help="combine shard artifacts into one")
     p.add_argument("parts", type=Path, nargs="+", metavar="PART")
     p.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
@@ -240,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "merge": cmd_merge, "render": cmd_render,
-            "diff": cmd_diff, "pin-changed": cmd_pin_changed}
+            "diff": cmd_diff, "pin-changed": cmd_pin_changed, "history": cmd_history}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .artifact import Artifact, OperatorResult, fingerprint_changes
+from .artifact import STOCK, Artifact, OperatorResult, fingerprint_changes
 from .grade import FailureGroup
 from .model import Grade
 
-AXES = ("export", "runtime", "numerics")
+AXES = ("export", "runtime", "numerics", "dynamic")
 _IMPROVE = {(Grade.NONE, Grade.FULL), (Grade.PARTIAL, Grade.FULL), (Grade.NONE, Grade.PARTIAL)}
+#: Kinds of transition, most urgent first.
+KINDS_ORDER = ("regression", "improvement", "newly measured", "no longer measured", "changed")
 _REGRESS = {(Grade.FULL, Grade.PARTIAL), (Grade.FULL, Grade.NONE), (Grade.PARTIAL, Grade.NONE)}
 
 
@@ -27,6 +29,7 @@ class Transition:
     kind: str  # improvement | regression | newly measured | no longer measured | changed
     failures: tuple[FailureGroup, ...]  # groups that appeared (regression) or went away
     spec: str  # a spec measuring the operator, for reproduction
+    target: str = STOCK  # the stock exporter, or a custom translation table
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,8 @@ class Diff:
     new_fingerprint: dict
     fingerprint_changes: tuple[str, ...]
     transitions: tuple[Transition, ...]
+    #: custom targets only one side measured, and targets whose table changed
+    target_changes: tuple[str, ...] = ()
 
     def of_kind(self, kind: str) -> tuple[Transition, ...]:
         return tuple(t for t in self.transitions if t.kind == kind)
@@ -65,6 +70,8 @@ def classify(old: Grade | None, new: Grade | None) -> str:
 def _axis_failures(result: OperatorResult | None, axis: str) -> set[FailureGroup]:
     if result is None:
         return set()
+    if axis == "dynamic":
+        return set(result.dynamic_failures)
     stages = {"export": {"capture", "no-translation", "translation-error", "raw-error"},
               "runtime": {"checker", "runtime"}, "numerics": {"numerics"}}[axis]
     return {g for g in result.failures if g.stage.value in stages}
@@ -75,6 +82,26 @@ def _key(g: FailureGroup) -> tuple:
 
 
 def diff(old: Artifact, new: Artifact) -> Diff:
+    """Transitions per target: the stock exporter, then each custom table both sides measured."""
+    transitions: list[Transition] = []
+    changes = []
+    for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: t != STOCK):
+        a, b = old.view(target), new.view(target)
+        if a is None or b is None:
+            changes.append(f"target {target} {'added' if a is None else 'removed'}")
+            continue
+        if target != STOCK and old.targets[target].translations != new.targets[target].translations:
+            changes.append(f"target {target}: translation table changed "
+                           f"({old.targets[target].translations.digest} → "
+                           f"{new.targets[target].translations.digest})")
+        transitions += _target_transitions(a, b, target)
+    fp_old, fp_new = vars(old.fingerprint), vars(new.fingerprint)
+    return Diff(dict(fp_old), dict(fp_new),
+                tuple(fingerprint_changes(old.fingerprint, new.fingerprint)), tuple(transitions),
+                tuple(changes))
+
+
+def _target_transitions(old: Artifact, new: Artifact, target: str) -> list[Transition]:
     transitions = []
     for op in sorted(set(old.operators) | set(new.operators)):
         a, b = old.operators.get(op), new.operators.get(op)
@@ -84,7 +111,7 @@ def diff(old: Artifact, new: Artifact) -> Diff:
             grade_of = b or a
             transitions.append(Transition(op, "export", a and a.grades.export,
                                           b and b.grades.export, kind,
-                                          tuple(sorted(grade_of.failures, key=_key)), spec))
+                                          tuple(sorted(grade_of.failures, key=_key)), spec, target))
             continue
         for axis in AXES:
             before, after = getattr(a.grades, axis), getattr(b.grades, axis)
@@ -101,10 +128,8 @@ def diff(old: Artifact, new: Artifact) -> Diff:
             else:
                 changed = [g for g in now if _key(g) not in old_keys]
             transitions.append(Transition(op, axis, before, after, kind,
-                                          tuple(sorted(changed, key=_key)), spec))
-    fp_old, fp_new = vars(old.fingerprint), vars(new.fingerprint)
-    return Diff(dict(fp_old), dict(fp_new),
-                tuple(fingerprint_changes(old.fingerprint, new.fingerprint)), tuple(transitions))
+                                          tuple(sorted(changed, key=_key)), spec, target))
+    return transitions
 
 
 def smallest(groups: tuple[FailureGroup, ...]) -> FailureGroup | None:

@@ -63,20 +63,25 @@ def draw_kwargs(draw, params: Mapping[str, st.SearchStrategy]) -> dict[str, Any]
     return present(**{k: draw(v) for k, v in params.items()})
 
 
-def no_translation(op: str) -> KnownGap:
+#: The example translation table shipped in examples/, as `--translations` names it.
+EXAMPLE_TABLE = ("examples/custom_translations.py:TABLE",)
+
+
+def no_translation(op: str, closed_by: Sequence[str] = ()) -> KnownGap:
     """The common known gap: the stock exporter registers nothing for aten::`op`."""
-    return gap(f"no translation registered for aten::{op}", Stage.NO_TRANSLATION)
+    return gap(f"no translation registered for aten::{op}", Stage.NO_TRANSLATION, closed_by)
 
 
-def gap(reason: str, stage: str | Stage) -> KnownGap:
-    """A known-gap note: the stock exporter is expected to fail at `stage`."""
+def gap(reason: str, stage: str | Stage, closed_by: Sequence[str] = ()) -> KnownGap:
+    """A known-gap note: the stock exporter is expected to fail at `stage`;
+    `closed_by` names translation targets (``module:TABLE``) expected to fix it."""
     if not reason or not reason.strip():
         raise ValueError("gap: reason must not be empty")
     try:
         stage = Stage(stage)
     except ValueError:
         raise ValueError(f"gap: unknown stage {stage!r}") from None
-    return KnownGap(reason.strip(), stage)
+    return KnownGap(reason.strip(), stage, tuple(closed_by))
 
 
 def spec(name: str, examples_st: st.SearchStrategy, *, fn: Callable | None = None,

@@ -80,9 +80,10 @@ class _CheapCallable(metaclass=_CheapCallableMeta):
 
 
 _DECOMP_CACHE: dict[int, tuple[Any, dict, dict]] = {}
-#: sha256[:16] of torch.export.exported_program._override_composite_implicit_decomp's
-#: source that `_override_cia` replicates (torch 2.13). Any other source keeps torch's own.
-_REPLICATED_OVERRIDE = {"4422dc79d0792af7"}
+#: `_source_digest` of torch.export.exported_program._override_composite_implicit_decomp
+#: as `_make_override_cia` replicates it (torch 2.13.0; 2.14.1 differs only in a comment).
+#: Any other code keeps torch's own.
+_REPLICATED_OVERRIDE = {"2472ddedcaf0a261"}
 
 
 def _force_dispatch_to_orig_cia_callable(fake_tensor_mode, op, *args, **kwargs):
@@ -150,12 +151,20 @@ def _make_override_cia(ep):
 
 
 def _source_digest(fn) -> str:
+    """sha256[:16] of a function's code tokens: comments and blank lines do not count,
+    so a release that only fixes a comment keeps the replica."""
     import hashlib
     import inspect
+    import io
+    import tokenize
     try:
-        return hashlib.sha256(inspect.getsource(fn).encode()).hexdigest()[:16]
+        source = inspect.getsource(fn)
     except (OSError, TypeError):
         return ""
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    tokens = [tok.string for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+              if tok.type not in skip]
+    return hashlib.sha256("\x00".join(tokens).encode()).hexdigest()[:16]
 
 
 def _install(ops, ep, _decomp, _fx_passes) -> None:
@@ -205,9 +214,10 @@ class FastExporter(Exporter):
             self.registry.register_op(torch_op, onnx_op, is_complex=False)
         _install(ops, ep, decomp, fx_passes)
 
-    def export(self, module: torch.nn.Module, args: tuple[Any, ...]):
+    def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
         program = self._core.export(module, args, None, registry=self.registry,
-                                    opset_version=self.opset, verbose=False, optimize=True)
+                                    dynamic_shapes=dynamic_shapes, opset_version=self.opset,
+                                    verbose=False, optimize=True)
         return program.model_proto
 
 

@@ -6,6 +6,12 @@ the examples that exported (a model the checker rejects did not run), and
 numerics over those that ran; a nondeterministic spec's numerics are
 ``skipped``. Examples PyTorch itself rejected (``invalid``) are spec bugs and
 never count for or against the exporter.
+
+The dynamic axis is graded over the examples that exported and were exported
+again with their leading dimension dynamic: an example passes when the dynamic
+export got as far down the pipeline as the static one (so a dtype mismatch the
+static export already had does not count twice). ``blocked`` when torch.export
+could capture none of them with the dimension dynamic.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .model import Grade, Outcome, Stage
 
@@ -22,6 +29,16 @@ class Grades:
     export: Grade | None
     runtime: Grade | None
     numerics: Grade | None
+    dynamic: Grade | None = None
+
+
+class Counts(NamedTuple):
+    """What grading needs of one spec's outcomes."""
+
+    stages: Mapping[Stage, int]
+    nondeterministic: bool = False
+    dynamic: Mapping[Stage, int] = {}  # dynamic stage of every re-exported example
+    dynamic_regressed: int = 0
 
 
 @dataclass(frozen=True)
@@ -50,12 +67,16 @@ def axis_grade(passed: int, reached: int) -> Grade | None:
     return Grade.PARTIAL if passed else Grade.NONE
 
 
-def grade(measured: Iterable[tuple[Mapping[Stage, int], bool]]) -> Grades:
-    """Grade pooled stage counts: pairs of (counts by stage, nondeterministic)."""
+def grade(measured: Iterable[tuple]) -> Grades:
+    """Grade pooled counts of one or more specs (each a :class:`Counts` or its tuple)."""
     counts: Counter[Stage] = Counter()
-    det_ran = det_ok = any_ran = 0
-    for stages, nondeterministic in measured:
+    dynamic: Counter[Stage] = Counter()
+    det_ran = det_ok = any_ran = regressed = 0
+    for item in measured:
+        stages, nondeterministic, dyn, dyn_regressed = Counts(*item)
         counts.update(stages)
+        dynamic.update(dyn)
+        regressed += dyn_regressed
         ran = sum(n for s, n in stages.items() if s.ran)
         any_ran += ran
         if not nondeterministic:
@@ -75,7 +96,14 @@ def grade(measured: Iterable[tuple[Mapping[Stage, int], bool]]) -> Grades:
         numerics = axis_grade(det_ok, det_ran)
     else:
         numerics = Grade.SKIPPED if any_ran else None
-    return Grades(export, runtime, numerics)
+    return Grades(export, runtime, numerics, dynamic_grade(dynamic, regressed))
+
+
+def dynamic_grade(dynamic: Mapping[Stage, int], regressed: int) -> Grade | None:
+    reached = sum(dynamic.values()) - dynamic.get(Stage.INVALID, 0)
+    if reached and dynamic.get(Stage.CAPTURE, 0) == reached:
+        return Grade.BLOCKED
+    return axis_grade(reached - regressed, reached)
 
 
 def stage_counts(outcomes: Iterable[Outcome]) -> dict[Stage, int]:
@@ -91,6 +119,21 @@ def failure_groups(outcomes: Iterable[Outcome]) -> tuple[FailureGroup, ...]:
     """Group the failing outcomes of one spec."""
     return merge_failures(FailureGroup(o.dtype, o.rank, o.stage, o.error, 1, o.signature, o.size)
                           for o in outcomes if o.stage is not Stage.OK)
+
+
+def dynamic_counts(outcomes: Iterable[Outcome]) -> tuple[dict[Stage, int], int]:
+    """(dynamic stage counts of the re-exported examples, how many regressed)."""
+    outcomes = [o for o in outcomes if o.dynamic is not None]
+    counts = Counter(o.dynamic for o in outcomes)
+    return ({s: counts[s] for s in sorted(counts, key=lambda s: s.value)},
+            sum(o.dynamic_regressed for o in outcomes))
+
+
+def dynamic_failures(outcomes: Iterable[Outcome]) -> tuple[FailureGroup, ...]:
+    """Groups of the examples whose dynamic export got less far than the static one."""
+    return merge_failures(FailureGroup(o.dtype, o.rank, o.dynamic, o.dynamic_error, 1,  # type: ignore[arg-type]
+                                       o.signature, o.size)
+                          for o in outcomes if o.dynamic_regressed)
 
 
 def merge_failures(groups: Iterable[FailureGroup]) -> tuple[FailureGroup, ...]:

@@ -38,8 +38,15 @@ class Stage(str, enum.Enum):
     def ran(self) -> bool:
         return self in (Stage.NUMERICS, Stage.OK)
 
+    @property
+    def depth(self) -> int:
+        """How far along the pipeline the example got (invalid: -1)."""
+        return _PIPELINE.index(self) if self in _PIPELINE else -1
+
 
 _EXPORTED = frozenset({Stage.CHECKER, Stage.RUNTIME, Stage.NUMERICS, Stage.OK})
+_PIPELINE = (Stage.CAPTURE, Stage.NO_TRANSLATION, Stage.TRANSLATION_ERROR, Stage.RAW_ERROR,
+             Stage.CHECKER, Stage.RUNTIME, Stage.NUMERICS, Stage.OK)
 #: Stages at which a known-gap note may say an operator fails.
 GAP_STAGES = frozenset(Stage) - {Stage.OK, Stage.INVALID}
 
@@ -177,6 +184,8 @@ class KnownGap:
 
     reason: str
     stage: Stage
+    #: translation targets (``module:TABLE`` as given to ``--translations``) that close the gap
+    closed_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,3 +227,13 @@ class Outcome:
     rank: int
     size: int = 0
     error: str = ""
+    #: the dynamic axis: the stage the example reached when re-exported with its
+    #: leading dimension dynamic and run at a second size (None: not re-exported)
+    dynamic: Stage | None = None
+    dynamic_error: str = ""
+
+    @property
+    def dynamic_regressed(self) -> bool:
+        """The dynamic export got less far than the static one (invalid never counts)."""
+        return (self.dynamic is not None and self.dynamic is not Stage.INVALID
+                and self.dynamic.depth < self.stage.depth)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from .artifact import Artifact, OperatorResult
+from .artifact import STOCK, Artifact, OperatorResult
 from .catalog import Catalog
 from .errors import UsageError
 from .links import Link
@@ -57,11 +57,34 @@ class RowView:
     export: str
     runtime: str
     numerics: str
+    dynamic: str
     documented: str
     registered: str
     coverage: str
     failures: tuple[str, ...]
     confirmed: bool  # measured full
+    targets: tuple[str, ...] = ()  # one cell per custom-translation target
+
+
+@dataclass(frozen=True)
+class ChangedRow:
+    name: str
+    stock: str  # the four glyphs, export/runtime/numerics/dynamic
+    target: str
+
+
+@dataclass(frozen=True)
+class TargetView:
+    """A custom-translation target, beside the stock exporter."""
+
+    name: str
+    label: str  # the table's name, for column headers
+    module: str
+    digest: str
+    overrides: tuple[str, ...]
+    bar: Bar  # listing rows measured full with the table
+    changed: tuple[ChangedRow, ...]  # rows whose grades differ from the stock exporter's
+    closed_gaps: tuple[str, ...]  # known-gap notes the table closes, as measured
 
 
 @dataclass(frozen=True)
@@ -81,16 +104,43 @@ class PageView:
     excluded: tuple[tuple[str, str], ...]
     claimed_unconfirmed: tuple[RowView, ...]
     confirmed_unclaimed: tuple[RowView, ...]
+    targets: tuple[TargetView, ...] = ()
     legend: tuple[tuple[str, str, str], ...] = LEGEND
 
 
 def _failures(result: OperatorResult | None) -> tuple[str, ...]:
     if result is None:
         return ()
+    lines: tuple[str, ...] = ()
     worst = {result.grades.export, result.grades.runtime, result.grades.numerics}
-    if not worst & {Grade.PARTIAL, Grade.NONE}:
-        return ()
-    return tuple(g.describe() for g in result.failures if g.stage.value != "invalid")
+    if worst & {Grade.PARTIAL, Grade.NONE}:
+        lines = tuple(g.describe() for g in result.failures if g.stage.value != "invalid")
+    return lines + tuple(f"dynamic: {g.describe()}" for g in result.dynamic_failures)
+
+
+def glyphs(result: OperatorResult | None) -> str:
+    """The four axes of one operator in one cell: export runtime numerics dynamic."""
+    if result is None:
+        return UNMEASURED
+    g = result.grades
+    return " ".join(GLYPHS[x] for x in (g.export, g.runtime, g.numerics, g.dynamic))
+
+
+def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetView:
+    target = artifact.targets[name]
+    listed = {r.name for r in rows}
+    full = {op for op, r in target.operators.items()
+            if op in listed and r.grades.export is Grade.FULL}
+    changed = tuple(ChangedRow(op, glyphs(artifact.operators.get(op)), glyphs(r))
+                    for op, r in target.operators.items()
+                    if r.grades != (artifact.operators[op].grades if op in artifact.operators
+                                    else None))
+    closed = tuple(sorted(n for n, r in target.specs.items()
+                          if r.gap is not None and r.gap.status == "closed"))
+    t = target.translations
+    return TargetView(name, t.table, t.module, t.digest, t.overrides,
+                      Bar(f"full aten listing with {t.table}", len(full), len(rows)),
+                      changed, closed)
 
 
 def _coverage(name: str, catalog: Catalog, artifact: Artifact | None) -> str:
@@ -125,6 +175,8 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
             export=GLYPHS[g.export] if g else UNMEASURED,
             runtime=GLYPHS[g.runtime] if g else UNMEASURED,
             numerics=GLYPHS[g.numerics] if g else UNMEASURED,
+            dynamic=GLYPHS[g.dynamic] if g else UNMEASURED,
+            targets=_target_cells(artifact, name, result),
             documented=f"since opset {claims[name]}" if name in claims else "no",
             registered="yes" if name in registered else "no",
             coverage=_coverage(name, catalog, artifact), failures=_failures(result),
@@ -136,6 +188,8 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
     measured = [r for r in rows if r.export != UNMEASURED]
     claimed = [r for r in rows if r.documented != "no" or r.registered == "yes"]
     fp = artifact.fingerprint if artifact else None
+    targets = tuple(_target_view(artifact, t, rows) for t in sorted(artifact.targets)) \
+        if artifact else ()
     return PageView(
         torch_version=torch_version, listing_version=listing.torch_version, report=artifact is not None,
         fingerprint={k: str(getattr(fp, k)) for k in fp.__dataclass_fields__} if fp else {},
@@ -145,7 +199,20 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
         excluded=tuple(sorted((op, e.reason) for op, e in catalog.excluded.items())),
         claimed_unconfirmed=tuple(r for r in claimed if r.export != UNMEASURED and not r.confirmed),
         confirmed_unclaimed=tuple(r for r in rows if r.confirmed and r.documented == "no"
-                                  and r.registered == "no"))
+                                  and r.registered == "no"), targets=targets)
+
+
+def _target_cells(artifact: Artifact | None, name: str,
+                  stock: OperatorResult | None) -> tuple[str, ...]:
+    """Per custom target: 'same' when its grades equal the stock exporter's, else its glyphs."""
+    if artifact is None:
+        return ()
+    cells = []
+    for target in sorted(artifact.targets):
+        result = artifact.targets[target].operators.get(name)
+        same = (result.grades if result else None) == (stock.grades if stock else None)
+        cells.append("same" if same and result is not None else glyphs(result))
+    return tuple(cells)
 
 
 _MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]|"})

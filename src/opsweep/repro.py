@@ -31,10 +31,47 @@ def example_for(spec_name: str, signature: str, profile: str = "nightly"):
     raise SpecError(spec_name, f"no drawn example has the signature {signature!r}")
 
 
-def snippet(spec_name: str, signature: str) -> str:
-    """Copy-pasteable Python that reproduces the export of one example."""
-    return (
-        "import torch\n"
-        "from opsweep.repro import example_for\n\n"
-        f"module, inputs = example_for({spec_name!r}, {signature!r})\n"
-        "program = torch.onnx.export(module, inputs, dynamo=True)\n")
+def dynamic_example_for(spec_name: str, signature: str, profile: str = "nightly"):
+    """The module, inputs and ``dynamic_shapes`` of the dynamic re-export of the
+    example with this signature: its leading dimension dynamic, traced at the
+    size the sweep traced it at."""
+    from .runner import Call, dynamic_plan, dynamic_shapes, materialize, resize
+    module, _ = example_for(spec_name, signature, profile)
+    example = _example(spec_name, signature, profile)
+    plan = dynamic_plan(example)
+    if plan is None:
+        raise SpecError(spec_name, f"{signature!r} has no tensor input with a leading dimension")
+    target = module.target if hasattr(module, "target") else module._fn
+    traced = Call(target, *materialize(resize(example, plan.inputs, plan.export_size)))
+    return traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes(plan, len(traced.inputs))
+
+
+def _example(spec_name: str, signature: str, profile: str):
+    from .catalog import load_catalog
+    from .draw import PROFILES, draw_examples
+    spec = load_catalog(check_draws=False).specs[spec_name]
+    for name in ("ci", profile):
+        for example in draw_examples(spec, PROFILES[name]):
+            if example.signature == signature:
+                return example
+    raise SpecError(spec_name, f"no drawn example has the signature {signature!r}")
+
+
+def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:
+    """Copy-pasteable Python that reproduces the export of one example (with a
+    custom translation table, or its dynamic re-export, when given)."""
+    lines = ["import torch", f"from opsweep.repro import {'dynamic_example_for' if dynamic else 'example_for'}"]
+    if translations:
+        lines.append("from opsweep.translations import load")
+    lines.append("")
+    extra = ""
+    if dynamic:
+        lines.append(f"module, inputs, shapes = dynamic_example_for({spec_name!r}, {signature!r})")
+        extra += ", dynamic_shapes=shapes"
+    else:
+        lines.append(f"module, inputs = example_for({spec_name!r}, {signature!r})")
+    if translations:
+        lines.append(f"_, table = load({translations!r})")
+        extra += ", custom_translation_table=table"
+    lines.append(f"program = torch.onnx.export(module, inputs, dynamo=True{extra})")
+    return "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ and one onnxruntime session.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,9 @@ from .adapter import Exporter, classify_export_error, error_line
 from .model import Example, OpSpec, Outcome, Stage, TensorArg
 
 Phase = Callable[[str], None]
+#: Called with the static outcomes of a group before its dynamic re-export, so a
+#: worker lost during the dynamic phase does not take the static results with it.
+Checkpoint = Callable[[list["Outcome"]], None]
 _DTYPES = {name: getattr(torch, name) for name in (
     "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
     "int64", "int32", "int16", "int8", "uint8", "bool")}
@@ -191,8 +195,19 @@ def _outcome(example: Example, stage: Stage, error: str = "") -> Outcome:
 
 
 def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
-              phase: Phase = lambda _: None) -> list[Outcome]:
-    """All examples of one signature: one export, one session, many runs."""
+              phase: Phase = lambda _: None, *, dynamic: bool = False,
+              checkpoint: Checkpoint = lambda _: None) -> list[Outcome]:
+    """All examples of one signature: one export, one session, many runs; then,
+    with `dynamic`, one re-export with the leading dimension dynamic."""
+    outcomes, call = _run_static(spec, group, exporter, phase)
+    if dynamic and call is not None and any(o.stage.exported for o in outcomes):
+        checkpoint(outcomes)
+        outcomes = run_dynamic(spec, group, outcomes, call, exporter, phase)
+    return outcomes
+
+
+def _run_static(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
+                phase: Phase) -> tuple[list[Outcome], Call | None]:
     outcomes: dict[int, Outcome] = {}
     references: dict[int, tuple[tuple, list[torch.Tensor]]] = {}
     call: Call | None = None  # the first valid example's module: the one exported
@@ -202,8 +217,7 @@ def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
             if call is None:
                 this = build_call(spec, example)
             else:  # a module's parameters are baked into the export: reuse them
-                target = call.target if spec.module is not None else spec.fn
-                this = Call(target, *materialize(example))
+                this = Call(_target(spec, call), *materialize(example))
             expected = flat_outputs(this(*[t.clone() for t in this.inputs]))
         except Exception as exc:
             outcomes[i] = _outcome(example, Stage.INVALID, error_line(exc))
@@ -212,37 +226,144 @@ def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
         if call is None:
             call = this
     if call is None:
-        return [outcomes[i] for i in range(len(group))]
+        return [outcomes[i] for i in range(len(group))], None
+    stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, "")
+    for i, (inputs, expected) in references.items():
+        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, "")
+                               ) if session is not None else _outcome(group[i], stage, error)
+    return [outcomes[i] for i in range(len(group))], call
 
-    def fill(stage: Stage, error: str) -> list[Outcome]:
-        for i in references:
-            outcomes.setdefault(i, _outcome(group[i], stage, error))
-        return [outcomes[i] for i in range(len(group))]
 
-    phase("export")
+def _target(spec: OpSpec, call: Call) -> Callable:
+    return call.target if spec.module is not None else spec.fn  # type: ignore[return-value]
+
+
+def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase, prefix: str,
+                     dynamic_shapes=None) -> tuple[Stage, str, ort.InferenceSession | None]:
+    """Export, check and load: (stage, error, session); the session only when it loaded."""
+    phase(prefix + "export")
     try:
-        model = exporter.export(call, tuple(t.clone() for t in call.inputs))
+        if dynamic_shapes is None:
+            model = exporter.export(call, tuple(t.clone() for t in inputs))
+        else:
+            model = exporter.export(call, tuple(t.clone() for t in inputs),
+                                    dynamic_shapes=dynamic_shapes)
     except Exception as exc:
-        return fill(classify_export_error(exc), error_line(exc))
-    phase("checker")
+        return classify_export_error(exc), error_line(exc), None
+    phase(prefix + "checker")
     try:
         onnx.checker.check_model(model, full_check=True)
     except Exception as exc:
-        return fill(Stage.CHECKER, error_line(exc))
-    phase("runtime")
+        return Stage.CHECKER, error_line(exc), None
+    phase(prefix + "runtime")
     try:
-        session = make_session(model)
+        return Stage.OK, "", make_session(model)
     except Exception as exc:
-        return fill(Stage.RUNTIME, error_line(exc))
-    for i, (inputs, expected) in references.items():
-        phase("runtime")
+        return Stage.RUNTIME, error_line(exc), None
+
+
+def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phase: Phase,
+             prefix: str) -> tuple[Stage, str]:
+    phase(prefix + "runtime")
+    try:
+        actual = run_session(session, inputs)
+    except Exception as exc:
+        return Stage.RUNTIME, error_line(exc)
+    phase(prefix + "numerics")
+    mismatch = "" if spec.nondeterministic else compare(expected, actual, spec)
+    return (Stage.NUMERICS, mismatch) if mismatch else (Stage.OK, "")
+
+
+# --- the dynamic axis -----------------------------------------------------------
+
+#: torch.export specialises sizes 0 and 1, so a dynamic dimension is traced at 2 or more.
+MIN_DYNAMIC_SIZE = 2
+
+
+@dataclass(frozen=True)
+class DynamicPlan:
+    """Which tensor inputs share the leading (batch) dimension, the size the
+    dynamic export is traced at, and the second size it is run at."""
+
+    inputs: frozenset[int]
+    export_size: int
+    run_size: int
+
+
+def dynamic_plan(example: Example) -> DynamicPlan | None:
+    """The leading dimension of the first tensor input of rank >= 1 is the batch
+    dimension; every tensor input whose leading dimension has the same size
+    shares it (declared with one `Dim`, resized together). None: no such input."""
+    tensors = example.tensors
+    lead = next((t for t in tensors if t.rank >= 1), None)
+    if lead is None:
+        return None
+    size = lead.shape[0]
+    chosen = frozenset(k for k, t in enumerate(tensors) if t.rank >= 1 and t.shape[0] == size)
+    export_size = max(size, MIN_DYNAMIC_SIZE)
+    return DynamicPlan(chosen, export_size, export_size + 1)
+
+
+def resize(example: Example, inputs: frozenset[int], size: int) -> Example:
+    """The example with the leading dimension of the chosen tensor inputs set to `size`."""
+    count = 0
+
+    def walk(value: Any) -> Any:
+        nonlocal count
+        if isinstance(value, TensorArg):
+            k, count = count, count + 1
+            return replace(value, shape=(size, *value.shape[1:])) if k in inputs else value
+        if isinstance(value, (list, tuple)):
+            return type(value)(walk(v) for v in value)
+        return value
+
+    args = tuple(walk(a) for a in example.args)
+    kwargs = tuple((k, walk(v)) for k, v in example.kwargs)
+    return replace(example, args=args, kwargs=kwargs)
+
+
+def dynamic_shapes(plan: DynamicPlan, count: int) -> tuple:
+    """`dynamic_shapes` for ``Call.forward(*inputs)``: one entry, the varargs tuple."""
+    batch = torch.export.Dim("batch", min=MIN_DYNAMIC_SIZE)
+    return (tuple({0: batch} if k in plan.inputs else None for k in range(count)),)
+
+
+def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome], call: Call,
+                exporter: Exporter, phase: Phase) -> list[Outcome]:
+    """Re-export the group with its batch dimension dynamic (traced at the plan's
+    export size) and run every statically exported example at the second size
+    against PyTorch at that size. Fills `Outcome.dynamic`."""
+    eligible = [i for i, o in enumerate(outcomes) if o.stage.exported]
+    plan = dynamic_plan(group[eligible[0]])
+    if plan is None:
+        return outcomes
+    result = list(outcomes)
+
+    def mark(indices, stage: Stage, error: str) -> list[Outcome]:
+        for i in indices:
+            result[i] = replace(result[i], dynamic=stage, dynamic_error=error)
+        return result
+
+    target = _target(spec, call)
+    phase("dynamic-reference")
+    try:
+        traced = Call(target, *materialize(resize(group[eligible[0]], plan.inputs,
+                                                  plan.export_size)))
+        traced(*[t.clone() for t in traced.inputs])
+    except Exception as exc:
+        return mark(eligible, Stage.INVALID, error_line(exc))
+    shapes = dynamic_shapes(plan, len(traced.inputs))
+    stage, error, session = _export_and_load(exporter, traced, tuple(traced.inputs), phase,
+                                             "dynamic-", shapes)
+    if session is None:
+        return mark(eligible, stage, error)
+    for i in eligible:
+        phase("dynamic-reference")
         try:
-            actual = run_session(session, inputs)
+            this = Call(target, *materialize(resize(group[i], plan.inputs, plan.run_size)))
+            expected = flat_outputs(this(*[t.clone() for t in this.inputs]))
         except Exception as exc:
-            outcomes[i] = _outcome(group[i], Stage.RUNTIME, error_line(exc))
+            mark([i], Stage.INVALID, error_line(exc))
             continue
-        phase("numerics")
-        mismatch = "" if spec.nondeterministic else compare(expected, actual, spec)
-        stage = Stage.NUMERICS if mismatch else Stage.OK
-        outcomes[i] = _outcome(group[i], stage, mismatch)
-    return [outcomes[i] for i in range(len(group))]
+        mark([i], *_run_one(spec, session, this.inputs, expected, phase, "dynamic-"))
+    return result

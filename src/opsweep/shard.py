@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .artifact import Artifact, make_artifact
+from .artifact import STOCK, Artifact, make_artifact
 from .errors import ArtifactError, UsageError
 
 DEFAULT_COST = 20  # exports for a spec never measured before (ci draws ~20 signatures)
@@ -51,6 +51,10 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
             if getattr(part, field) != getattr(first, field):
                 raise ArtifactError(path, field, f"{getattr(part, field)!r} differs from "
                                     f"{getattr(first, field)!r} in {first_path}")
+        if {n: t.translations for n, t in part.targets.items()} != \
+                {n: t.translations for n, t in first.targets.items()}:
+            raise ArtifactError(path, "targets", f"translation targets differ from those in "
+                                f"{first_path}")
         if part.shard[1] != first.shard[1]:
             raise ArtifactError(path, "shard.count", f"{part.shard[1]} differs from "
                                 f"{first.shard[1]} in {first_path}")
@@ -64,13 +68,18 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise UsageError(f"merge: shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing")
-    specs: dict = {}
-    owners: dict[str, Path] = {}
-    for path, part in parts:
-        for name, result in part.specs.items():
-            if name in specs:
-                raise ArtifactError(path, f"specs.{name}", f"also measured by {owners[name]}")
-            specs[name], owners[name] = result, path
+    merged: dict[str, dict] = {}
+    for target in first.target_names:
+        specs: dict = {}
+        owners: dict[str, Path] = {}
+        where = "specs" if target == STOCK else f"targets.{target}.specs"
+        for path, part in parts:
+            for name, result in part.view(target).specs.items():  # type: ignore[union-attr]
+                if name in specs:
+                    raise ArtifactError(path, f"{where}.{name}", f"also measured by {owners[name]}")
+                specs[name], owners[name] = result, path
+        merged[target] = specs
     stamp = max(p.generated_at for _, p in parts)
     return make_artifact(first.fingerprint, first.profile, first.examples, first.regen_index,
-                         specs, stamp)
+                         merged[STOCK], stamp, None,
+                         {n: (t.translations, merged[n]) for n, t in first.targets.items()})

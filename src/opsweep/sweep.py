@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import pickle
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -22,12 +23,14 @@ from pathlib import Path
 
 from . import artifact as art
 from .adapter import PUBLIC_PATH, default_opset, quiet_exporter
-from .artifact import Artifact, Fingerprint, GapCheck, Reuse, SpecResult, gap_check
+from .artifact import (STOCK, Artifact, Fingerprint, GapCheck, Reuse, SpecResult, Translations,
+                       gap_check)
 from .catalog import Catalog, load_catalog
 from .draw import Profile, draw_examples, group_by_signature
 from .errors import ArtifactError
 from .fastpath import FAST_PATH, fast_path_available, make_exporter
-from .grade import failure_groups, grade, stage_counts
+from .grade import (Counts, dynamic_counts, dynamic_failures, failure_groups, grade,
+                    stage_counts)
 from .journal import Journal, journal_path
 from .model import Example, OpSpec, Outcome, Stage
 from .reuse import Decision, decide, spec_digest
@@ -37,6 +40,8 @@ from .shard import DEFAULT_COST, assign
 _CRASH_STAGE = {"reference": Stage.INVALID, "export": Stage.RAW_ERROR,
                 "checker": Stage.CHECKER, "runtime": Stage.RUNTIME,
                 "numerics": Stage.NUMERICS}
+#: Static outcomes of a group whose worker was lost during the dynamic re-export.
+_STATIC_SUFFIX = ".static"
 #: Seconds each example of a group adds to the group's time budget.
 PER_RUN_SECONDS = 5.0
 
@@ -48,6 +53,8 @@ class SweepConfig:
     timeout: float = 180.0  # seconds for one export (plus PER_RUN_SECONDS per example)
     spec_dirs: tuple[Path, ...] = ()
     fast: bool = True  # use the fast path when this torch has the internals it needs
+    translations: tuple[str, ...] = ()  # MODULE:TABLE of each custom-translation target
+    dynamic: bool = True  # re-export what exported with the leading dimension dynamic
 
     @property
     def exporter_path(self) -> str:
@@ -73,6 +80,7 @@ class SpecDone:
     index: int
     total: int
     result: SpecResult
+    target: str = STOCK
 
 
 def versions() -> dict[str, str]:
@@ -85,20 +93,24 @@ def versions() -> dict[str, str]:
     return out
 
 
-def current_fingerprint(exporter_path: str = PUBLIC_PATH, opset: int | None = None) -> Fingerprint:
+def current_fingerprint(exporter_path: str = PUBLIC_PATH, opset: int | None = None,
+                        dynamic: bool = True) -> Fingerprint:
     return Fingerprint(**versions(), opset=default_opset() if opset is None else opset,
-                       exporter=exporter_path)
+                       exporter=exporter_path, dynamic=dynamic)
 
 
 def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, digest: str,
-                signatures: int, reuse: Reuse) -> SpecResult:
+                signatures: int, reuse: Reuse, target: str = STOCK) -> SpecResult:
     stages = stage_counts(outcomes)
+    dynamic, regressed = dynamic_counts(outcomes)
     gap: GapCheck | None = None
     if spec.gap is not None:
-        gap = gap_check(spec.gap.reason, spec.gap.stage, stages)
+        gap = gap_check(spec.gap.reason, spec.gap.stage, stages,
+                        closing=target in spec.gap.closed_by)
+    counts = Counts(stages, spec.nondeterministic, dynamic, regressed)
     return SpecResult(spec.aten_ops, spec.family, profile.name, len(outcomes), stages,
-                      failure_groups(outcomes), grade([(stages, spec.nondeterministic)]),
-                      spec.nondeterministic, gap, reuse, digest, signatures)
+                      failure_groups(outcomes), grade([counts]), spec.nondeterministic, gap,
+                      reuse, digest, signatures, dynamic, regressed, dynamic_failures(outcomes))
 
 
 # --- worker side -------------------------------------------------------------
@@ -106,15 +118,26 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(spec_dirs: tuple[Path, ...], fast: bool) -> None:
+def make_exporters(fast: bool, translations: Sequence[str]) -> dict[str, object]:
+    """One exporter per target: the stock one, then one per translation table."""
+    from .translations import load
+    exporters: dict[str, object] = {STOCK: make_exporter(fast)}
+    for text in translations:
+        info, table = load(text)
+        exporters[info.name] = make_exporter(fast, table)
+    return exporters
+
+
+def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...]) -> None:
     import torch
     torch.set_num_threads(1)
     quiet_exporter()
     _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
-    _WORKER["exporter"] = make_exporter(fast)
+    _WORKER["exporters"] = make_exporters(fast, translations)
 
 
-def _run_in_worker(spec_name: str, group: list[Example], phase_file: str) -> list[Outcome]:
+def _run_in_worker(spec_name: str, target: str, group: list[Example], phase_file: str,
+                   dynamic: bool) -> list[Outcome]:
     from .runner import run_group
     catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
 
@@ -122,7 +145,12 @@ def _run_in_worker(spec_name: str, group: list[Example], phase_file: str) -> lis
         with open(phase_file, "w") as handle:
             handle.write(name)
 
-    return run_group(catalog.specs[spec_name], group, _WORKER["exporter"], phase)  # type: ignore[arg-type]
+    def checkpoint(outcomes: list[Outcome]) -> None:
+        with open(phase_file + _STATIC_SUFFIX, "wb") as handle:
+            pickle.dump(outcomes, handle)
+
+    return run_group(catalog.specs[spec_name], group, _WORKER["exporters"][target],  # type: ignore[index]
+                     phase, dynamic=dynamic, checkpoint=checkpoint)
 
 
 def _lost_group(group: list[Example], phase_file: Path, why: str) -> list[Outcome]:
@@ -130,8 +158,15 @@ def _lost_group(group: list[Example], phase_file: Path, why: str) -> list[Outcom
         reached = phase_file.read_text().strip() or "reference"
     except FileNotFoundError:
         reached = "reference"
-    stage = _CRASH_STAGE.get(reached, Stage.RAW_ERROR)
     error = f"WorkerLost: {why} during {reached}"
+    static = phase_file.with_name(phase_file.name + _STATIC_SUFFIX)
+    if reached.startswith("dynamic-") and static.exists():
+        # the static export had finished: keep it, and lose only the dynamic re-export
+        outcomes = pickle.loads(static.read_bytes())
+        stage = _CRASH_STAGE.get(reached.removeprefix("dynamic-"), Stage.RAW_ERROR)
+        return [replace(o, dynamic=stage, dynamic_error=error) if o.stage.exported else o
+                for o in outcomes]
+    stage = _CRASH_STAGE.get(reached, Stage.RAW_ERROR)
     return [Outcome(stage, e.signature, e.dtype, e.rank, e.size, error) for e in group]
 
 
@@ -164,23 +199,25 @@ class _Job:
     spec: OpSpec
     digest: str
     reason: str
+    target: str = STOCK
 
 
 def measure(jobs: Sequence[_Job], config: SweepConfig,
-            done: Callable[[str, SpecResult], None]) -> None:
+            done: Callable[[_Job, SpecResult], None]) -> None:
     """Measure each job's spec, calling `done` as each finishes, in job order.
     Examples are drawn spec by spec while workers are already busy."""
     def finish(job: _Job, groups: list[list[Example]], outcomes: list[Outcome]) -> None:
-        done(job.spec.name, spec_result(job.spec, outcomes, config.profile, job.digest,
-                                        len(groups), Reuse(False, job.reason)))
+        done(job, spec_result(job.spec, outcomes, config.profile, job.digest, len(groups),
+                              Reuse(False, job.reason), job.target))
 
     if config.jobs == 0:
         from .runner import run_group
         quiet_exporter()
-        exporter = make_exporter(config.exporter_path == FAST_PATH)
+        exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations)
         for job in jobs:
             groups = group_by_signature(draw_examples(job.spec, config.profile))
-            finish(job, groups, [o for g in groups for o in run_group(job.spec, g, exporter)])
+            finish(job, groups, [o for g in groups for o in run_group(
+                job.spec, g, exporters[job.target], dynamic=config.dynamic)])  # type: ignore[arg-type]
         return
     from pebble import ProcessPool
     context = multiprocessing.get_context("spawn")
@@ -191,7 +228,8 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
     os.environ["PYTHONHASHSEED"] = "0"
     with tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
         pool = ProcessPool(max_workers=config.jobs, initializer=_init_worker,
-                           initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH),
+                           initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
+                                     tuple(config.translations)),
                            context=context)
         try:
             _measure_in_pool(pool, jobs, config, Path(phases), finish)
@@ -213,9 +251,11 @@ def _measure_in_pool(pool, jobs, config, phases: Path, finish) -> None:
         futures = []
         for g, group in enumerate(groups):
             phase_file = phases / f"{k}-{g}"
-            budget = config.timeout + PER_RUN_SECONDS * len(group)
+            exports = 2 if config.dynamic else 1  # the dynamic re-export gets its own budget
+            budget = exports * (config.timeout + PER_RUN_SECONDS * len(group))
             futures.append((group, phase_file, pool.submit(
-                _run_in_worker, budget, job.spec.name, group, str(phase_file))))
+                _run_in_worker, budget, job.spec.name, job.target, group, str(phase_file),
+                config.dynamic)))
         submitted.append((job, groups, futures))
 
     ahead = 0
@@ -257,70 +297,108 @@ def _digest_of_previous(request: Request) -> str:
 @dataclass(frozen=True)
 class Regeneration:
     artifact: Artifact
-    decisions: dict[str, Decision]
+    decisions: dict[str, dict[str, Decision]]  # target -> spec -> decision
     resumed: int
     notes: tuple[str, ...]
+
+
+def _journal_key(target: str, name: str) -> str:
+    return name if target == STOCK else f"{name}@{target}"
+
+
+def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
+                      previous: Artifact | None, fingerprint: Fingerprint, config: SweepConfig,
+                      regen_index: int, no_reuse: bool, target: str,
+                      translations: Translations | None) -> dict[str, Decision]:
+    """Reuse decisions for one target: a custom target is reused only from the
+    same table (its source hash) measured under the same fingerprint."""
+    view = previous.view(target) if previous else None
+    if view is not None and translations is not None \
+            and previous.targets[target].translations != translations:  # type: ignore[union-attr]
+        why = Decision(False, "translation table changed")
+        return {s.name: why if not no_reuse else Decision(False, "--no-reuse") for s in specs}
+    if previous is not None and view is None:
+        why = Decision(False, "target not measured before")
+        return {s.name: why if not no_reuse else Decision(False, "--no-reuse") for s in specs}
+    return {s.name: decide(s, digests[s.name], view, fingerprint, config.profile, regen_index,
+                           no_reuse) for s in specs}
 
 
 def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
                progress: Callable[[SpecDone], None] = lambda _: None) -> Regeneration:
     """Decide, measure, checkpoint and write the artifact (atomically)."""
+    from .translations import load
+    targets = {STOCK: None} | {info.name: info for info, _ in map(load, config.translations)}
     previous, note = _load_previous(request)
     notes = [note] if note else []
-    fingerprint = current_fingerprint(config.exporter_path)
+    fingerprint = current_fingerprint(config.exporter_path, dynamic=config.dynamic)
     regen_index = previous.regen_index + 1 if previous else 0
     specs = catalog.select(list(request.only) or None)
     digests = {s.name: spec_digest(s) for s in specs}
-    decisions = {s.name: decide(s, digests[s.name], previous, fingerprint, config.profile,
-                                regen_index, request.no_reuse) for s in specs}
+    decisions = {t: _target_decisions(specs, digests, previous, fingerprint, config, regen_index,
+                                      request.no_reuse, t, info) for t, info in targets.items()}
     if request.shard:
         specs = _shard_slice(specs, decisions, previous, request.shard)
-    results: dict[str, SpecResult] = {}
-    for s in specs:
-        if decisions[s.name].reuse:
-            results[s.name] = replace(previous.specs[s.name],
-                                      reuse=Reuse(True, decisions[s.name].reason))
+    results: dict[tuple[str, str], SpecResult] = {}
+    for t in targets:
+        for s in specs:
+            if decisions[t][s.name].reuse:
+                results[t, s.name] = replace(previous.view(t).specs[s.name],  # type: ignore[union-attr]
+                                             reuse=Reuse(True, decisions[t][s.name].reason))
     journal = Journal(journal_path(request.out), {
         "fingerprint": asdict(fingerprint),
         "profile": config.profile.name, "regen_index": regen_index,
         "shard": list(request.shard) if request.shard else None,
+        "targets": {t: info and asdict(info) for t, info in targets.items()},
         "previous": _digest_of_previous(request), "specs": sorted(digests.items())}).open()
     if journal.discarded:
         notes.append("a checkpoint from a different sweep was set aside")
-    resumed = {n: r for n, r in journal.done.items() if n in {s.name for s in specs}}
+    keys = {_journal_key(t, s.name): (t, s.name) for t in targets for s in specs}
+    resumed = {keys[k]: r for k, r in journal.done.items() if k in keys}
     results.update(resumed)
-    total = len(specs)
-    for index, name in enumerate(sorted(results), start=1):
-        progress(SpecDone(name, index, total, results[name]))
+    total = len(specs) * len(targets)
+    for index, (t, name) in enumerate(sorted(results), start=1):
+        progress(SpecDone(name, index, total, results[t, name], t))
 
-    def done(name: str, result: SpecResult) -> None:
-        results[name] = result
-        journal.record(name, result)
-        progress(SpecDone(name, len(results), total, result))
+    def done(job: _Job, result: SpecResult) -> None:
+        results[job.target, job.spec.name] = result
+        journal.record(_journal_key(job.target, job.spec.name), result)
+        progress(SpecDone(job.spec.name, len(results), total, result, job.target))
 
-    jobs = [_Job(s, digests[s.name], decisions[s.name].reason) for s in specs if s.name not in results]
+    jobs = [_Job(s, digests[s.name], decisions[t][s.name].reason, t)
+            for s in specs for t in targets if (t, s.name) not in results]
     try:
         measure(jobs, config, done)
     finally:
         journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
     if request.only and not request.shard and previous and previous.fingerprint == fingerprint \
             and previous.profile == config.profile.name:
-        for name, prior in previous.specs.items():
-            if name not in results and name in catalog.specs:
-                results[name] = replace(prior, reuse=Reuse(True, "not selected (--only)"))
+        for t in targets:
+            view = previous.view(t)
+            for name, prior in (view.specs.items() if view else ()):
+                if (t, name) not in results and name in catalog.specs:
+                    results[t, name] = replace(prior, reuse=Reuse(True, "not selected (--only)"))
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-    artifact = art.make_artifact(fingerprint, config.profile.name, config.profile.max_examples,
-                                 regen_index, results, stamp, request.shard)
+    by_target = {t: {n: r for (tt, n), r in results.items() if tt == t} for t in targets}
+    artifact = art.make_artifact(
+        fingerprint, config.profile.name, config.profile.max_examples, regen_index,
+        by_target[STOCK], stamp, request.shard,
+        {t: (info, by_target[t]) for t, info in targets.items() if info is not None})
     art.save(request.out, artifact)
     journal.close(finished=True)  # only once the artifact is safely written
     return Regeneration(artifact, decisions, len(resumed), tuple(notes))
 
 
-def _shard_slice(specs: list[OpSpec], decisions: dict[str, Decision], previous: Artifact | None,
-                 shard: tuple[int, int]) -> list[OpSpec]:
-    """This shard's specs: a cost-balanced split of the work (reused specs cost nothing)."""
-    costs = {s.name: 0 if decisions[s.name].reuse else
-             (previous.specs[s.name].signatures if previous and s.name in previous.specs
-              else DEFAULT_COST) for s in specs}
+def _shard_slice(specs: list[OpSpec], decisions: dict[str, dict[str, Decision]],
+                 previous: Artifact | None, shard: tuple[int, int]) -> list[OpSpec]:
+    """This shard's specs (every target of a spec goes to the same shard): a
+    cost-balanced split of the work (reused results cost nothing)."""
+    def cost(target: str, name: str) -> int:
+        if decisions[target][name].reuse:
+            return 0
+        view = previous.view(target) if previous else None
+        return view.specs[name].signatures if view and name in view.specs else DEFAULT_COST
+
+    costs = {s.name: sum(cost(t, s.name) for t in decisions) for s in specs}
     owner = assign(costs, shard[1])
     return [s for s in specs if owner[s.name] == shard[0]]

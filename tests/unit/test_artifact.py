@@ -6,19 +6,26 @@ import pytest
 from opsweep import artifact as art
 from opsweep.artifact import Fingerprint, Reuse, SpecResult
 from opsweep.errors import ArtifactError
-from opsweep.grade import failure_groups, grade, stage_counts
+from opsweep.grade import (Counts, dynamic_counts, dynamic_failures, failure_groups, grade,
+                           stage_counts)
 from opsweep.model import Outcome, Stage
 
 FP = Fingerprint("2.13.0", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo")
 
 
-def result(ops, *stages, nondeterministic=False):
-    outs = [Outcome(s, f"f32[{i}]", "float32", 1, i, "" if s is Stage.OK else "E: x")
-            for i, s in enumerate(stages)]
+def result(ops, *stages, nondeterministic=False, dynamic=()):
+    """A spec result from outcome stages; `dynamic` gives the dynamic stage of each
+    outcome in order (None: not re-exported)."""
+    dynamic = tuple(dynamic) + (None,) * (len(stages) - len(dynamic))
+    outs = [Outcome(s, f"f32[{i}]", "float32", 1, i, "" if s is Stage.OK else "E: x",
+                    d, "" if d in (None, Stage.OK) else "D: y")
+            for i, (s, d) in enumerate(zip(stages, dynamic))]
     counts = stage_counts(outs)
+    dyn, regressed = dynamic_counts(outs)
     return SpecResult(tuple(ops), "unary", "ci", len(outs), counts, failure_groups(outs),
-                      grade([(counts, nondeterministic)]), nondeterministic, None,
-                      Reuse(False, "measured"), "0123456789abcdef", len(outs))
+                      grade([Counts(counts, nondeterministic, dyn, regressed)]), nondeterministic,
+                      None, Reuse(False, "measured"), "0123456789abcdef", len(outs), dyn,
+                      regressed, dynamic_failures(outs))
 
 
 @pytest.fixture

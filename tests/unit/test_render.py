@@ -74,7 +74,7 @@ def test_page_renders_bars_legend_table_and_appendix(catalog):
     page = render_page(view(catalog))
     assert '[=66.7% "66.7%"]' in page and '[=40.0% "40.0%"]' in page
     assert "| ⚠️ | blocked |" in page and "Not unsupported" in page
-    assert "| [`sin`](https://docs/sin) |  | yes | core | ✅ | ✅ | ✅ | since opset 9 | yes |" in page
+    assert "| [`sin`](https://docs/sin) |  | yes | core | ✅ | ✅ | ✅ | n/a | since opset 9 | yes |" in page
     assert "| `dim` | tensor metadata query" in page
     assert "<details><summary>1 failing group</summary>" in page
     assert render_page(view(catalog)) == page  # deterministic

@@ -1,0 +1,222 @@
+"""History across torch versions: one compact record per measured torch
+version (``docs/history/torch-<version>.json``), written when the bot commits,
+and a rendered view: each operator's grades per version, and the grade
+transitions each version bump brought, per target.
+
+A record keeps, per target and operator, one letter per axis (export,
+runtime, numerics, dynamic): ``f`` full, ``p`` partial, ``n`` none,
+``b`` blocked, ``s`` skipped, ``-`` not reached. Measuring the same torch
+version again replaces its record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .artifact import STOCK, Artifact, write_atomic
+from .diff import AXES, KINDS_ORDER, classify
+from .errors import ArtifactError
+from .model import Grade
+
+HISTORY_VERSION = 1
+CODES = {Grade.FULL: "f", Grade.PARTIAL: "p", Grade.NONE: "n", Grade.BLOCKED: "b",
+         Grade.SKIPPED: "s", None: "-"}
+GRADES = {v: k for k, v in CODES.items()}
+_CODE = re.compile(r"^[fpnbs-]{4}$")
+
+
+@dataclass(frozen=True)
+class Record:
+    torch: str  # as measured, e.g. 2.13.0+cpu
+    fingerprint: Mapping[str, Any]
+    profile: str
+    examples: int
+    generated_at: str
+    #: target -> operator -> four grade letters
+    targets: Mapping[str, Mapping[str, str]]
+    translations: Mapping[str, Mapping[str, Any]]  # custom target -> its fingerprint entry
+
+    @property
+    def version(self) -> str:
+        return public_version(self.torch)
+
+
+def public_version(torch_version: str) -> str:
+    return torch_version.split("+", 1)[0]
+
+
+def version_key(version: str) -> tuple:
+    """Release order: 2.9.1 < 2.13.0 < 2.14.0rc1 < 2.14.0 (pre-releases before their release)."""
+    m = re.match(r"^(\d+(?:\.\d+)*)(.*)$", version)
+    if not m:
+        return ((), 1, version)
+    numbers = tuple(int(x) for x in m.group(1).split("."))
+    return (numbers, 0 if m.group(2) else 1, m.group(2))
+
+
+def _codes(artifact: Artifact) -> dict[str, str]:
+    return {op: "".join(CODES[getattr(r.grades, axis)] for axis in AXES)
+            for op, r in artifact.operators.items()}
+
+
+def record(artifact: Artifact) -> Record:
+    if artifact.shard is not None:
+        raise ArtifactError("<history>", "shard", "a shard artifact is not a whole measurement; "
+                            "merge the shards first")
+    targets = {t: _codes(artifact.view(t)) for t in artifact.target_names}  # type: ignore[arg-type]
+    translations = {n: asdict(t.translations) for n, t in artifact.targets.items()}
+    for entry in translations.values():
+        entry["overrides"] = list(entry["overrides"])
+    return Record(artifact.fingerprint.torch, asdict(artifact.fingerprint), artifact.profile,
+                  artifact.examples, artifact.generated_at, targets, translations)
+
+
+def path_for(directory: Path, torch_version: str) -> Path:
+    return Path(directory) / f"torch-{public_version(torch_version)}.json"
+
+
+def to_data(r: Record) -> dict[str, Any]:
+    return {"history_version": HISTORY_VERSION, "torch": r.torch, "fingerprint": dict(r.fingerprint),
+            "profile": r.profile, "examples": r.examples, "generated_at": r.generated_at,
+            "axes": list(AXES), "targets": {t: dict(ops) for t, ops in r.targets.items()},
+            "translations": {t: dict(v) for t, v in r.translations.items()}}
+
+
+def write(artifact: Artifact, directory: Path) -> Path:
+    """Write (or replace) the record of the artifact's torch version."""
+    r = record(artifact)
+    path = path_for(directory, r.torch)
+    text = json.dumps(to_data(r), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    write_atomic(path, text.encode("utf-8"))
+    return path
+
+
+def _require(cond: bool, path: Path, field: str, message: str) -> None:
+    if not cond:
+        raise ArtifactError(path, field, message)
+
+
+def load(path: Path) -> Record:
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(path, "", "no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactError(path, "", f"not a readable JSON history record: {exc}") from None
+    _require(isinstance(data, dict), path, "(top level)", "not an object")
+    _require(data.get("history_version") == HISTORY_VERSION, path, "history_version",
+             f"expected {HISTORY_VERSION}, got {data.get('history_version')!r}")
+    _require(data.get("axes") == list(AXES), path, "axes", f"expected {list(AXES)}")
+    for key, kind in (("torch", str), ("profile", str), ("generated_at", str), ("examples", int),
+                      ("fingerprint", dict), ("targets", dict), ("translations", dict)):
+        _require(isinstance(data.get(key), kind), path, key, f"missing or not a {kind.__name__}")
+    _require(STOCK in data["targets"], path, "targets", f"has no {STOCK!r} target")
+    _require(path_for(Path(path).parent, data["torch"]).name == Path(path).name, path, "torch",
+             f"{data['torch']!r} does not match the file name")
+    for target, ops in data["targets"].items():
+        _require(isinstance(ops, dict), path, f"targets.{target}", "not an object")
+        for op, code in ops.items():
+            _require(isinstance(code, str) and bool(_CODE.match(code)), path,
+                     f"targets.{target}.{op}", f"expected four grade letters, got {code!r}")
+    return Record(data["torch"], data["fingerprint"], data["profile"], data["examples"],
+                  data["generated_at"], data["targets"], data["translations"])
+
+
+def load_all(directory: Path) -> list[Record]:
+    """Every record in the directory, oldest torch first."""
+    records = [load(p) for p in sorted(Path(directory).glob("torch-*.json"))]
+    return sorted(records, key=lambda r: version_key(r.version))
+
+
+# --- the view -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Change:
+    op: str
+    axis: str
+    old: str
+    new: str
+    kind: str
+
+
+@dataclass(frozen=True)
+class Bump:
+    old: Record
+    new: Record
+    changes: Mapping[str, tuple[Change, ...]]  # target -> transitions, stock first
+
+    def count(self, target: str, kind: str) -> int:
+        return sum(c.kind == kind for c in self.changes.get(target, ()))
+
+
+def _label(code: str) -> str:
+    grade = GRADES[code]
+    return grade.value if grade is not None else "n/a"
+
+
+def transitions(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[Change, ...]:
+    """The same classification as `opsweep diff`, over compact records."""
+    changes = []
+    for op in sorted(set(old) | set(new)):
+        a, b = old.get(op), new.get(op)
+        if a is None or b is None:
+            changes.append(Change(op, "export", _label(a[0]) if a else "unmeasured",
+                                  _label(b[0]) if b else "unmeasured",
+                                  "newly measured" if a is None else "no longer measured"))
+            continue
+        for i, axis in enumerate(AXES):
+            before, after = GRADES[a[i]], GRADES[b[i]]
+            if axis != "export" and (before is None or after is None):
+                continue
+            kind = classify(before, after)
+            if kind:
+                changes.append(Change(op, axis, _label(a[i]), _label(b[i]), kind))
+    return tuple(sorted(changes, key=lambda c: (KINDS_ORDER.index(c.kind), c.op, c.axis)))
+
+
+def bumps(records: Sequence[Record]) -> list[Bump]:
+    out = []
+    for old, new in zip(records, records[1:]):
+        shared = [t for t in new.targets if t in old.targets]
+        shared.sort(key=lambda t: (t != STOCK, t))
+        out.append(Bump(old, new, {t: transitions(old.targets[t], new.targets[t]) for t in shared}))
+    return out
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    op: str
+    cells: tuple[str, ...]  # per version: four glyphs, or '-' when not measured
+    changed: bool
+
+
+def _glyphs(code: str | None) -> str:
+    from .render import GLYPHS, UNMEASURED
+    if code is None:
+        return UNMEASURED
+    return " ".join(GLYPHS[GRADES[c]] for c in code)
+
+
+def rows(records: Sequence[Record], target: str) -> list[HistoryRow]:
+    ops = sorted({op for r in records for op in r.targets.get(target, {})})
+    out = []
+    for op in ops:
+        codes = [r.targets.get(target, {}).get(op) for r in records]
+        out.append(HistoryRow(op, tuple(_glyphs(c) for c in codes), len(set(codes)) > 1))
+    return out
+
+
+def render(records: Sequence[Record]) -> str:
+    from .render import cell, environment
+    if not records:
+        raise ArtifactError("<history>", "", "no history records to render")
+    targets = sorted({t for r in records for t in r.targets}, key=lambda t: (t != STOCK, t))
+    template = environment().get_template("history.md.j2")
+    return template.render(records=records, bumps=bumps(records), kinds=KINDS_ORDER,
+                           tables=[(t, rows(records, t)) for t in targets], stock=STOCK,
+                           cell=cell)

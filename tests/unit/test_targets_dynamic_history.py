@@ -1,0 +1,219 @@
+"""Translation targets, the dynamic axis and the history records, as data."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep import history
+from opsweep.artifact import STOCK, Translations
+from opsweep.diff import diff
+from opsweep.errors import ArtifactError, UsageError
+from opsweep.grade import Counts, grade
+from opsweep.model import Example, Grade, Outcome, Stage, TensorArg
+from opsweep.report import to_json, to_markdown
+from opsweep.runner import dynamic_plan, dynamic_shapes, resize
+from opsweep.translations import load as load_translations
+
+from .test_artifact import FP, result
+
+TABLE = "examples/custom_translations.py:TABLE"
+T = Translations("examples/custom_translations.py", "TABLE", "0123456789abcdef", ("prims::hypot",))
+
+
+def with_target(stock, target, fingerprint=FP, translations=T):
+    return art.make_artifact(fingerprint, "ci", 25, 0, stock, "2026-11-29T00:00:00+00:00", None,
+                             {translations.name: (translations, target)})
+
+
+# --- the dynamic axis ---------------------------------------------------------------
+
+def test_plan_shares_the_leading_dimension_among_inputs_of_the_same_size():
+    ex = Example((TensorArg((3, 4), "float32"), TensorArg((3, 1), "float32"),
+                  [TensorArg((4, 3), "float32")]), (("w", TensorArg((3,), "float32")),))
+    plan = dynamic_plan(ex)
+    assert plan.inputs == frozenset({0, 1, 3}) and (plan.export_size, plan.run_size) == (3, 4)
+    grown = resize(ex, plan.inputs, 7)
+    assert [t.shape for t in grown.tensors] == [(7, 4), (7, 1), (4, 3), (7,)]
+    assert dynamic_shapes(plan, 4)[0][2] is None and 0 in dynamic_shapes(plan, 4)[0][0]
+
+
+def test_plan_traces_small_leading_sizes_at_two_and_skips_scalars():
+    assert dynamic_plan(Example((TensorArg((1, 5), "float32"),))).export_size == 2
+    assert dynamic_plan(Example((TensorArg((), "float32"), 3))) is None
+
+
+def test_dynamic_regressed_means_less_far_than_static():
+    ok = Outcome(Stage.OK, "s", "float32", 1)
+    assert replace(ok, dynamic=Stage.CAPTURE).dynamic_regressed
+    assert not replace(ok, dynamic=Stage.INVALID).dynamic_regressed  # a spec matter, not a verdict
+    numerics = Outcome(Stage.NUMERICS, "s", "float16", 1)
+    assert not replace(numerics, dynamic=Stage.NUMERICS).dynamic_regressed  # same as static
+    assert replace(numerics, dynamic=Stage.RUNTIME).dynamic_regressed
+
+
+def test_dynamic_grade_over_re_exported_examples():
+    stages = {Stage.OK: 3}
+    assert grade([Counts(stages, False, {Stage.OK: 3}, 0)]).dynamic is Grade.FULL
+    assert grade([Counts(stages, False, {Stage.OK: 2, Stage.RUNTIME: 1}, 1)]).dynamic is Grade.PARTIAL
+    assert grade([Counts(stages, False, {Stage.CAPTURE: 2, Stage.INVALID: 1}, 2)]).dynamic is Grade.BLOCKED
+    assert grade([Counts(stages, False, {Stage.INVALID: 3}, 0)]).dynamic is None
+    assert grade([(stages, False)]).dynamic is None  # never re-exported: n/a
+
+
+# --- targets in the artifact -------------------------------------------------------------
+
+def test_targets_round_trip_and_views(tmp_path):
+    a = with_target({"hypot": result(["hypot"], Stage.NO_TRANSLATION)},
+                    {"hypot": result(["hypot"], Stage.OK, dynamic=[Stage.RUNTIME])})
+    path = tmp_path / "a.json"
+    art.save(path, a)
+    loaded = art.load(path)
+    assert loaded == a and loaded.target_names == (STOCK, T.name)
+    grades = loaded.view(T.name).operators["hypot"].grades
+    assert grades.export is Grade.FULL and grades.dynamic is Grade.NONE
+    assert loaded.operators["hypot"].grades.export is Grade.NONE
+    assert loaded.view("nope:TABLE") is None
+
+
+def test_hand_edited_target_operator_is_refused_naming_the_field(tmp_path):
+    a = with_target({"hypot": result(["hypot"], Stage.NO_TRANSLATION)},
+                    {"hypot": result(["hypot"], Stage.OK)})
+    data = art.to_data(a)
+    data["targets"][T.name]["operators"]["hypot"]["export"] = "none"
+    with pytest.raises(ArtifactError, match=rf"targets\.{T.name}\.operators\.hypot\.export"):
+        art.from_data(data, "a.json")
+    data = art.to_data(a)
+    data["targets"][T.name]["fingerprint"]["table"] = "OTHER"
+    with pytest.raises(ArtifactError, match="not the target it is filed under"):
+        art.from_data(data, "a.json")
+
+
+def test_an_older_schema_is_refused_with_the_way_forward():
+    data = art.to_data(with_target({}, {}))
+    data["schema_version"] = 1
+    with pytest.raises(ArtifactError, match="schema_version.*--no-reuse"):
+        art.from_data(data, "old.json")
+
+
+def test_gap_closed_by_a_target():
+    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.OK: 3}, closing=True).status == "closed"
+    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.NO_TRANSLATION: 1, Stage.OK: 2},
+                         closing=True).status == "open"
+    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.OK: 3}).status == "stale"
+
+
+# --- loading a table ---------------------------------------------------------------------
+
+def test_the_example_table_loads_with_its_fingerprint():
+    info, table = load_translations(TABLE)
+    assert info.name == TABLE and len(info.digest) == 16
+    assert {"prims::fmax", "prims::fmin", "prims::hypot", "aten::detach_copy",
+            "aten::fft_fftfreq", "aten::fft_rfftfreq"} == set(info.overrides)
+    assert all(callable(f) for f in table.values())
+
+
+@pytest.mark.parametrize("text, message", [
+    ("examples/custom_translations.py", "expected MODULE:TABLE"),
+    ("stock", "expected MODULE:TABLE"),
+    ("no/such/file.py:TABLE", "no such file"),
+    ("examples/custom_translations.py:MISSING", "has no 'MISSING'"),
+    ("examples/custom_translations.py:_FLOATS", "must be a non-empty mapping"),
+    ("json:dumps", "must be a non-empty mapping"),
+    ("no_such_module_xyz:TABLE", "importing no_such_module_xyz failed"),
+])
+def test_bad_tables_are_refused_naming_what_and_where(text, message):
+    with pytest.raises(UsageError, match=message):
+        load_translations(text)
+
+
+def test_a_table_with_a_key_that_is_not_an_operator_is_refused(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("TABLE = {'aten::hypot': print}\n")
+    with pytest.raises(UsageError, match=r"bad\.py:TABLE: key 'aten::hypot' is not a torch operator"):
+        load_translations(f"{bad}:TABLE")
+
+
+# --- diff and report per target and axis ------------------------------------------------------
+
+def test_diff_reports_transitions_per_target_and_on_the_dynamic_axis():
+    old = with_target({"sin": result(["sin"], Stage.OK, dynamic=[Stage.OK])},
+                      {"sin": result(["sin"], Stage.NO_TRANSLATION)})
+    new = with_target({"sin": result(["sin"], Stage.OK, dynamic=[Stage.CAPTURE])},
+                      {"sin": result(["sin"], Stage.OK)})
+    d = diff(old, new)
+    got = {(t.target, t.axis, t.kind) for t in d.transitions}
+    assert (STOCK, "dynamic", "regression") in got
+    assert (T.name, "export", "improvement") in got
+    dynamic = next(t for t in d.regressions if t.axis == "dynamic")
+    assert dynamic.failures and dynamic.failures[0].stage is Stage.CAPTURE
+    text = to_markdown(d, new, history="https://example.invalid/history.md")
+    assert "<code>sin</code> dynamic: full → blocked" in text
+    assert f"`sin` export (with `{T.name}`): none → full" in text
+    assert "dynamic_example_for('sin', 'f32[0]')" in text and "dynamic_shapes=shapes" in text
+    assert "[history](https://example.invalid/history.md)" in text
+    assert {t["target"] for t in to_json(d)["transitions"]} == {STOCK, T.name}
+
+
+def test_diff_notes_added_and_changed_targets_instead_of_listing_every_operator():
+    stock = {"sin": result(["sin"], Stage.OK)}
+    plain = art.make_artifact(FP, "ci", 25, 0, stock)
+    d = diff(plain, with_target(stock, stock))
+    assert d.transitions == () and d.target_changes == (f"target {T.name} added",)
+    changed = replace(T, digest="fedcba9876543210")
+    d = diff(with_target(stock, stock), with_target(stock, stock, translations=changed))
+    assert "translation table changed (0123456789abcdef → fedcba9876543210)" in d.target_changes[0]
+
+
+# --- history ---------------------------------------------------------------------------------
+
+def test_history_records_round_trip_order_by_release_and_render(tmp_path):
+    old = with_target({"sin": result(["sin"], Stage.OK), "cos": result(["cos"], Stage.NO_TRANSLATION)},
+                      {"cos": result(["cos"], Stage.OK)})
+    newer = replace(FP, torch="2.14.1+cu130")
+    new = with_target({"sin": result(["sin"], Stage.OK, Stage.NO_TRANSLATION),
+                       "cos": result(["cos"], Stage.OK)},
+                      {"cos": result(["cos"], Stage.OK)}, fingerprint=newer)
+    assert history.write(new, tmp_path).name == "torch-2.14.1.json"
+    assert history.write(old, tmp_path).name == "torch-2.13.0.json"
+    records = history.load_all(tmp_path)
+    assert [r.version for r in records] == ["2.13.0", "2.14.1"]  # 2.14 after 2.13, not before
+    assert records[0].targets[STOCK] == {"cos": "n---", "sin": "fff-"}
+    [bump] = history.bumps(records)
+    assert [(c.op, c.axis, c.kind) for c in bump.changes[STOCK]] == [
+        ("sin", "export", "regression"), ("cos", "export", "improvement")]
+    assert bump.changes[T.name] == ()
+    page = history.render(records)
+    assert "### torch 2.13.0 → 2.14.1" in page and "- `sin` export: full → partial" in page
+    assert "| `sin` ↕ | ✅ ✅ ✅ n/a | 🟡 ✅ ✅ n/a |" in page
+    assert f"## Grades per operator, with `{T.name}`" in page
+    history.write(new, tmp_path)  # measuring a version again replaces its record
+    assert len(history.load_all(tmp_path)) == 2
+
+
+def test_version_key_orders_releases():
+    versions = ["2.14.1", "2.9.1", "2.14.0", "2.14.0rc1", "2.13.0"]
+    assert sorted(versions, key=history.version_key) == ["2.9.1", "2.13.0", "2.14.0rc1", "2.14.0",
+                                                         "2.14.1"]
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d.update(history_version=9), "history_version"),
+    (lambda d: d["targets"]["stock"].update(sin="fff"), "targets.stock.sin"),
+    (lambda d: d.update(torch="2.99.0"), "torch"),
+    (lambda d: d["targets"].pop("stock"), "targets"),
+])
+def test_bad_history_records_are_refused_naming_the_field(tmp_path, edit, field):
+    path = history.write(with_target({"sin": result(["sin"], Stage.OK)}, {}), tmp_path)
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match=rf"torch-2\.13\.0\.json.*{field}"):
+        history.load(path)
+
+
+def test_shard_artifacts_make_no_history_record(tmp_path):
+    shard = replace(with_target({"sin": result(["sin"], Stage.OK)}, {}), shard=(1, 2))
+    with pytest.raises(ArtifactError, match="shard"):
+        history.write(shard, tmp_path)
