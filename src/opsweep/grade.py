@@ -10,8 +10,10 @@ never count for or against the exporter.
 The dynamic axis is graded over the examples that exported and were exported
 again with their leading dimension dynamic: an example passes when the dynamic
 export got as far down the pipeline as the static one (so a dtype mismatch the
-static export already had does not count twice). ``blocked`` when torch.export
-could capture none of them with the dimension dynamic.
+static export already had does not count twice). Values that differ at the
+second size, which draws fresh values, are left to the numerics axis; wrong
+output shapes, dtypes or counts there are dynamic failures. ``blocked`` when
+torch.export could capture none of them with the dimension dynamic.
 """
 
 from __future__ import annotations

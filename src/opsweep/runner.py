@@ -19,7 +19,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from .adapter import Exporter, classify_export_error, error_line
-from .model import Example, OpSpec, Outcome, Stage, TensorArg
+from .model import VALUES_DIFFER, Example, OpSpec, Outcome, Stage, TensorArg
 
 Phase = Callable[[str], None]
 #: Called with the static outcomes of a group before its dynamic re-export, so a
@@ -175,7 +175,7 @@ def compare(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
         if tol is None or not want.dtype.is_floating_point:
             if not torch.equal(want, got):
                 bad = int((want != got).sum())
-                return f"output {i}: {bad}/{want.numel()} elements differ (exact comparison)"
+                return f"output {i}: {bad}/{want.numel()} {VALUES_DIFFER} (exact comparison)"
             continue
         w, g = want.double(), got.double()
         close = torch.isclose(g, w, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
@@ -183,7 +183,7 @@ def compare(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
             bad = int((~close).sum())
             finite = torch.isfinite(w) & torch.isfinite(g)
             err = float((w - g).abs()[finite].max()) if bool(finite.any()) else float("nan")
-            return (f"output {i}: {bad}/{w.numel()} elements differ beyond rtol={tol.rtol:g} "
+            return (f"output {i}: {bad}/{w.numel()} {VALUES_DIFFER} beyond rtol={tol.rtol:g} "
                     f"atol={tol.atol:g} (max abs error {err:.3g}; NaN/inf placement counts)")
     return ""
 

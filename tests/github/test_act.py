@@ -147,6 +147,18 @@ def test_pin_bump_pull_request_measures_comments_and_commits(project, fake, tmp_
     committed = json.loads(git(project["origin"], "show", "feature:docs/onnx_support_measured.json"))
     assert committed["fingerprint"]["torch"].startswith("2.13.0")
     assert set(committed["specs"]) == {"sin", "relu", "cdist"}
+    # the workflow measures the example translation table as a second target
+    (target,) = committed["targets"]
+    assert target == "examples/custom_translations.py:TABLE"
+    assert set(committed["targets"][target]["specs"]) == {"sin", "relu", "cdist"}
+    assert "target examples/custom_translations.py:TABLE added" in comment.body
+    # the history record of the measured torch, its view, and the comment's link to it
+    record = json.loads(git(project["origin"], "show", "feature:docs/history/torch-2.13.0.json"))
+    assert set(record["targets"]) == {"stock", target} and set(record["targets"]["stock"]) == {
+        "sin", "relu", "cdist"}
+    assert "# History across torch versions" in git(project["origin"], "show",
+                                                    "feature:docs/history.md")
+    assert f"/{REPO}/blob/feature/docs/history.md" in comment.body
 
 
 def comment_event(body, login):

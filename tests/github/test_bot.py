@@ -156,3 +156,8 @@ def test_publish_without_commit_tells_where_to_get_the_files(github, monkeypatch
     assert "`sin` export: full → none" in comment.body or "sin</code> export: full → none" in comment.body
     assert "Not committed" in comment.body and "job summary" in comment.body
     assert "full → none" in (tmp_path / "summary.md").read_text()
+    # the history record and view are written beside the page, for the run's artifacts
+    version = torch.__version__.split("+")[0]
+    assert (repo_dir / "docs" / "history" / f"torch-{version}.json").is_file()
+    assert f"torch {version}" in (repo_dir / "docs" / "history.md").read_text()
+    assert "blob/" not in comment.body  # no branch to link the history view on

@@ -217,3 +217,11 @@ def test_shard_artifacts_make_no_history_record(tmp_path):
     shard = replace(with_target({"sin": result(["sin"], Stage.OK)}, {}), shard=(1, 2))
     with pytest.raises(ArtifactError, match="shard"):
         history.write(shard, tmp_path)
+
+
+def test_values_differing_at_the_second_size_are_the_numerics_axis_business():
+    ok = Outcome(Stage.OK, "s", "float16", 1)
+    values = replace(ok, dynamic=Stage.NUMERICS,
+                     dynamic_error="output 0: 1/12 elements differ beyond rtol=0.01 atol=0.001")
+    shape = replace(ok, dynamic=Stage.NUMERICS, dynamic_error="output 0: shape (3,), PyTorch gives (4,)")
+    assert not values.dynamic_regressed and shape.dynamic_regressed
