@@ -33,6 +33,18 @@ def test_committed_page_is_the_render_of_the_committed_artifact(tmp_path):
         "`opsweep render --onnx-report docs/onnx_support_measured.json`")
 
 
+def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(tmp_path):
+    from opsweep import artifact as art
+    from opsweep import history
+    records = history.load_all(ROOT / "docs" / "history")
+    measured = art.load(ARTIFACT)
+    mine = [r for r in records if r.torch == measured.fingerprint.torch]
+    assert mine and mine[0] == history.record(measured), (
+        "docs/history has no record of the committed artifact: run `opsweep history record`")
+    assert history.render(records) == (ROOT / "docs" / "history.md").read_text("utf-8"), (
+        "docs/history.md is stale: run `opsweep history render`")
+
+
 def test_rendering_is_byte_identical(tmp_path):
     assert render(tmp_path / "a.md") == render(tmp_path / "b.md")
 
@@ -58,6 +70,7 @@ def test_docs_build_strict(site):
     html = (site / "supported_operators" / "index.html").read_text("utf-8")
     assert html.count('class="progress ') + html.count('class="progress"') >= 2
     assert (site / "refreshing" / "index.html").exists()
+    assert "History across torch versions" in (site / "history" / "index.html").read_text("utf-8")
 
 
 @pytest.fixture
