@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -181,7 +182,7 @@ def transitions(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[Change,
 
 def bumps(records: Sequence[Record]) -> list[Bump]:
     out = []
-    for old, new in zip(records, records[1:]):
+    for old, new in pairwise(records):
         shared = [t for t in new.targets if t in old.targets]
         shared.sort(key=lambda t: (t != STOCK, t))
         out.append(Bump(old, new, {t: transitions(old.targets[t], new.targets[t]) for t in shared}))

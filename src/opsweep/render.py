@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-from .artifact import STOCK, Artifact, OperatorResult
+from .artifact import Artifact, OperatorResult
 from .catalog import Catalog
 from .errors import UsageError
 from .links import Link

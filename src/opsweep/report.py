@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .artifact import STOCK, Artifact
+from .bot import GITHUB_COMMENT_LIMIT, MARKER
 from .diff import KINDS_ORDER as KINDS
 from .diff import Diff, Transition, smallest
 from .grade import FailureGroup
 from .render import cell, environment
-from .bot import GITHUB_COMMENT_LIMIT, MARKER
 from .repro import snippet
 
 

@@ -23,14 +23,28 @@ from pathlib import Path
 
 from . import artifact as art
 from .adapter import PUBLIC_PATH, default_opset, quiet_exporter
-from .artifact import (STOCK, Artifact, Fingerprint, GapCheck, Reuse, SpecResult, Translations,
-                       gap_check)
+from .artifact import (
+    STOCK,
+    Artifact,
+    Fingerprint,
+    GapCheck,
+    Reuse,
+    SpecResult,
+    Translations,
+    gap_check,
+)
 from .catalog import Catalog, load_catalog
 from .draw import Profile, draw_examples, group_by_signature
 from .errors import ArtifactError
 from .fastpath import FAST_PATH, fast_path_available, make_exporter
-from .grade import (Counts, dynamic_counts, dynamic_failures, failure_groups, grade,
-                    stage_counts)
+from .grade import (
+    Counts,
+    dynamic_counts,
+    dynamic_failures,
+    failure_groups,
+    grade,
+    stage_counts,
+)
 from .journal import Journal, journal_path
 from .model import Example, OpSpec, Outcome, Stage
 from .reuse import Decision, decide, spec_digest
@@ -373,11 +387,7 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
         journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
     if request.only and not request.shard and previous and previous.fingerprint == fingerprint \
             and previous.profile == config.profile.name:
-        for t in targets:
-            view = previous.view(t)
-            for name, prior in (view.specs.items() if view else ()):
-                if (t, name) not in results and name in catalog.specs:
-                    results[t, name] = replace(prior, reuse=Reuse(True, "not selected (--only)"))
+        _carry_unselected(previous, targets, catalog, results)
     stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
     by_target = {t: {n: r for (tt, n), r in results.items() if tt == t} for t in targets}
     artifact = art.make_artifact(
@@ -387,6 +397,18 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     art.save(request.out, artifact)
     journal.close(finished=True)  # only once the artifact is safely written
     return Regeneration(artifact, decisions, len(resumed), tuple(notes))
+
+
+def _carry_unselected(previous: Artifact, targets: Mapping[str, Translations | None],
+                      catalog: Catalog, results: dict[tuple[str, str], SpecResult]) -> None:
+    """--only: the specs not selected keep their previous results, per target."""
+    for t, info in targets.items():
+        view = previous.view(t)
+        if view is None or (info is not None and previous.targets[t].translations != info):
+            continue  # never carry results of another table
+        for name, prior in view.specs.items():
+            if (t, name) not in results and name in catalog.specs:
+                results[t, name] = replace(prior, reuse=Reuse(True, "not selected (--only)"))
 
 
 def _shard_slice(specs: list[OpSpec], decisions: dict[str, dict[str, Decision]],
