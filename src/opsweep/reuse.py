@@ -11,7 +11,8 @@ The rules (seed 000, made exact):
   more evidence, and a ci run never replaces it); a ci result never counts
   for a nightly run.
 * Otherwise a result is carried over only when every operator the spec
-  declares was graded full (export, runtime, and numerics full or skipped)
+  declares was graded full (export, runtime, numerics full or skipped, and
+  dynamic full or not applicable)
   and the spec is not in this regeneration's rotating tenth. partial and
   none are always re-measured: none -> full is where the value is.
 """
@@ -68,6 +69,8 @@ def _all_full(previous: Artifact, spec: OpSpec) -> str:
             return f"{op} export {g.export and g.export.value}, runtime {g.runtime and g.runtime.value}"
         if g.numerics not in (Grade.FULL, Grade.SKIPPED):
             return f"{op} numerics {g.numerics and g.numerics.value}"
+        if g.dynamic not in (Grade.FULL, None):  # None: no example has a leading dimension
+            return f"{op} dynamic {g.dynamic.value}"
     return ""
 
 

@@ -17,8 +17,8 @@ SIN = unary("sin")
 DIGEST = "0123456789abcdef"
 
 
-def previous(*stages, profile="ci", fingerprint=FP, regen_index=0):
-    r = replace(result(["sin"], *stages), profile=profile)
+def previous(*stages, profile="ci", fingerprint=FP, regen_index=0, dynamic=()):
+    r = replace(result(["sin"], *stages, dynamic=dynamic), profile=profile)
     return art.make_artifact(fingerprint, profile, PROFILES[profile].max_examples, regen_index,
                              {"sin": r})
 
@@ -38,6 +38,14 @@ def test_full_same_fingerprint_same_budget_is_reused():
 def test_partial_none_blocked_and_imperfect_axes_are_never_reused(stages):
     d = decide(SIN, DIGEST, previous(*stages), FP, CI, not_rotated())
     assert not d.reuse and d.reason.startswith("not full: sin")
+
+
+def test_a_dynamic_axis_that_is_not_full_is_re_measured():
+    d = decide(SIN, DIGEST, previous(Stage.OK, Stage.OK, dynamic=[Stage.OK, Stage.CAPTURE]),
+               FP, CI, not_rotated())
+    assert not d.reuse and d.reason == "not full: sin dynamic partial"
+    d = decide(SIN, DIGEST, previous(Stage.OK, dynamic=[Stage.OK]), FP, CI, not_rotated())
+    assert d.reuse
 
 
 def test_every_declared_operator_must_be_full():
