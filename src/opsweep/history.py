@@ -213,11 +213,10 @@ def rows(records: Sequence[Record], target: str) -> list[HistoryRow]:
 
 
 def render(records: Sequence[Record]) -> str:
-    from .render import cell, environment
+    from .render import environment
     if not records:
         raise ArtifactError("<history>", "", "no history records to render")
     targets = sorted({t for r in records for t in r.targets}, key=lambda t: (t != STOCK, t))
     template = environment().get_template("history.md.j2")
     return template.render(records=records, bumps=bumps(records), kinds=KINDS_ORDER,
-                           tables=[(t, rows(records, t)) for t in targets], stock=STOCK,
-                           cell=cell)
+                           tables=[(t, rows(records, t)) for t in targets], stock=STOCK)
