@@ -50,10 +50,8 @@ def _add_sweep(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no per-spec progress lines")
 
 
-AXES = ("export", "runtime", "numerics", "dynamic")
-
-
 def _grades(r) -> str:
+    from .grade import AXES
     return "/".join((getattr(r.grades, axis).value if getattr(r.grades, axis) else "-")
                     for axis in AXES)
 
@@ -88,6 +86,7 @@ def _summary(result, out: Path, seconds: float) -> str:
 
 
 def _target_summary(artifact, target: str) -> list[str]:
+    from .grade import AXES
     lines = [f" target {target}"]
     order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
     for axis in AXES:

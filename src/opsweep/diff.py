@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .artifact import STOCK, Artifact, OperatorResult, fingerprint_changes
-from .grade import FailureGroup
+from .grade import AXES, FailureGroup, Grades
 from .model import Grade
 
-AXES = ("export", "runtime", "numerics", "dynamic")
 _IMPROVE = {(Grade.NONE, Grade.FULL), (Grade.PARTIAL, Grade.FULL), (Grade.NONE, Grade.PARTIAL)}
 #: Kinds of transition, most urgent first.
 KINDS_ORDER = ("regression", "improvement", "newly measured", "no longer measured", "changed")
@@ -101,24 +100,34 @@ def diff(old: Artifact, new: Artifact) -> Diff:
                 tuple(changes))
 
 
+def grade_changes(old: Grades | None, new: Grades | None) -> list[tuple[str, Grade | None,
+                                                                      Grade | None, str]]:
+    """(axis, before, after, kind) of one operator between two measurements (None:
+    not measured). Used by `diff` and by the history view, so both classify alike."""
+    if old is None or new is None:
+        return [("export", old and old.export, new and new.export,
+                 "newly measured" if old is None else "no longer measured")]
+    changes = []
+    for axis in AXES:
+        before, after = getattr(old, axis), getattr(new, axis)
+        if axis != "export" and (before is None or after is None):
+            continue  # an axis no example reached: implied by the export transition
+        kind = classify(before, after)
+        if kind:
+            changes.append((axis, before, after, kind))
+    return changes
+
+
 def _target_transitions(old: Artifact, new: Artifact, target: str) -> list[Transition]:
     transitions = []
     for op in sorted(set(old.operators) | set(new.operators)):
         a, b = old.operators.get(op), new.operators.get(op)
         spec = (b or a).specs[0]
-        if a is None or b is None:
-            kind = "newly measured" if a is None else "no longer measured"
-            grade_of = b or a
-            transitions.append(Transition(op, "export", a and a.grades.export,
-                                          b and b.grades.export, kind,
-                                          tuple(sorted(grade_of.failures, key=_key)), spec, target))
-            continue
-        for axis in AXES:
-            before, after = getattr(a.grades, axis), getattr(b.grades, axis)
-            if axis != "export" and (before is None or after is None):
-                continue  # an axis no example reached: implied by the export transition
-            kind = classify(before, after)
-            if not kind:
+        for axis, before, after, kind in grade_changes(a and a.grades, b and b.grades):
+            if a is None or b is None:
+                transitions.append(Transition(op, axis, before, after, kind,
+                                              tuple(sorted((b or a).failures, key=_key)), spec,
+                                              target))
                 continue
             was, now = _axis_failures(a, axis), _axis_failures(b, axis)
             old_keys = {_key(g) for g in was}

@@ -34,6 +34,10 @@ class Grades:
     dynamic: Grade | None = None
 
 
+#: The graded axes, in the order pages, records and diffs show them.
+AXES = tuple(Grades.__dataclass_fields__)
+
+
 class Counts(NamedTuple):
     """What grading needs of one spec's outcomes."""
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import pairwise
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from .artifact import STOCK, Artifact, write_atomic
-from .diff import AXES, KINDS_ORDER, classify
+from .diff import KINDS_ORDER, grade_changes
 from .errors import ArtifactError
+from .grade import AXES, Grades
 from .model import Grade
 
 HISTORY_VERSION = 1
@@ -155,28 +156,20 @@ class Bump:
         return sum(c.kind == kind for c in self.changes.get(target, ()))
 
 
-def _label(code: str) -> str:
-    grade = GRADES[code]
-    return grade.value if grade is not None else "n/a"
+def grades(code: str | None) -> Grades | None:
+    """Four grade letters back to grades (None: not measured in that version)."""
+    return None if code is None else Grades(*(GRADES[c] for c in code))
 
 
 def transitions(old: Mapping[str, str], new: Mapping[str, str]) -> tuple[Change, ...]:
-    """The same classification as `opsweep diff`, over compact records."""
-    changes = []
-    for op in sorted(set(old) | set(new)):
-        a, b = old.get(op), new.get(op)
-        if a is None or b is None:
-            changes.append(Change(op, "export", _label(a[0]) if a else "unmeasured",
-                                  _label(b[0]) if b else "unmeasured",
-                                  "newly measured" if a is None else "no longer measured"))
-            continue
-        for i, axis in enumerate(AXES):
-            before, after = GRADES[a[i]], GRADES[b[i]]
-            if axis != "export" and (before is None or after is None):
-                continue
-            kind = classify(before, after)
-            if kind:
-                changes.append(Change(op, axis, _label(a[i]), _label(b[i]), kind))
+    """The same classification as `opsweep diff` (`grade_changes`), over compact records."""
+    def label(code: str | None, grade: Grade | None) -> str:
+        return "unmeasured" if code is None else grade.value if grade is not None else "n/a"
+
+    changes = [Change(op, axis, label(old.get(op), before), label(new.get(op), after), kind)
+               for op in sorted(set(old) | set(new))
+               for axis, before, after, kind in grade_changes(grades(old.get(op)),
+                                                               grades(new.get(op)))]
     return tuple(sorted(changes, key=lambda c: (KINDS_ORDER.index(c.kind), c.op, c.axis)))
 
 
@@ -197,10 +190,8 @@ class HistoryRow:
 
 
 def _glyphs(code: str | None) -> str:
-    from .render import GLYPHS, UNMEASURED
-    if code is None:
-        return UNMEASURED
-    return " ".join(GLYPHS[GRADES[c]] for c in code)
+    from .render import glyph_cell
+    return glyph_cell(grades(code))
 
 
 def rows(records: Sequence[Record], target: str) -> list[HistoryRow]:

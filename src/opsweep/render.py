@@ -17,6 +17,7 @@ import jinja2
 from .artifact import Artifact, OperatorResult
 from .catalog import Catalog
 from .errors import UsageError
+from .grade import AXES, Grades
 from .links import Link
 from .listing import Listing
 from .model import Grade
@@ -118,12 +119,15 @@ def _failures(result: OperatorResult | None) -> tuple[str, ...]:
     return lines + tuple(f"dynamic: {g.describe()}" for g in result.dynamic_failures)
 
 
-def glyphs(result: OperatorResult | None) -> str:
-    """The four axes of one operator in one cell: export runtime numerics dynamic."""
-    if result is None:
+def glyph_cell(grades: Grades | None) -> str:
+    """Every axis of one operator in one cell: export runtime numerics dynamic."""
+    if grades is None:
         return UNMEASURED
-    g = result.grades
-    return " ".join(GLYPHS[x] for x in (g.export, g.runtime, g.numerics, g.dynamic))
+    return " ".join(GLYPHS[getattr(grades, axis)] for axis in AXES)
+
+
+def glyphs(result: OperatorResult | None) -> str:
+    return glyph_cell(result.grades if result else None)
 
 
 def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetView:

@@ -14,11 +14,10 @@ from __future__ import annotations
 from .errors import SpecError
 
 
-def example_for(spec_name: str, signature: str, profile: str = "nightly"):
-    """The module and inputs of a drawn example with this signature."""
+def _find(spec_name: str, signature: str, profile: str):
+    """The spec and the drawn example (ci draws first, then `profile`'s) with this signature."""
     from .catalog import load_catalog
     from .draw import PROFILES, draw_examples
-    from .runner import build_call
     catalog = load_catalog(check_draws=False)
     if spec_name not in catalog.specs:
         raise SpecError(spec_name, "no such spec in the catalog")
@@ -26,35 +25,30 @@ def example_for(spec_name: str, signature: str, profile: str = "nightly"):
     for name in ("ci", profile):
         for example in draw_examples(spec, PROFILES[name]):
             if example.signature == signature:
-                call = build_call(spec, example)
-                return call, tuple(t.clone() for t in call.inputs)
+                return spec, example
     raise SpecError(spec_name, f"no drawn example has the signature {signature!r}")
+
+
+def example_for(spec_name: str, signature: str, profile: str = "nightly"):
+    """The module and inputs of a drawn example with this signature."""
+    from .runner import build_call
+    call = build_call(*_find(spec_name, signature, profile))
+    return call, tuple(t.clone() for t in call.inputs)
 
 
 def dynamic_example_for(spec_name: str, signature: str, profile: str = "nightly"):
     """The module, inputs and ``dynamic_shapes`` of the dynamic re-export of the
     example with this signature: its leading dimension dynamic, traced at the
     size the sweep traced it at."""
-    from .runner import Call, dynamic_plan, dynamic_shapes, materialize, resize
-    module, _ = example_for(spec_name, signature, profile)
-    example = _example(spec_name, signature, profile)
+    from .runner import (Call, build_call, dynamic_plan, dynamic_shapes, materialize, resize,
+                         target_of)
+    spec, example = _find(spec_name, signature, profile)
     plan = dynamic_plan(example)
     if plan is None:
         raise SpecError(spec_name, f"{signature!r} has no tensor input with a leading dimension")
-    target = module.target if hasattr(module, "target") else module._fn
+    target = target_of(spec, build_call(spec, example))  # a module's parameters, as swept
     traced = Call(target, *materialize(resize(example, plan.inputs, plan.export_size)))
     return traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes(plan, len(traced.inputs))
-
-
-def _example(spec_name: str, signature: str, profile: str):
-    from .catalog import load_catalog
-    from .draw import PROFILES, draw_examples
-    spec = load_catalog(check_draws=False).specs[spec_name]
-    for name in ("ci", profile):
-        for example in draw_examples(spec, PROFILES[name]):
-            if example.signature == signature:
-                return example
-    raise SpecError(spec_name, f"no drawn example has the signature {signature!r}")
 
 
 def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:

@@ -217,7 +217,7 @@ def _run_static(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
             if call is None:
                 this = build_call(spec, example)
             else:  # a module's parameters are baked into the export: reuse them
-                this = Call(_target(spec, call), *materialize(example))
+                this = Call(target_of(spec, call), *materialize(example))
             expected = flat_outputs(this(*[t.clone() for t in this.inputs]))
         except Exception as exc:
             outcomes[i] = _outcome(example, Stage.INVALID, error_line(exc))
@@ -234,7 +234,8 @@ def _run_static(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
     return [outcomes[i] for i in range(len(group))], call
 
 
-def _target(spec: OpSpec, call: Call) -> Callable:
+def target_of(spec: OpSpec, call: Call) -> Callable:
+    """What a call invokes: the spec's module instance (with its parameters) or its function."""
     return call.target if spec.module is not None else spec.fn  # type: ignore[return-value]
 
 
@@ -344,7 +345,7 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
             result[i] = replace(result[i], dynamic=stage, dynamic_error=error)
         return result
 
-    target = _target(spec, call)
+    target = target_of(spec, call)
     phase("dynamic-reference")
     try:
         traced = Call(target, *materialize(resize(group[eligible[0]], plan.inputs,

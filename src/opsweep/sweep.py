@@ -328,13 +328,14 @@ def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
     """Reuse decisions for one target: a custom target is reused only from the
     same table (its source hash) measured under the same fingerprint."""
     view = previous.view(target) if previous else None
-    if view is not None and translations is not None \
-            and previous.targets[target].translations != translations:  # type: ignore[union-attr]
-        why = Decision(False, "translation table changed")
-        return {s.name: why if not no_reuse else Decision(False, "--no-reuse") for s in specs}
-    if previous is not None and view is None:
-        why = Decision(False, "target not measured before")
-        return {s.name: why if not no_reuse else Decision(False, "--no-reuse") for s in specs}
+    if previous is not None and not no_reuse:
+        why = ""
+        if view is None:
+            why = "target not measured before"
+        elif translations is not None and previous.targets[target].translations != translations:
+            why = "translation table changed"
+        if why:
+            return {s.name: Decision(False, why) for s in specs}
     return {s.name: decide(s, digests[s.name], view, fingerprint, config.profile, regen_index,
                            no_reuse) for s in specs}
 

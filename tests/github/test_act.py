@@ -167,23 +167,25 @@ def comment_event(body, login):
             "repository": {"full_name": REPO}}
 
 
-def test_regen_command_from_a_reader_is_refused(project, fake, tmp_path):
-    comment = fake.add_comment(REPO, PR, "/regen-onnx", "reader")
-    payload = comment_event("/regen-onnx", "reader")
+def regen_command(project, fake, tmp_path, login):
+    """`/regen-onnx` commented by `login`, run through the workflow; the comment."""
+    comment = fake.add_comment(REPO, PR, "/regen-onnx", login)
+    payload = comment_event("/regen-onnx", login)
     payload["comment"]["id"] = comment.id
     result = act(project, fake, "issue_comment", payload, tmp_path)
     assert result.returncode == 0, (tmp_path / "act.log").read_text()[-6000:]
+    return comment
+
+
+def test_regen_command_from_a_reader_is_refused(project, fake, tmp_path):
+    comment = regen_command(project, fake, tmp_path, "reader")
     assert comment.reactions == [("confused", "github-actions[bot]")]
     assert any("has read permission" in c.body for c in fake.comments(REPO, PR))
     assert not any(MARKER in c.body for c in fake.comments(REPO, PR))
 
 
 def test_regen_command_from_a_maintainer_runs_with_eyes_then_rocket(project, fake, tmp_path):
-    comment = fake.add_comment(REPO, PR, "/regen-onnx", "maintainer")
-    payload = comment_event("/regen-onnx", "maintainer")
-    payload["comment"]["id"] = comment.id
-    result = act(project, fake, "issue_comment", payload, tmp_path)
-    assert result.returncode == 0, (tmp_path / "act.log").read_text()[-6000:]
+    comment = regen_command(project, fake, tmp_path, "maintainer")
     assert [r for r, _ in comment.reactions] == ["eyes", "rocket"]
     assert len([c for c in fake.comments(REPO, PR) if MARKER in c.body]) == 1
     assert TRAILER in git(project["origin"], "log", "-1", "--format=%B", "feature")
