@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from hypothesis.strategies import SearchStrategy
 
-from .errors import SpecError
+from .draw import source_independent
+from .errors import SpecError, UsageError
 from .model import GAP_STAGES, Example, OpSpec
 
 BUILTIN_PACKAGE = "opsweep.specs"
@@ -153,7 +154,10 @@ def check_draw(item: OpSpec) -> Example:
         found.append(example)
 
     try:
-        probe()
+        with source_independent():
+            probe()
+    except UsageError:
+        raise
     except Unsatisfiable:
         raise SpecError(item.name, "its strategy cannot draw an example "
                         "(every draw was filtered or rejected)", source=item.source) from None

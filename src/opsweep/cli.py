@@ -240,12 +240,35 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
+def cmd_draw(args) -> int:
+    """The examples a sweep would draw, one JSON line per spec (no export)."""
+    import json
+
+    from .catalog import load_catalog
+    from .draw import draw_examples, resolve_profile
+    from .translations import load
+    profile = resolve_profile(args.profile)
+    catalog = load_catalog(args.specs, check_draws=False)
+    for text in args.translations:  # loaded as the sweep loads them, before drawing
+        load(text)
+    for item in catalog.select(args.names or None):
+        drawn = draw_examples(item, profile)
+        print(json.dumps({"spec": item.name, "signatures": len({e.signature for e in drawn}),
+                          "examples": [repr(e) for e in drawn]}))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="opsweep", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_sweep(sub)
     p = sub.add_parser("list", help="list the catalog's specs")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p = sub.add_parser("draw", help="print the examples a sweep draws for each spec (JSON lines)")
+    p.add_argument("names", nargs="*", metavar="NAME", help="specs to draw (default: all)")
+    p.add_argument("--profile", choices=["ci", "nightly"], default=None)
+    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE")
     p = sub.add_parser("render", help="render the support page from an artifact")
     p.add_argument("--onnx-report", type=Path, default=None, metavar="ARTIFACT",
                    help="the measured artifact; without it, only the retired listing's claims")
@@ -286,7 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "merge": cmd_merge, "render": cmd_render,
+COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "merge": cmd_merge, "render": cmd_render,
             "diff": cmd_diff, "pin-changed": cmd_pin_changed, "history": cmd_history}
 
 

@@ -44,7 +44,7 @@ def in_rotation(name: str, regen_index: int) -> bool:
     return zlib.crc32(name.encode()) % ROTATION == regen_index % ROTATION
 
 
-_SHARED_SOURCES = ("families.py", "strategies.py", "model.py")
+_SHARED_SOURCES = ("families.py", "strategies.py", "model.py", "draw.py")
 
 
 def spec_digest(spec: OpSpec) -> str:
