@@ -16,10 +16,13 @@ from typing import Any
 import jsonschema
 
 from .errors import ArtifactError
-from .grade import Counts, FailureGroup, Grades, grade, merge_failures
+from .grade import Counts, DynamicTally, FailureGroup, Grades, dynamic_tally, grade, merge_failures
 from .model import Grade, Stage
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+#: Older schema versions this opsweep still reads, and what each lacks: fields that are
+#: derived from the spec results, so the loader derives them instead of checking them.
+READABLE = {2: frozenset({"dynamic_counts"}), SCHEMA_VERSION: frozenset()}
 STOCK = "stock"  # the target measured without a custom translation table
 #: Fields that may differ between two sweeps of the same specs in the same environment.
 VOLATILE_FIELDS = ("generated_at",)
@@ -88,6 +91,7 @@ class OperatorResult:
     specs: tuple[str, ...]
     failures: tuple[FailureGroup, ...]
     dynamic_failures: tuple[FailureGroup, ...] = ()
+    dynamic_tally: DynamicTally = DynamicTally()
 
 
 @dataclass(frozen=True)
@@ -169,7 +173,8 @@ def build_operators(specs: Mapping[str, SpecResult]) -> dict[str, OperatorResult
         grades = grade(specs[n].counts for n in names)
         failures = merge_failures(g for n in names for g in specs[n].failures)
         dynamic = merge_failures(g for n in names for g in specs[n].dynamic_failures)
-        table[op] = OperatorResult(grades, tuple(names), failures, dynamic)
+        table[op] = OperatorResult(grades, tuple(names), failures, dynamic,
+                                   dynamic_tally(specs[n].counts for n in names))
     return table
 
 
@@ -237,7 +242,10 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
 def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:
     return {op: {**_grades_out(r.grades), "specs": list(r.specs),
                  "failures": _failures_out(r.failures),
-                 "dynamic_failures": _failures_out(r.dynamic_failures)}
+                 "dynamic_failures": _failures_out(r.dynamic_failures),
+                 "dynamic_counts": {"reexported": r.dynamic_tally.reexported,
+                                    "unchanged": r.dynamic_tally.unchanged,
+                                    "passed": r.dynamic_tally.passed}}
             for op, r in operators.items()}
 
 
@@ -285,10 +293,10 @@ def _grades_in(d: dict[str, Any]) -> Grades:
 
 
 def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
-    if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
+    if isinstance(data, dict) and data.get("schema_version") not in (None, *READABLE):
         raise ArtifactError(path, "schema_version", f"{data['schema_version']!r}: this opsweep "
-                            f"reads schema version {SCHEMA_VERSION}; sweep again with --no-reuse "
-                            "to measure the current axes")
+                            f"reads schema versions {', '.join(map(str, READABLE))}; sweep again "
+                            "with --no-reuse to measure the current axes")
     validate_data(data, path)
     specs = {name: spec_from_data(d) for name, d in data["specs"].items()}
     targets = {}
@@ -333,20 +341,27 @@ def validate_data(data: Any, path: object = "<artifact>", definition: str | None
 def _check_derived(artifact: Artifact, data: dict[str, Any], path: object) -> None:
     """The operators tables must be what the specs say: a hand edit shows up here."""
     derived = to_data(artifact)
-    _check_operators(derived["operators"], data["operators"], path, "operators")
+    absent = READABLE[data["schema_version"]]
+    _check_operators(derived["operators"], data["operators"], path, "operators", absent)
     for name in derived["targets"]:
         _check_operators(derived["targets"][name]["operators"],
-                         data["targets"][name]["operators"], path, f"targets.{name}.operators")
+                         data["targets"][name]["operators"], path, f"targets.{name}.operators",
+                         absent)
 
 
 def _check_operators(derived: dict[str, Any], recorded: dict[str, Any], path: object,
-                     where: str) -> None:
+                     where: str, absent: frozenset[str]) -> None:
+    """`absent`: derived fields the recorded schema version does not have yet."""
     for op in sorted(set(derived) | set(recorded)):
         if op not in recorded:
             raise ArtifactError(path, f"{where}.{op}", "missing, but declared by a spec")
         if op not in derived:
             raise ArtifactError(path, f"{where}.{op}", "no spec in the artifact declares it")
         for key, value in derived[op].items():
+            if key not in recorded[op] and key in absent:
+                continue
+            if key not in recorded[op]:
+                raise ArtifactError(path, f"{where}.{op}.{key}", "missing")
             if recorded[op][key] != value:
                 raise ArtifactError(path, f"{where}.{op}.{key}",
                                     f"recorded {recorded[op][key]!r} does not follow "

@@ -101,7 +101,9 @@ def _target_summary(artifact, target: str) -> list[str]:
             dynamic.update({s.value: n for s, n in r.dynamic_stages.items()})
     lines.append("  examples " + ("  ".join(f"{k} {stages[k]}" for k in sorted(stages)) or "none run"))
     if dynamic:
-        lines.append("  dynamic  " + "  ".join(f"{k} {dynamic[k]}" for k in sorted(dynamic)))
+        share = dynamic["invalid"] / sum(dynamic.values())
+        lines.append("  dynamic  " + "  ".join(f"{k} {dynamic[k]}" for k in sorted(dynamic))
+                     + f"  (invalid: {share:.1%} of {sum(dynamic.values())} re-exports)")
     reasons = Counter(r.reuse.reason.split(" (")[0].split(":")[0]
                       for r in artifact.specs.values() if not r.reuse.reused)
     reused = sum(r.reuse.reused for r in artifact.specs.values())

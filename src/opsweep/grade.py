@@ -105,6 +105,31 @@ def grade(measured: Iterable[tuple]) -> Grades:
     return Grades(export, runtime, numerics, dynamic_grade(dynamic, regressed))
 
 
+@dataclass(frozen=True)
+class DynamicTally:
+    """What a dynamic grade is made of, so that ✅ beside a failing export or runtime
+    cannot be misread: of the examples `reexported` with their leading dimension
+    dynamic (and valid at the second size), how many came out `unchanged` (the
+    dynamic export got as far as the static one: the grade counts these) and how
+    many `passed` (exported, ran and matched PyTorch at the second size)."""
+
+    reexported: int = 0
+    unchanged: int = 0
+    passed: int = 0
+
+
+def dynamic_tally(measured: Iterable[tuple]) -> DynamicTally:
+    """The tally of one or more specs' pooled counts (each a :class:`Counts` or its tuple)."""
+    reexported = unchanged = passed = 0
+    for item in measured:
+        counts = Counts(*item)
+        valid = sum(counts.dynamic.values()) - counts.dynamic.get(Stage.INVALID, 0)
+        reexported += valid
+        unchanged += valid - counts.dynamic_regressed
+        passed += counts.dynamic.get(Stage.OK, 0)
+    return DynamicTally(reexported, unchanged, passed)
+
+
 def dynamic_grade(dynamic: Mapping[Stage, int], regressed: int) -> Grade | None:
     reached = sum(dynamic.values()) - dynamic.get(Stage.INVALID, 0)
     if reached and dynamic.get(Stage.CAPTURE, 0) == reached:

@@ -211,6 +211,9 @@ class OpSpec:
     gap: KnownGap | None = None
     #: declared aten name -> traced aten names, where they differ (conv2d -> _convolution)
     traces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: positions (in `Example.tensors` order) of the tensor inputs whose leading dimension is
+    #: the batch, for the dynamic axis; None: decided per example from eager PyTorch's evidence
+    batch: tuple[int, ...] | None = None
     source: str = ""  # module that defined the spec, filled in by the catalog
 
     def tolerance(self, dtype: str) -> Tolerance | None:

@@ -40,14 +40,13 @@ def dynamic_example_for(spec_name: str, signature: str, profile: str = "nightly"
     """The module, inputs and ``dynamic_shapes`` of the dynamic re-export of the
     example with this signature: its leading dimension dynamic, traced at the
     size the sweep traced it at."""
-    from .runner import (Call, build_call, dynamic_plan, dynamic_shapes, materialize, resize,
-                         target_of)
+    from .runner import build_call, choose_plan, dynamic_shapes, target_of
     spec, example = _find(spec_name, signature, profile)
-    plan = dynamic_plan(example)
-    if plan is None:
-        raise SpecError(spec_name, f"{signature!r} has no tensor input with a leading dimension")
     target = target_of(spec, build_call(spec, example))  # a module's parameters, as swept
-    traced = Call(target, *materialize(resize(example, plan.inputs, plan.export_size)))
+    plan, traced, why = choose_plan(spec, target, example)  # the plan the sweep chose
+    if plan is None or traced is None:
+        raise SpecError(spec_name, f"{signature!r} has no tensor input whose leading dimension "
+                        "eager PyTorch runs at another size" + (f" ({why})" if why else ""))
     return traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes(plan, len(traced.inputs))
 
 

@@ -8,6 +8,7 @@ and one onnxruntime session.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -281,6 +282,11 @@ def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phas
 MIN_DYNAMIC_SIZE = 2
 
 
+#: At most this many candidate sets of batch inputs are tried per group (subsets in
+#: increasing size; a spec with more coincident inputs names its batch inputs).
+MAX_PLANS = 16
+
+
 @dataclass(frozen=True)
 class DynamicPlan:
     """Which tensor inputs share the leading (batch) dimension, the size the
@@ -291,18 +297,47 @@ class DynamicPlan:
     run_size: int
 
 
-def dynamic_plan(example: Example) -> DynamicPlan | None:
-    """The leading dimension of the first tensor input of rank >= 1 is the batch
-    dimension; every tensor input whose leading dimension has the same size
-    shares it (declared with one `Dim`, resized together). None: no such input."""
+def plan_candidates(example: Example, batch: tuple[int, ...] | None = None) -> list[DynamicPlan]:
+    """The plans worth trying, most likely first. The leading dimension of the
+    first tensor input of rank >= 1 is the batch dimension. A spec that names its
+    batch inputs (`batch`, from `OpSpec.batch`) gets exactly those; otherwise the candidates are
+    that input alone, then with every combination of the other inputs whose
+    leading size happens to be the same, smallest first: a weight whose first side
+    equals the batch size is tied to the batch only when eager PyTorch cannot run
+    the example without it (see :func:`choose_plan`). Empty: no such input."""
     tensors = example.tensors
-    lead = next((t for t in tensors if t.rank >= 1), None)
+    lead = next((k for k, t in enumerate(tensors) if t.rank >= 1), None)
     if lead is None:
-        return None
-    size = lead.shape[0]
-    chosen = frozenset(k for k, t in enumerate(tensors) if t.rank >= 1 and t.shape[0] == size)
+        return []
+    size = tensors[lead].shape[0]
     export_size = max(size, MIN_DYNAMIC_SIZE)
-    return DynamicPlan(chosen, export_size, export_size + 1)
+    if batch is not None:
+        sets = [frozenset(batch)]
+    else:
+        others = [k for k, t in enumerate(tensors)
+                  if k != lead and t.rank >= 1 and t.shape[0] == size]
+        sets = [frozenset({lead, *extra}) for r in range(len(others) + 1)
+                for extra in itertools.combinations(others, r)][:MAX_PLANS]
+    return [DynamicPlan(inputs, export_size, export_size + 1) for inputs in sets]
+
+
+def choose_plan(spec: OpSpec, target: Callable, example: Example
+                ) -> tuple[DynamicPlan | None, Call | None, str]:
+    """The first candidate plan whose resized inputs eager PyTorch accepts at both
+    sizes: (plan, the call traced at the export size, ""), or (None, None, why).
+    Evidence, not coincidence, decides which inputs carry the batch."""
+    why = ""
+    for plan in plan_candidates(example, spec.batch):
+        try:
+            calls = [Call(target, *materialize(resize(example, plan.inputs, n)))
+                     for n in (plan.export_size, plan.run_size)]
+            for call in calls:
+                call(*[t.clone() for t in call.inputs])
+        except Exception as exc:
+            why = why or error_line(exc)
+            continue
+        return plan, calls[0], ""
+    return None, None, why
 
 
 def resize(example: Example, inputs: frozenset[int], size: int) -> Example:
@@ -335,9 +370,9 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
     export size) and run every statically exported example at the second size
     against PyTorch at that size. Fills `Outcome.dynamic`."""
     eligible = [i for i, o in enumerate(outcomes) if o.stage.exported]
-    plan = dynamic_plan(group[eligible[0]])
-    if plan is None:
-        return outcomes
+    target = target_of(spec, call)
+    phase("dynamic-reference")
+    plan, traced, why = choose_plan(spec, target, group[eligible[0]])
     result = list(outcomes)
 
     def mark(indices, stage: Stage, error: str) -> list[Outcome]:
@@ -345,14 +380,10 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
             result[i] = replace(result[i], dynamic=stage, dynamic_error=error)
         return result
 
-    target = target_of(spec, call)
-    phase("dynamic-reference")
-    try:
-        traced = Call(target, *materialize(resize(group[eligible[0]], plan.inputs,
-                                                  plan.export_size)))
-        traced(*[t.clone() for t in traced.inputs])
-    except Exception as exc:
-        return mark(eligible, Stage.INVALID, error_line(exc))
+    if plan is None or traced is None:
+        # no leading dimension eager PyTorch runs at another size: the axis does not apply,
+        # unless the spec named its batch inputs, which is then a spec bug
+        return mark(eligible, Stage.INVALID, why) if spec.batch is not None and why else result
     shapes = dynamic_shapes(plan, len(traced.inputs))
     stage, error, session = _export_and_load(exporter, traced, tuple(traced.inputs), phase,
                                              "dynamic-", shapes)

@@ -111,11 +111,13 @@ def test_a_worker_lost_in_the_dynamic_re_export_keeps_the_static_results(tmp_pat
 
 
 def test_the_dynamic_export_is_a_valid_onnx_model_with_a_symbolic_batch():
-    from opsweep.runner import Call, dynamic_plan, dynamic_shapes
+    from opsweep.runner import choose_plan, dynamic_shapes
     example = Example((TensorArg((3, 4), "float32"), TensorArg((3, 4), "float32")))
-    call = Call(torch.add, (torch.ones(3, 4), torch.ones(3, 4)), {})
+    plan, call, _ = choose_plan(OpSpec("add", ("add",), st.nothing(), fn=torch.add), torch.add,
+                                example)
+    assert plan.inputs == {0, 1}  # eager PyTorch cannot add [4, 4] to [3, 4]: both carry it
     model = make_exporter(True).export(call, call.inputs,
-                                       dynamic_shapes=dynamic_shapes(dynamic_plan(example), 2))
+                                       dynamic_shapes=dynamic_shapes(plan, 2))
     onnx.checker.check_model(model, full_check=True)
     dims = {i.type.tensor_type.shape.dim[0].dim_param for i in model.graph.input}
     assert len(dims) == 1 and dims != {""}  # one shared symbolic batch dimension

@@ -72,3 +72,42 @@ def test_complex_outputs_come_back_from_the_real_imag_pair():
     z = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
     assert compare([z], [torch.view_as_real(z)], SPEC) == ""
     assert "elements differ" in compare([z], [torch.view_as_real(z.conj().resolve_conj())], SPEC)
+
+
+# --- which inputs carry the batch: evidence from eager PyTorch -----------------------
+
+def _plan(fn, *args, batch=None):
+    from dataclasses import replace
+
+    from opsweep.runner import choose_plan
+    spec = replace(unary("sin"), fn=fn, batch=batch)
+    example = Example(tuple(args))
+    return choose_plan(spec, fn, example)
+
+
+def test_a_coincident_contraction_side_is_not_tied_to_the_batch():
+    plan, call, _ = _plan(torch.mm, TensorArg((2, 2), "float32"), TensorArg((2, 2), "float32"))
+    assert plan.inputs == {0} and [tuple(t.shape) for t in call.inputs] == [(2, 2), (2, 2)]
+
+
+def test_inputs_that_must_agree_are_tied():
+    plan, _, _ = _plan(torch.bmm, TensorArg((2, 2, 2), "float32"), TensorArg((2, 2, 3), "float32"))
+    assert plan.inputs == {0, 1}
+    plan, _, _ = _plan(torch.add, TensorArg((3, 4), "float32"), TensorArg((3, 4), "float32"))
+    assert plan.inputs == {0, 1} and (plan.export_size, plan.run_size) == (3, 4)
+
+
+def test_no_plan_when_no_leading_dimension_runs_at_another_size():
+    cross = torch.linalg.cross  # its vectors have exactly three elements
+    plan, call, why = _plan(cross, TensorArg((3,), "float32"), TensorArg((3,), "float32"))
+    assert plan is None and call is None
+    assert why.startswith("RuntimeError") and "3" in why
+
+
+def test_a_spec_that_names_its_batch_inputs_gets_exactly_those():
+    plan, _, _ = _plan(torch.add, TensorArg((3, 4), "float32"), TensorArg((3, 4), "float32"),
+                       batch=(0, 1))
+    assert plan.inputs == {0, 1}
+    plan, _, why = _plan(torch.add, TensorArg((3, 4), "float32"), TensorArg((3, 4), "float32"),
+                         batch=(0,))
+    assert plan is None and why  # eager refuses [4, 4] + [3, 4]: the declaration is wrong

@@ -13,7 +13,7 @@ from opsweep.errors import ArtifactError, UsageError
 from opsweep.grade import Counts, grade
 from opsweep.model import Example, Grade, Outcome, Stage, TensorArg
 from opsweep.report import to_json, to_markdown
-from opsweep.runner import dynamic_plan, dynamic_shapes, resize
+from opsweep.runner import DynamicPlan, dynamic_shapes, plan_candidates, resize
 from opsweep.translations import load as load_translations
 
 from .test_artifact import FP, result
@@ -29,19 +29,23 @@ def with_target(stock, target, fingerprint=FP, translations=T):
 
 # --- the dynamic axis ---------------------------------------------------------------
 
-def test_plan_shares_the_leading_dimension_among_inputs_of_the_same_size():
+def test_plan_candidates_try_the_batch_input_alone_before_tying_coincident_sizes():
     ex = Example((TensorArg((3, 4), "float32"), TensorArg((3, 1), "float32"),
                   [TensorArg((4, 3), "float32")]), (("w", TensorArg((3,), "float32")),))
-    plan = dynamic_plan(ex)
-    assert plan.inputs == frozenset({0, 1, 3}) and (plan.export_size, plan.run_size) == (3, 4)
-    grown = resize(ex, plan.inputs, 7)
+    plans = plan_candidates(ex)
+    assert [sorted(p.inputs) for p in plans] == [[0], [0, 1], [0, 3], [0, 1, 3]]
+    assert {(p.export_size, p.run_size) for p in plans} == {(3, 4)}
+    # a spec that names its batch inputs gets exactly those
+    assert [sorted(p.inputs) for p in plan_candidates(ex, (0, 1))] == [[0, 1]]
+    grown = resize(ex, frozenset({0, 1, 3}), 7)
     assert [t.shape for t in grown.tensors] == [(7, 4), (7, 1), (4, 3), (7,)]
+    plan = DynamicPlan(frozenset({0, 1, 3}), 3, 4)
     assert dynamic_shapes(plan, 4)[0][2] is None and 0 in dynamic_shapes(plan, 4)[0][0]
 
 
 def test_plan_traces_small_leading_sizes_at_two_and_skips_scalars():
-    assert dynamic_plan(Example((TensorArg((1, 5), "float32"),))).export_size == 2
-    assert dynamic_plan(Example((TensorArg((), "float32"), 3))) is None
+    assert plan_candidates(Example((TensorArg((1, 5), "float32"),)))[0].export_size == 2
+    assert plan_candidates(Example((TensorArg((), "float32"), 3))) == []
 
 
 def test_dynamic_regressed_means_less_far_than_static():
