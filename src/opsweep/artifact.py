@@ -17,7 +17,7 @@ import jsonschema
 
 from .errors import ArtifactError
 from .grade import Counts, DynamicTally, FailureGroup, Grades, dynamic_tally, grade, merge_failures
-from .model import Grade, Stage
+from .model import UNGRADED, Grade, Stage
 
 SCHEMA_VERSION = 3
 #: Older schema versions this opsweep still reads, and what each lacks: fields that are
@@ -118,6 +118,24 @@ class TargetResult:
 
 
 @dataclass(frozen=True)
+class Breakage:
+    """The pin set cannot export at all: the sweep's canary (``x + y``) did not get
+    through `target`'s exporter. Such an artifact measures no operator."""
+
+    target: str
+    stage: str  # import, or the pipeline stage the canary reached
+    error: str  # the first error line
+
+    def headline(self, fingerprint: Fingerprint) -> str:
+        return (f"this pin set ({', '.join(f'{n} {getattr(fingerprint, n)}' for n in PINS)}) "
+                f"breaks the exporter: {self.error}; no operator could be measured")
+
+
+#: The fingerprint fields that name the exporter stack's packages.
+PINS = ("torch", "onnx", "onnxruntime", "onnxscript")
+
+
+@dataclass(frozen=True)
 class Artifact:
     fingerprint: Fingerprint
     profile: str
@@ -128,6 +146,7 @@ class Artifact:
     generated_at: str = ""
     shard: tuple[int, int] | None = None  # (index, count) of a shard artifact
     targets: Mapping[str, TargetResult] = field(default_factory=dict)  # by Translations.name
+    broken: Breakage | None = None  # the pin set could not export at all
 
     def view(self, target: str = STOCK) -> Artifact | None:
         """The artifact as seen by one target (its specs and operators), or None
@@ -148,7 +167,8 @@ class Artifact:
 def gap_check(reason: str, expected: Stage, stages: Mapping[Stage, int],
               closing: bool = False) -> GapCheck:
     """`closing`: the measurement is of a target the note says closes the gap."""
-    failing = tuple(sorted((s for s, n in stages.items() if n and s not in (Stage.OK, Stage.INVALID)),
+    failing = tuple(sorted((s for s, n in stages.items() if n and s is not Stage.OK
+                            and s not in UNGRADED),
                            key=lambda s: s.value))
     if closing:
         status = "open" if expected in failing else "closed"
@@ -187,12 +207,12 @@ def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_i
                   specs: Mapping[str, SpecResult], generated_at: str = "",
                   shard: tuple[int, int] | None = None,
                   targets: Mapping[str, tuple[Translations, Mapping[str, SpecResult]]] | None = None,
-                  ) -> Artifact:
+                  broken: Breakage | None = None) -> Artifact:
     """`targets`: name -> (translations, spec results) of each custom-translation target."""
     specs = {k: specs[k] for k in sorted(specs)}
     built = {name: make_target(*targets[name]) for name in sorted(targets or {})}
     return Artifact(fingerprint, profile, examples, regen_index, specs,
-                    build_operators(specs), generated_at, shard, built)
+                    build_operators(specs), generated_at, shard, built, broken)
 
 
 # --- to and from plain data --------------------------------------------------
@@ -270,7 +290,9 @@ def to_data(artifact: Artifact) -> dict[str, Any]:
         "profile": artifact.profile, "examples": artifact.examples,
         "regen_index": artifact.regen_index, "specs": specs, "operators": operators,
         "targets": targets, **({"shard": {"index": artifact.shard[0], "count": artifact.shard[1]}}
-           if artifact.shard else {})}
+           if artifact.shard else {}),
+        **({"broken": {"target": artifact.broken.target, "stage": artifact.broken.stage,
+                       "error": artifact.broken.error}} if artifact.broken else {})}
 
 
 def canonical_bytes(artifact: Artifact) -> bytes:
@@ -307,10 +329,14 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
             raise ArtifactError(path, f"targets.{name}.fingerprint",
                                 f"names {translations.name!r}, not the target it is filed under")
         targets[name] = (translations, {n: spec_from_data(d) for n, d in t["specs"].items()})
-    shard = data.get("shard")
+    shard, broken = data.get("shard"), data.get("broken")
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
                              data["examples"], data["regen_index"], specs, data["generated_at"],
-                             (shard["index"], shard["count"]) if shard else None, targets)
+                             (shard["index"], shard["count"]) if shard else None, targets,
+                             Breakage(**broken) if broken else None)
+    if broken and (specs or targets):
+        raise ArtifactError(path, "broken", "an artifact of a pin set that breaks the exporter "
+                            "measures no spec")
     _check_derived(artifact, data, path)
     return artifact
 

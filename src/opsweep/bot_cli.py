@@ -147,6 +147,8 @@ def cmd_publish(args) -> int:
         raise UsageError("several artifacts given, but they are not shards")
     target = Path(args.repo_dir, args.artifact)
     old = art.load(target) if target.exists() else None
+    if new.broken is not None:
+        return _publish_broken(args, old, new)
     art.save(target, new)
     page = Path(args.repo_dir, args.page)
     render = ["render", "--onnx-report", str(target), "--out", str(page),
@@ -184,6 +186,26 @@ def cmd_publish(args) -> int:
              newly_measured=counts.get("newly measured", 0),
              no_longer_measured=counts.get("no longer measured", 0), changed=changed, sha=sha)
     return 0
+
+
+def _publish_broken(args, old, new) -> int:
+    """The pin set breaks the exporter: headline it once (comment and job summary),
+    commit nothing (the branch keeps the artifact of the last pin set that worked), fail."""
+    from .diff import diff
+    from .report import to_markdown
+    headline = new.broken.headline(new.fingerprint)
+    body = to_markdown(diff(old, new), new) if old is not None else f"**{headline}.**\n"
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(body + "\n")
+    if args.comment and args.pr:
+        from .bot import upsert_comment
+        upsert_comment(_client(), args.repo, args.pr, body, args.bot_login)
+    _outputs(regressions=0, improvements=0, newly_measured=0, no_longer_measured=0,
+             changed=False, sha="", broken=True)
+    print(f"opsweep: {headline}; nothing committed", file=sys.stderr)
+    return 1
 
 
 def _record_history(args, artifact) -> str:

@@ -15,6 +15,7 @@ DEFAULT_ARTIFACT = Path("docs/onnx_support_measured.json")
 DEFAULT_HISTORY = Path("docs/history")
 DEFAULT_HISTORY_PAGE = Path("docs/history.md")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN = 3  # the pin set breaks the exporter: nothing could be measured
 
 
 def _err(message: str) -> None:
@@ -112,6 +113,10 @@ def _target_summary(artifact, target: str) -> list[str]:
     invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
     if invalid:
         lines.append(f"  spec bugs: PyTorch rejected drawn examples of {', '.join(invalid)}")
+    lost = sorted(n for n, r in artifact.specs.items() if Stage.LOST in r.stages)
+    if lost:
+        lines.append(f"  lost: workers died or timed out before exporting examples of "
+                     f"{', '.join(lost)} (no verdict either way)")
     stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
                    if r.gap is not None and r.gap.status not in ("confirmed", "closed"))
     if stale:
@@ -143,7 +148,12 @@ def cmd_sweep(args) -> int:
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     result = regenerate(catalog, config, request, _progress(args.quiet, started))
-    print(_summary(result, args.out, time.monotonic() - started))
+    broken = result.artifact.broken
+    if broken is not None:
+        _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written}; "
+             f"the {broken.target} target's canary stopped at {broken.stage})")
+        return EXIT_BROKEN
+    print(_summary(result, result.written, time.monotonic() - started))
     return EXIT_OK
 
 
@@ -184,7 +194,8 @@ def cmd_render(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    """Exit 0: no regressions; 1: regressions found; 2: bad input."""
+    """Exit 0: no regressions; 1: regressions found, or the new pin set breaks the
+    exporter; 2: bad input."""
     import json
 
     from . import artifact as art
@@ -203,7 +214,7 @@ def cmd_diff(args) -> int:
         write_atomic(args.out, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
-    return 1 if result.regressions else EXIT_OK
+    return 1 if result.failed else EXIT_OK
 
 
 def cmd_pin_changed(args) -> int:

@@ -39,6 +39,25 @@ class Diff:
     transitions: tuple[Transition, ...]
     #: custom targets only one side measured, and targets whose table changed
     target_changes: tuple[str, ...] = ()
+    #: the new pin set breaks the exporter: the one headline, instead of every operator
+    broken: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """What makes `opsweep diff` exit non-zero: a regression, or a broken exporter."""
+        return bool(self.broken or self.regressions)
+
+    def shared_causes(self, least: int = 3) -> list[tuple[str, tuple[str, ...]]]:
+        """Regressions of at least `least` operators that appeared with the same error
+        line: (error, operators), most operators first. A stack that breaks every
+        export of some operators (a module only some translations import) shows here
+        once, with the operators it took."""
+        ops: dict[str, set[str]] = {}
+        for t in self.regressions:
+            for g in t.failures:
+                ops.setdefault(g.error, set()).add(t.op)
+        return sorted(((e, tuple(sorted(o))) for e, o in ops.items() if len(o) >= least),
+                      key=lambda item: (-len(item[1]), item[0]))
 
     def of_kind(self, kind: str) -> tuple[Transition, ...]:
         return tuple(t for t in self.transitions if t.kind == kind)
@@ -82,8 +101,16 @@ def _key(g: FailureGroup) -> tuple:
 
 def diff(old: Artifact, new: Artifact) -> Diff:
     """Transitions per target: the stock exporter, then each custom table both sides measured."""
+    fp_old, fp_new = vars(old.fingerprint), vars(new.fingerprint)
+    moved = tuple(fingerprint_changes(old.fingerprint, new.fingerprint))
+    if new.broken is not None:
+        return Diff(dict(fp_old), dict(fp_new), moved, (), (),
+                    new.broken.headline(new.fingerprint))
     transitions: list[Transition] = []
     changes = []
+    if old.broken is not None:
+        changes.append(f"the previous pin set broke the exporter ({old.broken.error}): "
+                       "every operator is measured anew")
     for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: t != STOCK):
         a, b = old.view(target), new.view(target)
         if a is None or b is None:
@@ -94,10 +121,7 @@ def diff(old: Artifact, new: Artifact) -> Diff:
                            f"({old.targets[target].translations.digest} → "
                            f"{new.targets[target].translations.digest})")
         transitions += _target_transitions(a, b, target)
-    fp_old, fp_new = vars(old.fingerprint), vars(new.fingerprint)
-    return Diff(dict(fp_old), dict(fp_new),
-                tuple(fingerprint_changes(old.fingerprint, new.fingerprint)), tuple(transitions),
-                tuple(changes))
+    return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes))
 
 
 def grade_changes(old: Grades | None, new: Grades | None) -> list[tuple[str, Grade | None,

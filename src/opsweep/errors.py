@@ -32,3 +32,22 @@ class ExporterUnavailable(OpsweepError):
 
 class UsageError(OpsweepError):
     """Bad command-line or configuration input."""
+
+
+class ExporterBroken(OpsweepError):
+    """The exporter stack cannot export at all: a result of its own, not a spec bug.
+
+    Raised by the sweep's canary before anything is measured; `target` is the
+    translation target the canary failed for, `stage` how far it got and `error`
+    the first error line."""
+
+    def __init__(self, target: str, stage: str, error: str) -> None:
+        super().__init__(f"the exporter stack breaks ({target} target, at {stage}): {error}")
+        self.target, self.stage, self.error = target, stage, error
+
+    def __reduce__(self):  # crosses the process boundary from a worker
+        return type(self), (self.target, self.stage, self.error)
+
+
+class PoolBroken(OpsweepError):
+    """The worker pool failed as a whole mid-sweep (not one group's worker)."""

@@ -5,7 +5,8 @@ could, the grade is ``blocked`` (not an ONNX verdict). Runtime is graded over
 the examples that exported (a model the checker rejects did not run), and
 numerics over those that ran; a nondeterministic spec's numerics are
 ``skipped``. Examples PyTorch itself rejected (``invalid``) are spec bugs and
-never count for or against the exporter.
+never count for or against the exporter; nor do examples whose worker died or timed
+out before they reached the exporter (``lost``).
 
 The dynamic axis is graded over the examples that exported and were exported
 again with their leading dimension dynamic: an example passes when the dynamic
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .model import Grade, Outcome, Stage
+from .model import UNGRADED, Grade, Outcome, Stage
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ def grade(measured: Iterable[tuple]) -> Grades:
         if not nondeterministic:
             det_ran += ran
             det_ok += stages.get(Stage.OK, 0)
-    valid = sum(counts.values()) - counts[Stage.INVALID]
+    valid = sum(n for s, n in counts.items() if s not in UNGRADED)
     captured = valid - counts[Stage.CAPTURE]
     exported = sum(n for s, n in counts.items() if s.exported)
     if valid == 0:
@@ -123,7 +124,7 @@ def dynamic_tally(measured: Iterable[tuple]) -> DynamicTally:
     reexported = unchanged = passed = 0
     for item in measured:
         counts = Counts(*item)
-        valid = sum(counts.dynamic.values()) - counts.dynamic.get(Stage.INVALID, 0)
+        valid = sum(n for s, n in counts.dynamic.items() if s not in UNGRADED)
         reexported += valid
         unchanged += valid - counts.dynamic_regressed
         passed += counts.dynamic.get(Stage.OK, 0)
@@ -131,7 +132,7 @@ def dynamic_tally(measured: Iterable[tuple]) -> DynamicTally:
 
 
 def dynamic_grade(dynamic: Mapping[Stage, int], regressed: int) -> Grade | None:
-    reached = sum(dynamic.values()) - dynamic.get(Stage.INVALID, 0)
+    reached = sum(n for s, n in dynamic.items() if s not in UNGRADED)
     if reached and dynamic.get(Stage.CAPTURE, 0) == reached:
         return Grade.BLOCKED
     return axis_grade(reached - regressed, reached)

@@ -21,7 +21,7 @@ from typing import Any
 
 from .artifact import STOCK, Artifact, write_atomic
 from .diff import KINDS_ORDER, grade_changes
-from .errors import ArtifactError
+from .errors import ArtifactError, UsageError
 from .grade import AXES, Grades
 from .model import Grade
 
@@ -91,6 +91,8 @@ def to_data(r: Record) -> dict[str, Any]:
 
 def write(artifact: Artifact, directory: Path) -> Path:
     """Write (or replace) the record of the artifact's torch version."""
+    if artifact.broken is not None:
+        raise UsageError(f"not recorded: {artifact.broken.headline(artifact.fingerprint)}")
     r = record(artifact)
     path = path_for(directory, r.torch)
     text = json.dumps(to_data(r), sort_keys=True, indent=1, ensure_ascii=False) + "\n"

@@ -21,6 +21,9 @@ class Stage(str, enum.Enum):
     """Where one example's pipeline ended. `ok` means it went all the way."""
 
     INVALID = "invalid"  # PyTorch itself rejected the drawn example: a spec bug
+    #: the worker died or timed out before the example reached the exporter (eager PyTorch
+    #: crashed, or the worker was killed): no verdict on the exporter, and not a spec bug
+    LOST = "lost"
     CAPTURE = "capture"
     NO_TRANSLATION = "no-translation"
     TRANSLATION_ERROR = "translation-error"
@@ -40,7 +43,7 @@ class Stage(str, enum.Enum):
 
     @property
     def depth(self) -> int:
-        """How far along the pipeline the example got (invalid: -1)."""
+        """How far along the pipeline the example got (invalid, lost: -1)."""
         return _PIPELINE.index(self) if self in _PIPELINE else -1
 
 
@@ -49,8 +52,10 @@ VALUES_DIFFER = "elements differ"
 _EXPORTED = frozenset({Stage.CHECKER, Stage.RUNTIME, Stage.NUMERICS, Stage.OK})
 _PIPELINE = (Stage.CAPTURE, Stage.NO_TRANSLATION, Stage.TRANSLATION_ERROR, Stage.RAW_ERROR,
              Stage.CHECKER, Stage.RUNTIME, Stage.NUMERICS, Stage.OK)
+#: Stages that are no verdict on the exporter: never graded for or against it.
+UNGRADED = frozenset({Stage.INVALID, Stage.LOST})
 #: Stages at which a known-gap note may say an operator fails.
-GAP_STAGES = frozenset(Stage) - {Stage.OK, Stage.INVALID}
+GAP_STAGES = frozenset(Stage) - {Stage.OK} - UNGRADED
 
 
 class Grade(str, enum.Enum):
@@ -242,7 +247,7 @@ class Outcome:
         """The dynamic export got less far than the static one (invalid never counts).
         Values that differ at the second size (drawn afresh for it) are the numerics
         axis's business; wrong shapes, dtypes or output counts there count."""
-        if self.dynamic is None or self.dynamic is Stage.INVALID:
+        if self.dynamic is None or self.dynamic in UNGRADED:
             return False
         if self.dynamic is Stage.NUMERICS and VALUES_DIFFER in self.dynamic_error:
             return self.stage.depth < Stage.NUMERICS.depth

@@ -244,6 +244,8 @@ def check_versions(artifact: Artifact | None, installed: str, explicit: str | No
     """The torch version the page describes. Refuses an artifact measured on
     another torch than the installed one unless --torch-version says so."""
     chosen = explicit or installed
+    if artifact is not None and artifact.broken is not None:
+        raise UsageError(f"nothing to render: {artifact.broken.headline(artifact.fingerprint)}")
     if artifact is not None and explicit is None:
         measured = artifact.fingerprint.torch.split("+")[0]
         if measured != installed.split("+")[0]:

@@ -35,7 +35,7 @@ from .artifact import (
 )
 from .catalog import Catalog, load_catalog
 from .draw import Profile, draw_examples, group_by_signature
-from .errors import ArtifactError
+from .errors import ArtifactError, ExporterBroken, PoolBroken
 from .fastpath import FAST_PATH, fast_path_available, make_exporter
 from .grade import (
     Counts,
@@ -51,7 +51,7 @@ from .reuse import Decision, decide, spec_digest
 from .shard import DEFAULT_COST, assign
 
 #: Where a crash or hang lands, by the phase the worker had reached.
-_CRASH_STAGE = {"reference": Stage.INVALID, "export": Stage.RAW_ERROR,
+_CRASH_STAGE = {"reference": Stage.LOST, "export": Stage.RAW_ERROR,
                 "checker": Stage.CHECKER, "runtime": Stage.RUNTIME,
                 "numerics": Stage.NUMERICS}
 #: Static outcomes of a group whose worker was lost during the dynamic re-export.
@@ -144,16 +144,36 @@ def make_exporters(fast: bool, translations: Sequence[str]) -> dict[str, object]
 
 
 def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...]) -> None:
-    import torch
-    torch.set_num_threads(1)
-    quiet_exporter()
-    _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
-    _WORKER["exporters"] = make_exporters(fast, translations)
+    """A worker's set-up. What fails here would fail every task: it is kept and raised
+    as ExporterBroken by each task (a worker that dies in its initializer is respawned
+    forever, and says nothing)."""
+    from .adapter import error_line
+    try:
+        import torch
+        torch.set_num_threads(1)
+        quiet_exporter()
+        from . import runner  # noqa: F401  (onnx and onnxruntime, imported once)
+        _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
+        _WORKER["exporters"] = make_exporters(fast, translations)
+    except Exception as exc:
+        _WORKER["broken"] = error_line(exc)
+
+
+def _worker_ready() -> None:
+    if "broken" in _WORKER:
+        raise ExporterBroken(STOCK, "import", str(_WORKER["broken"]))
+
+
+def _canary_in_worker() -> None:
+    from .stack import run_canary
+    _worker_ready()
+    run_canary(_WORKER["exporters"])  # type: ignore[arg-type]
 
 
 def _run_in_worker(spec_name: str, target: str, group: list[Example], phase_file: str,
                    dynamic: bool) -> list[Outcome]:
     from .runner import run_group
+    _worker_ready()
     catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
 
     def phase(name: str) -> None:
@@ -196,6 +216,8 @@ def _describe_exit(exc: BaseException) -> str:
 
 
 def _collect(future, group: list[Example], phase_file: Path) -> list[Outcome]:
+    from concurrent.futures.process import BrokenProcessPool
+
     from pebble import ProcessExpired
     try:
         return future.result()
@@ -203,8 +225,30 @@ def _collect(future, group: list[Example], phase_file: Path) -> list[Outcome]:
         return _lost_group(group, phase_file, "timed out")
     except ProcessExpired as exc:
         return _lost_group(group, phase_file, _describe_exit(exc))
+    except (ExporterBroken, BrokenProcessPool) as exc:
+        raise PoolBroken(f"the worker pool broke ({type(exc).__name__}: {exc}); no further "
+                         "spec could be measured") from exc
     except Exception as exc:
         return _lost_group(group, phase_file, f"{type(exc).__name__}: {exc}")
+
+
+def _check_stack(pool, timeout: float) -> None:
+    """The canary, through a worker of the pool the sweep is about to use."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessExpired
+
+    from .stack import IMPORT_STAGE, import_error
+    try:
+        pool.submit(_canary_in_worker, timeout).result()
+    except ExporterBroken:
+        raise
+    except FutureTimeout:
+        raise ExporterBroken(STOCK, "export", f"the canary export took over {timeout:.0f}s") from None
+    except (ProcessExpired, BrokenProcessPool, RuntimeError) as exc:
+        why = _describe_exit(exc) if isinstance(exc, ProcessExpired) else f"{type(exc).__name__}: {exc}"
+        raise ExporterBroken(STOCK, IMPORT_STAGE, import_error() or f"workers could not start ({why})"
+                             ) from None
 
 
 # --- measuring ------------------------------------------------------------------
@@ -225,10 +269,11 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
         done(job, spec_result(job.spec, outcomes, config.profile, job.digest, len(groups),
                               Reuse(False, job.reason), job.target))
 
+    if not jobs:
+        return
     if config.jobs == 0:
+        exporters = _inline_exporters(config)
         from .runner import run_group
-        quiet_exporter()
-        exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations)
         for job in jobs:
             groups = group_by_signature(draw_examples(job.spec, config.profile))
             finish(job, groups, [o for g in groups for o in run_group(
@@ -247,6 +292,7 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
                                      tuple(config.translations)),
                            context=context)
         try:
+            _check_stack(pool, config.timeout)
             _measure_in_pool(pool, jobs, config, Path(phases), finish)
         finally:
             pool.stop()
@@ -255,6 +301,20 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
                 del os.environ["PYTHONHASHSEED"]
             else:
                 os.environ["PYTHONHASHSEED"] = seed
+
+
+def _inline_exporters(config: SweepConfig) -> dict[str, object]:
+    """--jobs 0: the workers' set-up and the canary, in this process."""
+    from .adapter import error_line
+    from .stack import IMPORT_STAGE, run_canary
+    try:
+        quiet_exporter()
+        from . import runner  # noqa: F401
+        exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations)
+    except Exception as exc:
+        raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
+    run_canary(exporters)
+    return exporters
 
 
 def _measure_in_pool(pool, jobs, config, phases: Path, finish) -> None:
@@ -268,9 +328,13 @@ def _measure_in_pool(pool, jobs, config, phases: Path, finish) -> None:
             phase_file = phases / f"{k}-{g}"
             exports = 2 if config.dynamic else 1  # the dynamic re-export gets its own budget
             budget = exports * (config.timeout + PER_RUN_SECONDS * len(group))
-            futures.append((group, phase_file, pool.submit(
-                _run_in_worker, budget, job.spec.name, job.target, group, str(phase_file),
-                config.dynamic)))
+            try:
+                future = pool.submit(_run_in_worker, budget, job.spec.name, job.target, group,
+                                     str(phase_file), config.dynamic)
+            except RuntimeError as exc:  # pebble: "Unexpected error within the Pool"
+                raise PoolBroken(f"the worker pool broke ({exc}); no further spec could be "
+                                 "measured") from exc
+            futures.append((group, phase_file, future))
         submitted.append((job, groups, futures))
 
     ahead = 0
@@ -315,6 +379,7 @@ class Regeneration:
     decisions: dict[str, dict[str, Decision]]  # target -> spec -> decision
     resumed: int
     notes: tuple[str, ...]
+    written: Path  # where the artifact went (a breakage goes beside a working artifact)
 
 
 def _journal_key(target: str, name: str) -> str:
@@ -385,12 +450,15 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
             for s in specs for t in targets if (t, s.name) not in results]
     try:
         measure(jobs, config, done)
+    except ExporterBroken as exc:
+        journal.close(finished=False)
+        return _broken(exc, fingerprint, config, regen_index, request, decisions, notes)
     finally:
         journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
     if request.only and not request.shard and previous and previous.fingerprint == fingerprint \
             and previous.profile == config.profile.name:
         _carry_unselected(previous, targets, catalog, results)
-    stamp = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    stamp = _now()
     by_target = {t: {n: r for (tt, n), r in results.items() if tt == t} for t in targets}
     artifact = art.make_artifact(
         fingerprint, config.profile.name, config.profile.max_examples, regen_index,
@@ -398,7 +466,30 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
         {t: (info, by_target[t]) for t, info in targets.items() if info is not None})
     art.save(request.out, artifact)
     journal.close(finished=True)  # only once the artifact is safely written
-    return Regeneration(artifact, decisions, len(resumed), tuple(notes))
+    return Regeneration(artifact, decisions, len(resumed), tuple(notes), request.out)
+
+
+def _broken(exc: ExporterBroken, fingerprint: Fingerprint, config: SweepConfig,
+            regen_index: int, request: Request, decisions, notes: list[str]) -> Regeneration:
+    """The canary failed: the result is the breakage itself, with no operator measured.
+    It never replaces a working artifact: that one stays, and this goes beside it."""
+    artifact = art.make_artifact(fingerprint, config.profile.name, config.profile.max_examples,
+                                 regen_index, {}, _now(), request.shard,
+                                 broken=art.Breakage(exc.target, exc.stage, exc.error))
+    out = request.out
+    if out.exists():
+        try:
+            working = art.load(out).broken is None
+        except ArtifactError:
+            working = False
+        if working:
+            out = out.with_name(out.name.removesuffix(".json") + ".broken.json")
+    art.save(out, artifact)
+    return Regeneration(artifact, decisions, 0, tuple(notes), out)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
 
 def _carry_unselected(previous: Artifact, targets: Mapping[str, Translations | None],

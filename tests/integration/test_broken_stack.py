@@ -1,0 +1,130 @@
+"""A pin set that breaks the exporter entirely is one clear result, never "spec bugs".
+
+The stack is broken on purpose in a subprocess: a package on PYTHONPATH shadows
+onnxruntime (workers cannot set up) or onnxscript (every export raises), as an
+onnxruntime that cannot load or an onnxscript that does not support the installed
+torch would.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.cli import main
+from opsweep.model import Stage
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "docs" / "onnx_support_measured.json"
+SHADOWS = {
+    "onnxruntime": "onnxruntime cannot load on this machine (shadowed on purpose)",
+    "onnxscript": "onnxscript 9.9 does not support this torch (shadowed on purpose)",
+}
+
+
+def _opsweep(args, cwd: Path, shadow: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if shadow is not None:
+        env["PYTHONPATH"] = str(shadow)
+    return subprocess.run([sys.executable, "-m", "opsweep.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _shadow(tmp_path: Path, package: str) -> Path:
+    root = tmp_path / f"shadow-{package}"
+    (root / package).mkdir(parents=True)
+    (root / package / "__init__.py").write_text(f"raise ImportError({SHADOWS[package]!r})\n")
+    return root
+
+
+def _one_error_line(stderr: str) -> str:
+    errors = [line for line in stderr.splitlines() if line.startswith("opsweep: error:")]
+    assert len(errors) == 1, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    return errors[0]
+
+
+@pytest.mark.parametrize("package, jobs", [("onnxruntime", "2"), ("onnxscript", "0")])
+def test_a_stack_that_cannot_export_is_one_result(tmp_path, package, jobs):
+    out = tmp_path / "new.json"
+    done = _opsweep(["sweep", "--only", "cos", "sin", "--jobs", jobs, "--no-reuse",
+                     "--out", str(out)], tmp_path, _shadow(tmp_path, package))
+    assert done.returncode == 3, done.stderr[-3000:]
+    line = _one_error_line(done.stderr)
+    assert "breaks the exporter" in line and SHADOWS[package] in line
+    assert "no operator could be measured" in line
+    for pin in ("torch ", "onnx ", "onnxruntime ", "onnxscript "):
+        assert pin in line
+    assert "spec bug" not in done.stderr + done.stdout and "invalid" not in done.stderr
+    broken = art.load(out)
+    assert broken.broken is not None and SHADOWS[package] in broken.broken.error
+    assert not broken.specs and not broken.operators
+    # the diff headlines it once and fails
+    diff = _opsweep(["diff", str(COMMITTED), str(out)], tmp_path)
+    assert diff.returncode == 1, diff.stderr
+    assert diff.stdout.count("breaks the exporter") == 1
+    assert "| regression |" not in diff.stdout  # no per-operator rows
+
+
+def test_a_breakage_never_replaces_a_working_artifact(tmp_path):
+    out = tmp_path / "docs" / "onnx_support_measured.json"
+    out.parent.mkdir()
+    shutil.copyfile(COMMITTED, out)
+    done = _opsweep(["sweep", "--only", "cos", "--jobs", "0", "--no-reuse", "--out", str(out)],
+                    tmp_path, _shadow(tmp_path, "onnxscript"))
+    assert done.returncode == 3, done.stderr[-3000:]
+    beside = out.with_name("onnx_support_measured.broken.json")
+    assert str(beside) in _one_error_line(done.stderr)
+    assert out.read_bytes() == COMMITTED.read_bytes()
+    assert art.load(beside).broken is not None
+    # neither the page nor the history takes it
+    render = _opsweep(["render", "--onnx-report", str(beside), "--out", str(tmp_path / "p.md")],
+                      ROOT)
+    assert render.returncode == 2 and "nothing to render" in render.stderr
+    record = _opsweep(["history", "record", "--artifact", str(beside), "--dir",
+                       str(tmp_path / "h")], ROOT)
+    assert record.returncode == 2 and "not recorded" in record.stderr
+
+
+CRASH_IN_EAGER = '''
+import os
+import signal
+
+import torch
+from hypothesis import strategies as st
+
+from opsweep.model import Example, OpSpec, TensorArg
+
+
+def _segfault_in_eager(x):
+    if not torch.compiler.is_exporting():
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return torch.sin(x)
+
+
+# one signature: one worker lost
+SPECS = [OpSpec("eager_crash", ("sin",), st.builds(Example, st.just((TensorArg((2,), "float32"),))),
+                fn=_segfault_in_eager)]
+'''
+
+
+def test_a_worker_lost_before_exporting_is_lost_not_invalid(tmp_path, spec_dir, capsys):
+    (spec_dir / "eager_crash.py").write_text(textwrap.dedent(CRASH_IN_EAGER))
+    out = tmp_path / "a.json"
+    assert main(["sweep", "--only", "eager_crash", "relu", "--specs", str(spec_dir), "--jobs", "2",
+                 "--no-dynamic", "--no-reuse", "--quiet", "--out", str(out)]) == 0
+    crash = art.load(out).specs["eager_crash"]
+    assert set(crash.stages) == {Stage.LOST}
+    assert {f.error for f in crash.failures} == {
+        "WorkerLost: worker killed by SIGSEGV during reference"}
+    assert crash.grades.export is None  # no verdict either way
+    summary = capsys.readouterr().out
+    assert "spec bugs" not in summary and "lost: workers died" in summary
+    assert art.load(out).specs["relu"].grades.export.value == "full"
