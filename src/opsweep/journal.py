@@ -19,7 +19,13 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .artifact import SpecResult, spec_from_data, spec_to_data, validate_data, write_atomic
+from .artifact import (
+    SpecResult,
+    spec_from_data,
+    spec_to_data,
+    validate_data,
+    write_atomic,
+)
 from .errors import ArtifactError
 
 if TYPE_CHECKING:
