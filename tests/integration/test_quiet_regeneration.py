@@ -5,6 +5,7 @@ render and history commands, and real git: in a checkout where the user regenera
 and through the bot's publish step into a local bare repository.
 """
 
+import os
 import shutil
 import subprocess
 import sys
@@ -61,12 +62,14 @@ def checkout(path: Path) -> Path:
     return path
 
 
-def regenerate(repo: Path, specs: Path) -> None:
-    """What `tox -e proptest_onnx -- --only ...` does: sweep, render, history record and view."""
+def regenerate(repo: Path, specs: Path, summary: Path) -> str:
+    """What `tox -e proptest_onnx -- --only ...` does: sweep, render, history record and
+    view. Returns the sweep's summary (also appended to `summary`, as under Actions)."""
     out = repo / ARTIFACT
-    subprocess.run([sys.executable, "-m", "opsweep.cli", "sweep", "--only", *ONLY, "--jobs", "0",
-                    "--quiet", "--specs", str(specs), "--out", str(out)],
-                   check=True, capture_output=True, text=True, timeout=600)
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    swept = subprocess.run([sys.executable, "-m", "opsweep.cli", "sweep", "--only", *ONLY,
+                            "--jobs", "0", "--quiet", "--specs", str(specs), "--out", str(out)],
+                           check=True, capture_output=True, text=True, timeout=600, env=env)
     data = repo / "docs" / "data"
     assert main(["render", "--onnx-report", str(out), "--out", str(repo / PAGE), "--specs",
                  str(specs), "--documented", str(data / "documented.json"),
@@ -74,6 +77,7 @@ def regenerate(repo: Path, specs: Path) -> None:
     assert main(["history", "record", "--artifact", str(out), "--dir", str(repo / HISTORY)]) == 0
     assert main(["history", "render", "--dir", str(repo / HISTORY),
                  "--out", str(repo / HISTORY_PAGE)]) == 0
+    return swept.stdout
 
 
 def changed_files(repo: Path) -> set[str]:
@@ -102,8 +106,9 @@ def regenerations(tmp_path_factory):
         if step == "changed":
             git(repo, "checkout", "-q", "--", ".")  # back to the committed first regeneration
             (specs / "t_full.py").write_text(CHANGED)
-        regenerate(repo, specs)
-        runs[step] = {"artifact": (repo / ARTIFACT).read_bytes(), "files": changed_files(repo),
+        summary = tmp / f"{step}.summary.md"
+        stdout = regenerate(repo, specs, summary)
+        runs[step] = {"stdout": stdout, "summary": summary.read_text(),"artifact": (repo / ARTIFACT).read_bytes(), "files": changed_files(repo),
                       "diff": {p: changed_lines(repo, p) for p in (ARTIFACT, PAGE, HISTORY_PAGE)},
                       "log": read_run(run_path(repo / ARTIFACT))}
         if step == "first":
@@ -125,6 +130,9 @@ def test_a_regeneration_with_nothing_changed_moves_only_the_header(regenerations
     why = {e["spec"]: (e["reused"], e["reason"]) for e in log}
     assert why["t_full"] == (True, "full under the same fingerprint")
     assert why["cdist"][0] is False and why["cdist"][1].startswith("not full")  # re-measured
+    # the same story in the sweep's summary and in the job summary
+    assert "reuse    reused 1, re-measured 1; 1 not full" in again["stdout"]
+    assert again["stdout"].strip() in again["summary"]
     assert again["files"] == {ARTIFACT}  # not the page, not the history record or view
     assert again["paths"] == {("regen_index",)}
     assert again["diff"][ARTIFACT] == ['- "regen_index": 0,', '+ "regen_index": 1,']
