@@ -41,7 +41,7 @@ def plain(specs, profile):
         examples = draw_examples(spec, profile)
         outcomes = [o for e in examples for o in run_group(spec, [e], exporter)]
         n += len(outcomes)
-        results[spec.name] = spec_result(spec, outcomes, profile, "", len(examples), None).grades
+        results[spec.name] = spec_result(spec, outcomes, profile, "", len(examples)).grades
     return results, n
 
 

@@ -3,6 +3,7 @@ and validation on load with errors naming the file and the field."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import tempfile
@@ -20,12 +21,14 @@ from .grade import Counts, DynamicTally, FailureGroup, Grades, dynamic_tally, gr
 from .model import UNGRADED, Grade, Stage
 
 SCHEMA_VERSION = 3
-#: Older schema versions this opsweep still reads, and what each lacks: fields that are
-#: derived from the spec results, so the loader derives them instead of checking them.
-READABLE = {2: frozenset({"dynamic_counts"}), SCHEMA_VERSION: frozenset()}
+#: Fields derived from the spec results that arrived in a later schema version than some
+#: readable artifact has: the loader derives them for an older artifact instead of checking.
+_DERIVED_SINCE = {"dynamic_counts": 3}
 STOCK = "stock"  # the target measured without a custom translation table
-#: Fields that may differ between two sweeps of the same specs in the same environment.
-VOLATILE_FIELDS = ("generated_at",)
+#: The header: what a regeneration changes even when no measurement does (the rotation's
+#: counter). Everything else in an artifact is a measurement; one run's bookkeeping (why a
+#: spec was reused, when the sweep ran) lives in the sweep's sidecar, never in the artifact.
+HEADER_FIELDS = ("regen_index",)
 
 
 @dataclass(frozen=True)
@@ -56,12 +59,6 @@ class GapCheck:
 
 
 @dataclass(frozen=True)
-class Reuse:
-    reused: bool
-    reason: str
-
-
-@dataclass(frozen=True)
 class SpecResult:
     aten_ops: tuple[str, ...]
     family: str
@@ -72,7 +69,6 @@ class SpecResult:
     grades: Grades
     nondeterministic: bool
     gap: GapCheck | None
-    reuse: Reuse
     digest: str  # of the spec as measured: a changed spec is never reused
     signatures: int  # distinct example signatures, i.e. exports: the spec's cost
     dynamic_stages: Mapping[Stage, int] = field(default_factory=dict)
@@ -143,7 +139,6 @@ class Artifact:
     regen_index: int
     specs: Mapping[str, SpecResult]  # the stock target
     operators: Mapping[str, OperatorResult]
-    generated_at: str = ""
     shard: tuple[int, int] | None = None  # (index, count) of a shard artifact
     targets: Mapping[str, TargetResult] = field(default_factory=dict)  # by Translations.name
     broken: Breakage | None = None  # the pin set could not export at all
@@ -157,7 +152,7 @@ class Artifact:
             return None
         t = self.targets[target]
         return Artifact(self.fingerprint, self.profile, self.examples, self.regen_index,
-                        t.specs, t.operators, self.generated_at, self.shard)
+                        t.specs, t.operators, self.shard)
 
     @property
     def target_names(self) -> tuple[str, ...]:
@@ -204,7 +199,7 @@ def make_target(translations: Translations, specs: Mapping[str, SpecResult]) -> 
 
 
 def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_index: int,
-                  specs: Mapping[str, SpecResult], generated_at: str = "",
+                  specs: Mapping[str, SpecResult],
                   shard: tuple[int, int] | None = None,
                   targets: Mapping[str, tuple[Translations, Mapping[str, SpecResult]]] | None = None,
                   broken: Breakage | None = None) -> Artifact:
@@ -212,7 +207,7 @@ def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_i
     specs = {k: specs[k] for k in sorted(specs)}
     built = {name: make_target(*targets[name]) for name in sorted(targets or {})}
     return Artifact(fingerprint, profile, examples, regen_index, specs,
-                    build_operators(specs), generated_at, shard, built, broken)
+                    build_operators(specs), shard, built, broken)
 
 
 # --- to and from plain data --------------------------------------------------
@@ -239,8 +234,7 @@ def spec_to_data(r: SpecResult) -> dict[str, Any]:
         "aten_ops": list(r.aten_ops), "family": r.family, "profile": r.profile,
         "examples": r.examples, "stages": {s.value: n for s, n in r.stages.items()},
         "failures": _failures_out(r.failures), **_grades_out(r.grades),
-        "nondeterministic": r.nondeterministic, "gap": gap,
-        "reuse": {"reused": r.reuse.reused, "reason": r.reuse.reason}, "digest": r.digest,
+        "nondeterministic": r.nondeterministic, "gap": gap, "digest": r.digest,
         "signatures": r.signatures, "dynamic_stages": {s.value: n for s, n in r.dynamic_stages.items()},
         "dynamic_regressed": r.dynamic_regressed,
         "dynamic_failures": _failures_out(r.dynamic_failures)}
@@ -253,8 +247,7 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
     return SpecResult(
         tuple(d["aten_ops"]), d["family"], d["profile"], d["examples"],
         {Stage(s): n for s, n in d["stages"].items()}, _failures_in(d["failures"]),
-        _grades_in(d), d["nondeterministic"], gap or None,
-        Reuse(d["reuse"]["reused"], d["reuse"]["reason"]), d["digest"], d["signatures"],
+        _grades_in(d), d["nondeterministic"], gap or None, d["digest"], d["signatures"],
         {Stage(s): n for s, n in d["dynamic_stages"].items()}, d["dynamic_regressed"],
         _failures_in(d["dynamic_failures"]))
 
@@ -283,7 +276,7 @@ def to_data(artifact: Artifact) -> dict[str, Any]:
                for name, t in artifact.targets.items()}
     fp = artifact.fingerprint
     return {
-        "schema_version": SCHEMA_VERSION, "generated_at": artifact.generated_at,
+        "schema_version": SCHEMA_VERSION,
         "fingerprint": {"torch": fp.torch, "onnx": fp.onnx, "onnxruntime": fp.onnxruntime,
                         "onnxscript": fp.onnxscript, "opset": fp.opset, "exporter": fp.exporter,
                         "dynamic": fp.dynamic},
@@ -293,6 +286,19 @@ def to_data(artifact: Artifact) -> dict[str, Any]:
            if artifact.shard else {}),
         **({"broken": {"target": artifact.broken.target, "stage": artifact.broken.stage,
                        "error": artifact.broken.error}} if artifact.broken else {})}
+
+
+def measurements(artifact: Artifact) -> dict[str, Any]:
+    """The artifact's data without its header: what a reviewer has to read."""
+    data = to_data(artifact)
+    for key in (*HEADER_FIELDS, "shard"):
+        data.pop(key, None)
+    return data
+
+
+def same_measurements(a: Artifact, b: Artifact) -> bool:
+    """True when two artifacts differ at most in their header (and shard)."""
+    return measurements(a) == measurements(b)
 
 
 def canonical_bytes(artifact: Artifact) -> bytes:
@@ -314,11 +320,42 @@ def _grades_in(d: dict[str, Any]) -> Grades:
                   _grade_in(d["dynamic"]))
 
 
+def _v2_to_v3(data: dict[str, Any]) -> None:
+    """Version 2 kept one run's bookkeeping in the artifact: the sweep's time and each
+    spec's reuse decision. Both are dropped; the measurements are unchanged."""
+    data.pop("generated_at", None)
+    tables = [data.get("specs")] + [t.get("specs") for t in (data.get("targets") or {}).values()
+                                    if isinstance(t, dict)]
+    for table in tables:
+        for spec in (table or {}).values() if isinstance(table, dict) else ():
+            if isinstance(spec, dict):
+                spec.pop("reuse", None)
+
+
+#: schema version -> the step that lifts an artifact of that version to the next
+_MIGRATIONS = {2: _v2_to_v3}
+
+
+def migrate(data: Any) -> Any:
+    """An artifact of an older, still readable schema, as data of the current one (a copy)."""
+    if not isinstance(data, dict) or data.get("schema_version") not in _MIGRATIONS:
+        return data
+    data = copy.deepcopy(data)
+    while data.get("schema_version") in _MIGRATIONS:
+        _MIGRATIONS[data["schema_version"]](data)
+        data["schema_version"] += 1
+    return data
+
+
 def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
-    if isinstance(data, dict) and data.get("schema_version") not in (None, *READABLE):
+    """An artifact from plain data; an older readable schema is migrated on load."""
+    recorded = data.get("schema_version") if isinstance(data, dict) else None
+    data = migrate(data)
+    if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
         raise ArtifactError(path, "schema_version", f"{data['schema_version']!r}: this opsweep "
-                            f"reads schema versions {', '.join(map(str, READABLE))}; sweep again "
-                            "with --no-reuse to measure the current axes")
+                            f"reads schema version {SCHEMA_VERSION} (and migrates "
+                            f"{', '.join(map(str, sorted(_MIGRATIONS)))}); sweep again with "
+                            "--no-reuse to measure the current axes")
     validate_data(data, path)
     specs = {name: spec_from_data(d) for name, d in data["specs"].items()}
     targets = {}
@@ -331,13 +368,13 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
         targets[name] = (translations, {n: spec_from_data(d) for n, d in t["specs"].items()})
     shard, broken = data.get("shard"), data.get("broken")
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
-                             data["examples"], data["regen_index"], specs, data["generated_at"],
+                             data["examples"], data["regen_index"], specs,
                              (shard["index"], shard["count"]) if shard else None, targets,
                              Breakage(**broken) if broken else None)
     if broken and (specs or targets):
         raise ArtifactError(path, "broken", "an artifact of a pin set that breaks the exporter "
                             "measures no spec")
-    _check_derived(artifact, data, path)
+    _check_derived(artifact, data, path, recorded if isinstance(recorded, int) else SCHEMA_VERSION)
     return artifact
 
 
@@ -364,10 +401,12 @@ def validate_data(data: Any, path: object = "<artifact>", definition: str | None
         raise ArtifactError(path, _field(first.absolute_path), first.message[:300] + more)
 
 
-def _check_derived(artifact: Artifact, data: dict[str, Any], path: object) -> None:
-    """The operators tables must be what the specs say: a hand edit shows up here."""
+def _check_derived(artifact: Artifact, data: dict[str, Any], path: object,
+                   recorded: int = SCHEMA_VERSION) -> None:
+    """The operators tables must be what the specs say: a hand edit shows up here.
+    `recorded`: the schema version the file was written in."""
     derived = to_data(artifact)
-    absent = READABLE[data["schema_version"]]
+    absent = frozenset(k for k, since in _DERIVED_SINCE.items() if recorded < since)
     _check_operators(derived["operators"], data["operators"], path, "operators", absent)
     for name in derived["targets"]:
         _check_operators(derived["targets"][name]["operators"],

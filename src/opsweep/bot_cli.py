@@ -15,6 +15,8 @@ from pathlib import Path
 from .errors import OpsweepError, UsageError
 
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
+NO_CHANGE = ("No change: every measurement equals the committed artifact's, so the artifact, "
+             "the page and the history record are left as they are.")
 
 
 def write_outputs(values: dict[str, object], target: str | None = None) -> None:
@@ -146,10 +148,9 @@ def cmd_publish(args) -> int:
     if len(parts) > 1 and not parts[0][1].shard:
         raise UsageError("several artifacts given, but they are not shards")
     target = Path(args.repo_dir, args.artifact)
-    old = art.load(target) if target.exists() else None
     if new.broken is not None:
-        return _publish_broken(args, old, new)
-    art.save(target, new)
+        return _publish_broken(args, art.load(target) if target.exists() else None, new)
+    old, unchanged = _save_unless_unchanged(target, new)
     page = Path(args.repo_dir, args.page)
     render = ["render", "--onnx-report", str(target), "--out", str(page),
               "--documented", str(Path(args.repo_dir, "docs/data/documented.json")),
@@ -163,6 +164,9 @@ def cmd_publish(args) -> int:
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
     full = to_markdown(result, new, title=title, limit=10**9, history=history_url) \
         if result else body
+    if unchanged:
+        note = f"\n{NO_CHANGE}\n"
+        body, full = body + note, full + note
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
@@ -206,6 +210,19 @@ def _publish_broken(args, old, new) -> int:
              changed=False, sha="", broken=True)
     print(f"opsweep: {headline}; nothing committed", file=sys.stderr)
     return 1
+
+
+def _save_unless_unchanged(target: Path, new):
+    """(the committed artifact or None, whether every measurement is unchanged). When it
+    is, the committed file stays as it is (only the rotation's counter would move), so the
+    page and the history re-render to the same bytes and there is nothing to commit."""
+    from . import artifact as art
+    old = art.load(target) if target.exists() else None
+    unchanged = old is not None and art.same_measurements(old, new) \
+        and target.read_bytes() == art.canonical_bytes(old)
+    if not unchanged:
+        art.save(target, new)
+    return old, unchanged
 
 
 def _record_history(args, artifact) -> str:

@@ -62,7 +62,7 @@ def _progress(quiet: bool, started: float):
         if quiet:
             return
         r = done.result
-        how = "reused" if r.reuse.reused else f"{r.examples:>3} ex"
+        how = "reused" if done.reused else f"{r.examples:>3} ex"
         width = len(str(done.total))
         name = done.name if done.target == "stock" else f"{done.name} @{done.target.split(':')[-1]}"
         print(f"[{done.index:>{width}}/{done.total}] {name:<28} {_grades(r):<32} "
@@ -78,15 +78,17 @@ def _summary(result, out: Path, seconds: float) -> str:
              f"{artifact.profile}, torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
              f"{seconds:.0f}s"]
     for target in artifact.target_names:
-        lines += _target_summary(artifact.view(target), target)
+        lines += _target_summary(artifact.view(target), target, result.decisions[target])
     if result.resumed:
         lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
     lines += [f"  note: {n}" for n in result.notes]
     lines.append(f"  wrote {out}")
+    if result.run_log:
+        lines.append(f"  wrote {result.run_log} (why each spec was reused or re-measured)")
     return "\n".join(lines)
 
 
-def _target_summary(artifact, target: str) -> list[str]:
+def _target_summary(artifact, target: str, decisions) -> list[str]:
     from .grade import AXES
     lines = [f" target {target}"]
     order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
@@ -96,8 +98,8 @@ def _target_summary(artifact, target: str) -> list[str]:
         lines.append(f"  {axis:<9}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
     stages: Counter = Counter()
     dynamic: Counter = Counter()
-    for r in artifact.specs.values():
-        if not r.reuse.reused:
+    for name, r in artifact.specs.items():
+        if not decisions[name].reuse:
             stages.update({s.value: n for s, n in r.stages.items()})
             dynamic.update({s.value: n for s, n in r.dynamic_stages.items()})
     lines.append("  examples " + ("  ".join(f"{k} {stages[k]}" for k in sorted(stages)) or "none run"))
@@ -105,9 +107,9 @@ def _target_summary(artifact, target: str) -> list[str]:
         share = dynamic["invalid"] / sum(dynamic.values())
         lines.append("  dynamic  " + "  ".join(f"{k} {dynamic[k]}" for k in sorted(dynamic))
                      + f"  (invalid: {share:.1%} of {sum(dynamic.values())} re-exports)")
-    reasons = Counter(r.reuse.reason.split(" (")[0].split(":")[0]
-                      for r in artifact.specs.values() if not r.reuse.reused)
-    reused = sum(r.reuse.reused for r in artifact.specs.values())
+    reasons = Counter(d.reason.split(" (")[0].split(":")[0] for d in decisions.values()
+                      if not d.reuse)
+    reused = sum(d.reuse for d in decisions.values())
     lines.append(f"  reuse    reused {reused}, re-measured {sum(reasons.values())}"
                  + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
     invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
@@ -153,7 +155,11 @@ def cmd_sweep(args) -> int:
         _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written}; "
              f"the {broken.target} target's canary stopped at {broken.stage})")
         return EXIT_BROKEN
-    print(_summary(result, result.written, time.monotonic() - started))
+    summary = _summary(result, result.written, time.monotonic() - started)
+    print(summary)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):  # under Actions: the job summary shows it too
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
+            handle.write(f"```text\n{summary}\n```\n")
     return EXIT_OK
 
 

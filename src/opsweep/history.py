@@ -6,7 +6,9 @@ transitions each version bump brought, per target.
 A record keeps, per target and operator, one letter per axis (export,
 runtime, numerics, dynamic): ``f`` full, ``p`` partial, ``n`` none,
 ``b`` blocked, ``s`` skipped, ``-`` not reached. Measuring the same torch
-version again replaces its record.
+version again replaces its record; a record's ``generated_at`` is when its content
+last changed: measuring again with the same grades leaves the file untouched, so a
+regeneration that changes nothing changes nothing here either.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime, timezone
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -38,7 +41,7 @@ class Record:
     fingerprint: Mapping[str, Any]
     profile: str
     examples: int
-    generated_at: str
+    generated_at: str  # when the record's content last changed (UTC, ISO 8601)
     #: target -> operator -> four grade letters
     targets: Mapping[str, Mapping[str, str]]
     translations: Mapping[str, Mapping[str, Any]]  # custom target -> its fingerprint entry
@@ -66,7 +69,7 @@ def _codes(artifact: Artifact) -> dict[str, str]:
             for op, r in artifact.operators.items()}
 
 
-def record(artifact: Artifact) -> Record:
+def record(artifact: Artifact, generated_at: str = "") -> Record:
     if artifact.shard is not None:
         raise ArtifactError("<history>", "shard", "a shard artifact is not a whole measurement; "
                             "merge the shards first")
@@ -75,7 +78,7 @@ def record(artifact: Artifact) -> Record:
     for entry in translations.values():
         entry["overrides"] = list(entry["overrides"])
     return Record(artifact.fingerprint.torch, asdict(artifact.fingerprint), artifact.profile,
-                  artifact.examples, artifact.generated_at, targets, translations)
+                  artifact.examples, generated_at, targets, translations)
 
 
 def path_for(directory: Path, torch_version: str) -> Path:
@@ -89,12 +92,21 @@ def to_data(r: Record) -> dict[str, Any]:
             "translations": {t: dict(v) for t, v in r.translations.items()}}
 
 
-def write(artifact: Artifact, directory: Path) -> Path:
-    """Write (or replace) the record of the artifact's torch version."""
+def write(artifact: Artifact, directory: Path, now: datetime | None = None) -> Path:
+    """Write (or replace) the record of the artifact's torch version; when the record
+    there already says the same (apart from its date), leave it as it is."""
     if artifact.broken is not None:
         raise UsageError(f"not recorded: {artifact.broken.headline(artifact.fingerprint)}")
-    r = record(artifact)
+    stamp = (now or datetime.now(timezone.utc)).replace(microsecond=0).isoformat()
+    r = record(artifact, stamp)
     path = path_for(directory, r.torch)
+    if path.exists():
+        try:
+            before = load(path)
+        except ArtifactError:
+            before = None  # an unreadable record is replaced
+        if before is not None and replace(before, generated_at=stamp) == r:
+            return path
     text = json.dumps(to_data(r), sort_keys=True, indent=1, ensure_ascii=False) + "\n"
     write_atomic(path, text.encode("utf-8"))
     return path

@@ -1,26 +1,43 @@
-"""Checkpointing: every finished spec is appended to a journal beside the
-artifact, so an interrupted sweep (Ctrl-C, kill -9, a lost runner) resumes
-where it stopped. The artifact itself is only ever written whole, at the end.
+"""A sweep's own files beside the artifact, never committed (.gitignore):
 
-The journal's first line is a header naming the run (fingerprint, profile,
-regen_index, shard, previous artifact); a journal from another run is set
-aside, not mixed in. A torn last line (a kill in mid-write) is ignored.
+* the checkpoint: every finished spec is appended to a journal, so an interrupted
+  sweep (Ctrl-C, kill -9, a lost runner) resumes where it stopped. The artifact
+  itself is only ever written whole, at the end. The journal's first line is a
+  header naming the run (schema version, fingerprint, profile, regen_index, shard,
+  previous artifact); a journal from another run is set aside, not mixed in. A
+  torn last line (a kill in mid-write) is ignored.
+* the run log (``<artifact>.run.jsonl``): the finished run's bookkeeping, which the
+  committed artifact does not carry: when it ran, and why each spec was reused or
+  re-measured. A header line, then one line per target and spec.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .artifact import SpecResult, spec_from_data, spec_to_data, validate_data
+from .artifact import (
+    SpecResult,
+    spec_from_data,
+    spec_to_data,
+    validate_data,
+    write_atomic,
+)
 from .errors import ArtifactError
+
+if TYPE_CHECKING:
+    from .reuse import Decision
 
 
 def journal_path(out: Path) -> Path:
     return out.with_name(out.name + ".checkpoint.jsonl")
+
+
+def run_path(out: Path) -> Path:
+    return out.with_name(out.name + ".run.jsonl")
 
 
 class Journal:
@@ -91,3 +108,26 @@ class Journal:
             self._handle = None
         if finished:
             self.path.unlink(missing_ok=True)
+
+
+def write_run(path: Path, header: Mapping[str, Any],
+              decisions: Mapping[str, Mapping[str, Decision]],
+              resumed: Collection[tuple[str, str]] = ()) -> None:
+    """`decisions`: target -> spec -> a decision (`reuse`, `reason`); `resumed`: the
+    (target, spec) pairs taken from an interrupted run's checkpoint."""
+    lines = [json.dumps(dict(header), sort_keys=True)]
+    lines += [json.dumps({"target": t, "spec": n, "reused": d.reuse, "reason": d.reason,
+                          "resumed": (t, n) in resumed}, sort_keys=True)
+              for t in sorted(decisions) for n, d in sorted(decisions[t].items())]
+    write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
+
+
+def read_run(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The run log's header and its per-spec lines."""
+    try:
+        first, *rest = Path(path).read_text("utf-8").splitlines()
+        return json.loads(first), [json.loads(line) for line in rest if line.strip()]
+    except FileNotFoundError:
+        raise ArtifactError(path, "", "no such file") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ArtifactError(path, "", f"not a readable run log: {exc}") from None

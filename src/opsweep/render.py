@@ -96,7 +96,6 @@ class PageView:
     fingerprint: Mapping[str, str]
     profile: str
     examples: int
-    generated_at: str
     documented_source: str
     bars: tuple[Bar, Bar]
     measured: int
@@ -198,7 +197,7 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
         torch_version=torch_version, listing_version=listing.torch_version, report=artifact is not None,
         fingerprint={k: str(getattr(fp, k)) for k in fp.__dataclass_fields__} if fp else {},
         profile=artifact.profile if artifact else "", examples=artifact.examples if artifact else 0,
-        generated_at=artifact.generated_at if artifact else "", documented_source=source, bars=bars,
+        documented_source=source, bars=bars,
         measured=len(measured), measured_full=len(full), rows=tuple(rows),
         excluded=tuple(sorted((op, e.reason) for op, e in catalog.excluded.items())),
         claimed_unconfirmed=tuple(r for r in claimed if r.export != UNMEASURED and not r.confirmed),

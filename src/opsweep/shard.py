@@ -4,7 +4,7 @@ Every shard computes the same assignment: a greedy longest-processing-time
 split of the specs still to measure, each costed by the number of exports it
 took last time (reused specs cost nothing). ``merge`` checks that the parts
 are one sweep's complete set of shards and rebuilds the single artifact, which
-is byte-identical to a single-machine sweep apart from the timestamp.
+is byte-identical to a single-machine sweep.
 """
 
 from __future__ import annotations
@@ -79,7 +79,6 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
                     raise ArtifactError(path, f"{where}.{name}", f"also measured by {owners[name]}")
                 specs[name], owners[name] = result, path
         merged[target] = specs
-    stamp = max(p.generated_at for _, p in parts)
     return make_artifact(first.fingerprint, first.profile, first.examples, first.regen_index,
-                         merged[STOCK], stamp, None,
+                         merged[STOCK], None,
                          {n: (t.translations, merged[n]) for n, t in first.targets.items()})

@@ -28,7 +28,6 @@ from .artifact import (
     Artifact,
     Fingerprint,
     GapCheck,
-    Reuse,
     SpecResult,
     Translations,
     gap_check,
@@ -45,7 +44,7 @@ from .grade import (
     grade,
     stage_counts,
 )
-from .journal import Journal, journal_path
+from .journal import Journal, journal_path, run_path, write_run
 from .model import Example, OpSpec, Outcome, Stage
 from .reuse import Decision, decide, spec_digest
 from .shard import DEFAULT_COST, assign
@@ -96,6 +95,7 @@ class SpecDone:
     total: int
     result: SpecResult
     target: str = STOCK
+    reused: bool = False  # carried over from the previous artifact, not measured
 
 
 def versions() -> dict[str, str]:
@@ -115,7 +115,7 @@ def current_fingerprint(exporter_path: str = PUBLIC_PATH, opset: int | None = No
 
 
 def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, digest: str,
-                signatures: int, reuse: Reuse, target: str = STOCK) -> SpecResult:
+                signatures: int, target: str = STOCK) -> SpecResult:
     stages = stage_counts(outcomes)
     dynamic, regressed = dynamic_counts(outcomes)
     gap: GapCheck | None = None
@@ -125,7 +125,7 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
     counts = Counts(stages, spec.nondeterministic, dynamic, regressed)
     return SpecResult(spec.aten_ops, spec.family, profile.name, len(outcomes), stages,
                       failure_groups(outcomes), grade([counts]), spec.nondeterministic, gap,
-                      reuse, digest, signatures, dynamic, regressed, dynamic_failures(outcomes))
+                      digest, signatures, dynamic, regressed, dynamic_failures(outcomes))
 
 
 # --- worker side -------------------------------------------------------------
@@ -257,7 +257,6 @@ def _check_stack(pool, timeout: float) -> None:
 class _Job:
     spec: OpSpec
     digest: str
-    reason: str
     target: str = STOCK
 
 
@@ -267,7 +266,7 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
     Examples are drawn spec by spec while workers are already busy."""
     def finish(job: _Job, groups: list[list[Example]], outcomes: list[Outcome]) -> None:
         done(job, spec_result(job.spec, outcomes, config.profile, job.digest, len(groups),
-                              Reuse(False, job.reason), job.target))
+                              job.target))
 
     if not jobs:
         return
@@ -376,10 +375,16 @@ def _digest_of_previous(request: Request) -> str:
 @dataclass(frozen=True)
 class Regeneration:
     artifact: Artifact
-    decisions: dict[str, dict[str, Decision]]  # target -> spec -> decision
+    #: target -> spec -> why it was reused or re-measured, for every spec in the artifact
+    decisions: dict[str, dict[str, Decision]]
     resumed: int
     notes: tuple[str, ...]
     written: Path  # where the artifact went (a breakage goes beside a working artifact)
+    run_log: Path | None = None  # the sidecar beside the artifact holding `decisions`
+
+
+#: The decision recorded for a spec --only did not select, carried from the previous artifact.
+NOT_SELECTED = Decision(True, "not selected (--only)")
 
 
 def _journal_key(target: str, name: str) -> str:
@@ -407,7 +412,8 @@ def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
 
 def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
                progress: Callable[[SpecDone], None] = lambda _: None) -> Regeneration:
-    """Decide, measure, checkpoint and write the artifact (atomically)."""
+    """Decide, measure, checkpoint and write the artifact (atomically), then the
+    run's sidecar: why each spec was reused or re-measured."""
     from .translations import load
     targets = {STOCK: None} | {info.name: info for info, _ in map(load, config.translations)}
     previous, note = _load_previous(request)
@@ -420,18 +426,10 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
                                       request.no_reuse, t, info) for t, info in targets.items()}
     if request.shard:
         specs = _shard_slice(specs, decisions, previous, request.shard)
-    results: dict[tuple[str, str], SpecResult] = {}
-    for t in targets:
-        for s in specs:
-            if decisions[t][s.name].reuse:
-                results[t, s.name] = replace(previous.view(t).specs[s.name],  # type: ignore[union-attr]
-                                             reuse=Reuse(True, decisions[t][s.name].reason))
-    journal = Journal(journal_path(request.out), {
-        "fingerprint": asdict(fingerprint),
-        "profile": config.profile.name, "regen_index": regen_index,
-        "shard": list(request.shard) if request.shard else None,
-        "targets": {t: info and asdict(info) for t, info in targets.items()},
-        "previous": _digest_of_previous(request), "specs": sorted(digests.items())}).open()
+    results = {(t, s.name): previous.view(t).specs[s.name]  # type: ignore[union-attr]
+               for t in targets for s in specs if decisions[t][s.name].reuse}
+    reused = set(results)
+    journal = _open_journal(request, fingerprint, config, regen_index, targets, digests)
     if journal.discarded:
         notes.append("a checkpoint from a different sweep was set aside")
     keys = {_journal_key(t, s.name): (t, s.name) for t in targets for s in specs}
@@ -439,15 +437,14 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     results.update(resumed)
     total = len(specs) * len(targets)
     for index, (t, name) in enumerate(sorted(results), start=1):
-        progress(SpecDone(name, index, total, results[t, name], t))
+        progress(SpecDone(name, index, total, results[t, name], t, (t, name) in reused))
 
     def done(job: _Job, result: SpecResult) -> None:
         results[job.target, job.spec.name] = result
         journal.record(_journal_key(job.target, job.spec.name), result)
         progress(SpecDone(job.spec.name, len(results), total, result, job.target))
 
-    jobs = [_Job(s, digests[s.name], decisions[t][s.name].reason, t)
-            for s in specs for t in targets if (t, s.name) not in results]
+    jobs = [_Job(s, digests[s.name], t) for s in specs for t in targets if (t, s.name) not in results]
     try:
         measure(jobs, config, done)
     except ExporterBroken as exc:
@@ -458,15 +455,49 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     if request.only and not request.shard and previous and previous.fingerprint == fingerprint \
             and previous.profile == config.profile.name:
         _carry_unselected(previous, targets, catalog, results)
-    stamp = _now()
-    by_target = {t: {n: r for (tt, n), r in results.items() if tt == t} for t in targets}
-    artifact = art.make_artifact(
-        fingerprint, config.profile.name, config.profile.max_examples, regen_index,
-        by_target[STOCK], stamp, request.shard,
-        {t: (info, by_target[t]) for t, info in targets.items() if info is not None})
+    artifact = _assemble(fingerprint, config, regen_index, request, targets, results)
     art.save(request.out, artifact)
     journal.close(finished=True)  # only once the artifact is safely written
-    return Regeneration(artifact, decisions, len(resumed), tuple(notes), request.out)
+    final = {t: {n: decisions[t].get(n, NOT_SELECTED) for n in sorted(artifact.view(t).specs)}
+             for t in targets}  # type: ignore[union-attr]
+    run_log = _write_run_log(request, artifact, final, set(resumed), notes)
+    return Regeneration(artifact, final, len(resumed), tuple(notes), request.out,
+                        run_log)
+
+
+def _open_journal(request: Request, fingerprint: Fingerprint, config: SweepConfig,
+                  regen_index: int, targets: Mapping[str, Translations | None],
+                  digests: Mapping[str, str]) -> Journal:
+    return Journal(journal_path(request.out), {
+        "schema_version": art.SCHEMA_VERSION,
+        "fingerprint": asdict(fingerprint),
+        "profile": config.profile.name, "regen_index": regen_index,
+        "shard": list(request.shard) if request.shard else None,
+        "targets": {t: info and asdict(info) for t, info in targets.items()},
+        "previous": _digest_of_previous(request), "specs": sorted(digests.items())}).open()
+
+
+def _assemble(fingerprint: Fingerprint, config: SweepConfig, regen_index: int, request: Request,
+              targets: Mapping[str, Translations | None],
+              results: Mapping[tuple[str, str], SpecResult]) -> Artifact:
+    by_target = {t: {n: r for (tt, n), r in results.items() if tt == t} for t in targets}
+    return art.make_artifact(
+        fingerprint, config.profile.name, config.profile.max_examples, regen_index,
+        by_target[STOCK], request.shard,
+        {t: (info, by_target[t]) for t, info in targets.items() if info is not None})
+
+
+def _write_run_log(request: Request, artifact: Artifact,
+                   decisions: Mapping[str, Mapping[str, Decision]],
+                   resumed: set[tuple[str, str]], notes: Sequence[str]) -> Path:
+    """The run's bookkeeping, beside the artifact and never committed (.gitignore)."""
+    path = run_path(request.out)
+    header = {"artifact": request.out.name, "regen_index": artifact.regen_index,
+              "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+              "profile": artifact.profile, "fingerprint": asdict(artifact.fingerprint),
+              "shard": list(request.shard) if request.shard else None, "notes": list(notes)}
+    write_run(path, header, decisions, resumed)
+    return path
 
 
 def _broken(exc: ExporterBroken, fingerprint: Fingerprint, config: SweepConfig,
@@ -474,7 +505,7 @@ def _broken(exc: ExporterBroken, fingerprint: Fingerprint, config: SweepConfig,
     """The canary failed: the result is the breakage itself, with no operator measured.
     It never replaces a working artifact: that one stays, and this goes beside it."""
     artifact = art.make_artifact(fingerprint, config.profile.name, config.profile.max_examples,
-                                 regen_index, {}, _now(), request.shard,
+                                 regen_index, {}, request.shard,
                                  broken=art.Breakage(exc.target, exc.stage, exc.error))
     out = request.out
     if out.exists():
@@ -488,10 +519,6 @@ def _broken(exc: ExporterBroken, fingerprint: Fingerprint, config: SweepConfig,
     return Regeneration(artifact, decisions, 0, tuple(notes), out)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
-
-
 def _carry_unselected(previous: Artifact, targets: Mapping[str, Translations | None],
                       catalog: Catalog, results: dict[tuple[str, str], SpecResult]) -> None:
     """--only: the specs not selected keep their previous results, per target."""
@@ -501,7 +528,7 @@ def _carry_unselected(previous: Artifact, targets: Mapping[str, Translations | N
             continue  # never carry results of another table
         for name, prior in view.specs.items():
             if (t, name) not in results and name in catalog.specs:
-                results[t, name] = replace(prior, reuse=Reuse(True, "not selected (--only)"))
+                results[t, name] = prior
 
 
 def _shard_slice(specs: list[OpSpec], decisions: dict[str, dict[str, Decision]],

@@ -39,7 +39,7 @@ def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(
     records = history.load_all(ROOT / "docs" / "history")
     measured = art.load(ARTIFACT)
     mine = [r for r in records if r.torch == measured.fingerprint.torch]
-    assert mine and mine[0] == history.record(measured), (
+    assert mine and mine[0] == history.record(measured, mine[0].generated_at), (
         "docs/history has no record of the committed artifact: run `opsweep history record`")
     assert history.render(records) == (ROOT / "docs" / "history.md").read_text("utf-8"), (
         "docs/history.md is stale: run `opsweep history render`")

@@ -1,10 +1,12 @@
 import json
 import os
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from opsweep import artifact as art
-from opsweep.artifact import Fingerprint, Reuse, SpecResult
+from opsweep.artifact import Fingerprint, SpecResult
 from opsweep.errors import ArtifactError
 from opsweep.grade import (Counts, dynamic_counts, dynamic_failures, failure_groups, grade,
                            stage_counts)
@@ -24,7 +26,7 @@ def result(ops, *stages, nondeterministic=False, dynamic=()):
     dyn, regressed = dynamic_counts(outs)
     return SpecResult(tuple(ops), "unary", "ci", len(outs), counts, failure_groups(outs),
                       grade([Counts(counts, nondeterministic, dyn, regressed)]), nondeterministic,
-                      None, Reuse(False, "measured"), "0123456789abcdef", len(outs), dyn,
+                      None, "0123456789abcdef", len(outs), dyn,
                       regressed, dynamic_failures(outs))
 
 
@@ -34,7 +36,7 @@ def artifact():
         "sin": result(["sin"], Stage.OK, Stage.OK),
         "cos": result(["cos"], Stage.OK, Stage.CHECKER),
         "sin_alt": result(["sin", "abs"], Stage.NO_TRANSLATION),
-    }, "2026-11-29T00:00:00+00:00")
+    })
 
 
 def test_round_trip_is_identity(tmp_path, artifact):
@@ -123,7 +125,7 @@ def test_save_refuses_what_it_would_not_load(tmp_path, artifact):
 
 
 def test_shard_marker_round_trips(tmp_path, artifact):
-    sharded = art.make_artifact(FP, "ci", 25, 3, artifact.specs, "t", (2, 3))
+    sharded = art.make_artifact(FP, "ci", 25, 3, artifact.specs, (2, 3))
     art.save(tmp_path / "s.json", sharded)
     assert art.load(tmp_path / "s.json").shard == (2, 3)
     assert "shard" not in json.loads(art.canonical_bytes(artifact))
@@ -139,3 +141,77 @@ def test_gap_check_statuses():
     assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.OK: 3}).status == "stale"
     moved = art.gap_check("r", Stage.NO_TRANSLATION, {Stage.CHECKER: 1, Stage.OK: 2})
     assert moved.status == "moved" and moved.measured == (Stage.CHECKER,)
+
+
+def as_version_2(artifact):
+    """The artifact as opsweep wrote it at schema version 2: with the run's time and
+    every spec's reuse decision in it."""
+    data = json.loads(art.canonical_bytes(artifact))
+    data.update(schema_version=2, generated_at="2026-11-29T00:00:00+00:00")
+    tables = [data["specs"]] + [t["specs"] for t in data["targets"].values()]
+    for table in tables:
+        for spec in table.values():
+            spec["reuse"] = {"reused": False, "reason": "--no-reuse"}
+    return data
+
+
+def test_a_version_2_artifact_loads_without_its_bookkeeping(tmp_path, artifact):
+    data = as_version_2(artifact)
+    assert art.from_data(data, "v2.json") == artifact
+    assert data["schema_version"] == 2 and "reuse" in data["specs"]["sin"]  # the input is untouched
+    data["operators"]["sin"]["export"] = "full"  # a hand edit is still refused, by field
+    with pytest.raises(ArtifactError, match="v2.json at operators.sin.export"):
+        art.from_data(data, "v2.json")
+
+
+def test_the_committed_artifact_loads_and_saves_without_bookkeeping(tmp_path):
+    committed = Path(__file__).resolve().parents[2] / "docs" / "onnx_support_measured.json"
+    loaded = art.load(committed)
+    art.save(tmp_path / "a.json", loaded)
+    text = (tmp_path / "a.json").read_text()
+    assert '"reuse"' not in text and '"generated_at"' not in text
+    assert json.loads(text)["schema_version"] == art.SCHEMA_VERSION
+    assert art.same_measurements(art.load(tmp_path / "a.json"), loaded)
+
+
+def test_the_header_is_all_that_separates_two_equal_measurements(artifact):
+    later = replace(artifact, regen_index=artifact.regen_index + 1)
+    assert art.same_measurements(artifact, later) and artifact != later
+    changed = art.make_artifact(FP, "ci", 25, 3, {**artifact.specs,
+                                                  "cos": result(["cos"], Stage.OK, Stage.OK)})
+    assert not art.same_measurements(artifact, changed)
+
+
+def changed_paths(old: bytes, new: bytes) -> set[tuple[str, ...]]:
+    """The JSON key path of every line that differs (difflib over the canonical lines),
+    cut at two levels: ('specs', 'cos'), ('regen_index',)."""
+    import difflib
+
+    def paths(lines):
+        stack, out = [], []
+        for line in lines:
+            depth = len(line) - len(line.lstrip(" "))
+            del stack[depth - 1 if depth else 0:]
+            key = line.strip().split('": ', 1)[0].strip('"{},[]') if '": ' in line else ""
+            out.append(tuple(stack[:2]) + ((key,) if key and len(stack) < 2 else ()))
+            if line.rstrip().endswith(("{", "[")) and key:
+                stack.append(key)
+        return out
+
+    a, b = old.decode().splitlines(), new.decode().splitlines()
+    pa, pb = paths(a), paths(b)
+    changed = set()
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changed |= {pa[i] for i in range(i1, i2)} | {pb[j] for j in range(j1, j2)}
+    return changed
+
+
+def test_one_changed_spec_moves_only_its_own_lines_its_operators_and_the_header(artifact):
+    specs = {**artifact.specs, "cos": result(["cos"], Stage.OK, Stage.OK)}
+    after = art.make_artifact(FP, "ci", 25, 4, specs)
+    assert changed_paths(art.canonical_bytes(artifact), art.canonical_bytes(after)) == {
+        ("specs", "cos"), ("operators", "cos"), ("regen_index",)}
+    again = replace(artifact, regen_index=4)
+    assert changed_paths(art.canonical_bytes(artifact), art.canonical_bytes(again)) == {
+        ("regen_index",)}

@@ -30,7 +30,7 @@ def part(specs, index, count, **kw):
     fields = dict(fingerprint=FP, profile="ci", examples=25, regen_index=1)
     fields.update(kw)
     return art.make_artifact(fields["fingerprint"], fields["profile"], fields["examples"],
-                             fields["regen_index"], specs, f"t{index}", (index, count))
+                             fields["regen_index"], specs, (index, count))
 
 
 A = {"sin": result(["sin"], Stage.OK)}
@@ -39,7 +39,7 @@ B = {"cos": result(["cos"], Stage.CHECKER), "sin_alt": result(["sin"], Stage.NO_
 
 def test_merge_rebuilds_the_single_artifact():
     merged = merge([("a", part(A, 1, 2)), ("b", part(B, 2, 2))])
-    single = art.make_artifact(FP, "ci", 25, 1, {**A, **B}, "t2")
+    single = art.make_artifact(FP, "ci", 25, 1, {**A, **B})
     assert art.canonical_bytes(merged) == art.canonical_bytes(single)
     assert merged.operators["sin"].specs == ("sin", "sin_alt")
 
@@ -98,3 +98,23 @@ def test_journal_corruption_in_the_middle_is_an_error_naming_the_line(tmp_path):
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(ArtifactError, match="line 2 at export"):
         Journal(path, HEADER).open()
+
+
+def test_the_run_log_keeps_every_decision_beside_the_artifact(tmp_path):
+    from opsweep.journal import read_run, run_path, write_run
+    from opsweep.reuse import Decision
+    path = run_path(tmp_path / "a.json")
+    assert path.name == "a.json.run.jsonl"  # not *.json: never taken for an artifact
+    decisions = {"stock": {"sin": Decision(True, "full under the same fingerprint"),
+                           "cos": Decision(False, "not full: cos export partial")}}
+    write_run(path, {"regen_index": 4}, decisions, {("stock", "cos")})
+    header, lines = read_run(path)
+    assert header == {"regen_index": 4}
+    assert lines == [
+        {"target": "stock", "spec": "cos", "reused": False,
+         "reason": "not full: cos export partial", "resumed": True},
+        {"target": "stock", "spec": "sin", "reused": True,
+         "reason": "full under the same fingerprint", "resumed": False}]
+    path.write_text("{not json\n")
+    with pytest.raises(ArtifactError, match="a.json.run.jsonl.*not a readable run log"):
+        read_run(path)

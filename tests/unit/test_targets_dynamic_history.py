@@ -23,7 +23,7 @@ T = Translations("examples/custom_translations.py", "TABLE", "0123456789abcdef",
 
 
 def with_target(stock, target, fingerprint=FP, translations=T):
-    return art.make_artifact(fingerprint, "ci", 25, 0, stock, "2026-11-29T00:00:00+00:00", None,
+    return art.make_artifact(fingerprint, "ci", 25, 0, stock, None,
                              {translations.name: (translations, target)})
 
 
@@ -194,6 +194,20 @@ def test_history_records_round_trip_order_by_release_and_render(tmp_path):
     assert f"## Grades per operator, with `{T.name}`" in page
     history.write(new, tmp_path)  # measuring a version again replaces its record
     assert len(history.load_all(tmp_path)) == 2
+
+
+def test_a_record_that_says_the_same_keeps_its_file_and_its_date(tmp_path):
+    from datetime import datetime, timezone
+    day = [datetime(2026, 11, d, 12, tzinfo=timezone.utc) for d in (1, 2, 3)]
+    a = with_target({"sin": result(["sin"], Stage.OK)}, {})
+    path = history.write(a, tmp_path, now=day[0])
+    before = path.read_bytes()
+    assert history.load(path).generated_at == "2026-11-01T12:00:00+00:00"
+    assert history.write(replace(a, regen_index=7), tmp_path, now=day[1]) == path
+    assert path.read_bytes() == before  # same grades: not even the date moves
+    history.write(with_target({"sin": result(["sin"], Stage.OK, Stage.CHECKER)}, {}), tmp_path,
+                  now=day[2])
+    assert history.load(path).generated_at == "2026-11-03T12:00:00+00:00"
 
 
 def test_version_key_orders_releases():

@@ -1,0 +1,199 @@
+"""A regeneration that changes no measurement changes no line a reviewer reads.
+
+Real sweeps (each in its own process, as `tox -e proptest_onnx` runs them), the real
+render and history commands, and real git: in a checkout where the user regenerates,
+and through the bot's publish step into a local bare repository.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from opsweep import artifact as art
+from opsweep.bot_cli import NO_CHANGE
+from opsweep.cli import main
+from opsweep.journal import read_run, run_path
+
+from ..unit.test_artifact import changed_paths
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACT, PAGE = "docs/onnx_support_measured.json", "docs/supported_operators.md"
+HISTORY, HISTORY_PAGE = "docs/history", "docs/history.md"
+VERSION = torch.__version__.split("+")[0]
+RECORD = f"{HISTORY}/torch-{VERSION}.json"
+# t_full is measured full and reused (not in the rotation at regen_index 1 or 2); cdist is
+# none, so it is re-measured every time, to the same result
+ONLY = ["t_full", "cdist"]
+SPEC = """
+from dataclasses import replace
+from opsweep.families import unary
+
+SPECS = [replace(unary("sin", dtypes={dtypes!r}, max_rank=2), name="t_full")]
+"""
+# complex sin has no translation: the spec's outcome changes
+CHANGED = SPEC.format(dtypes=("float32", "complex64"))
+IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
+
+
+@pytest.fixture(autouse=True)
+def _needs_git():
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
+
+
+def git(cwd, *args) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def checkout(path: Path) -> Path:
+    """A project checkout: what render needs from docs/data, and the project's .gitignore."""
+    (path / "docs" / "data").mkdir(parents=True)
+    for name in ("documented.json", f"doc-links-torch-{VERSION}.json"):
+        if (ROOT / "docs" / "data" / name).exists():
+            shutil.copy(ROOT / "docs" / "data" / name, path / "docs" / "data" / name)
+    shutil.copy(ROOT / ".gitignore", path / ".gitignore")
+    return path
+
+
+def regenerate(repo: Path, specs: Path, summary: Path) -> str:
+    """What `tox -e proptest_onnx -- --only ...` does: sweep, render, history record and
+    view. Returns the sweep's summary (also appended to `summary`, as under Actions)."""
+    out = repo / ARTIFACT
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+    swept = subprocess.run([sys.executable, "-m", "opsweep.cli", "sweep", "--only", *ONLY,
+                            "--jobs", "0", "--quiet", "--specs", str(specs), "--out", str(out)],
+                           check=True, capture_output=True, text=True, timeout=600, env=env)
+    data = repo / "docs" / "data"
+    assert main(["render", "--onnx-report", str(out), "--out", str(repo / PAGE), "--specs",
+                 str(specs), "--documented", str(data / "documented.json"),
+                 "--data-dir", str(data)]) == 0
+    assert main(["history", "record", "--artifact", str(out), "--dir", str(repo / HISTORY)]) == 0
+    assert main(["history", "render", "--dir", str(repo / HISTORY),
+                 "--out", str(repo / HISTORY_PAGE)]) == 0
+    return swept.stdout
+
+
+def changed_files(repo: Path) -> set[str]:
+    return {line[3:] for line in git(repo, "status", "--porcelain", "-uall").splitlines()}
+
+
+def changed_lines(repo: Path, path: str) -> list[str]:
+    """The removed and added lines of one file's diff against the last commit."""
+    diff = git(repo, "diff", "-U0", "--", path).splitlines()
+    return [d for d in diff if d[:1] in "+-" and not d.startswith(("+++", "---"))]
+
+
+@pytest.fixture(scope="module")
+def regenerations(tmp_path_factory):
+    """Three regenerations in a user's checkout: the first is committed; the second
+    changes nothing; the third follows a change of one spec. Each one's committed files
+    (artifact, page, history) are kept for the bot's turn."""
+    tmp = tmp_path_factory.mktemp("quiet")
+    specs = tmp / "specs"
+    specs.mkdir()
+    (specs / "t_full.py").write_text(SPEC.format(dtypes=("float32",)))
+    repo = checkout(tmp / "work")
+    git(repo, "init", "-q", "-b", "main")
+    runs = {}
+    for step in ("first", "again", "changed"):
+        if step == "changed":
+            git(repo, "checkout", "-q", "--", ".")  # back to the committed first regeneration
+            (specs / "t_full.py").write_text(CHANGED)
+        summary = tmp / f"{step}.summary.md"
+        stdout = regenerate(repo, specs, summary)
+        runs[step] = {"stdout": stdout, "summary": summary.read_text(),"artifact": (repo / ARTIFACT).read_bytes(), "files": changed_files(repo),
+                      "diff": {p: changed_lines(repo, p) for p in (ARTIFACT, PAGE, HISTORY_PAGE)},
+                      "log": read_run(run_path(repo / ARTIFACT))}
+        if step == "first":
+            git(repo, "add", "-A")
+            git(repo, *IDENT, "commit", "-qm", "first measurement")
+            runs[step]["committed"] = set(git(repo, "ls-files").split())
+        else:
+            runs[step]["paths"] = changed_paths(runs["first"]["artifact"], runs[step]["artifact"])
+    return tmp, runs
+
+
+def test_a_regeneration_with_nothing_changed_moves_only_the_header(regenerations):
+    _, runs = regenerations
+    committed = runs["first"]["committed"]
+    assert {ARTIFACT, PAGE, HISTORY_PAGE, RECORD} <= committed
+    assert not any(name.endswith((".run.jsonl", ".checkpoint.jsonl")) for name in committed)
+    again = runs["again"]
+    _, log = again["log"]
+    why = {e["spec"]: (e["reused"], e["reason"]) for e in log}
+    assert why["t_full"] == (True, "full under the same fingerprint")
+    assert why["cdist"][0] is False and why["cdist"][1].startswith("not full")  # re-measured
+    # the same story in the sweep's summary and in the job summary
+    assert "reuse    reused 1, re-measured 1; 1 not full" in again["stdout"]
+    assert again["stdout"].strip() in again["summary"]
+    assert again["files"] == {ARTIFACT}  # not the page, not the history record or view
+    assert again["paths"] == {("regen_index",)}
+    assert again["diff"][ARTIFACT] == ['- "regen_index": 0,', '+ "regen_index": 1,']
+
+
+def test_one_changed_spec_moves_only_its_lines_its_operators_and_the_header(regenerations):
+    _, runs = regenerations
+    changed = runs["changed"]
+    after = art.load(regenerations[0] / "work" / ARTIFACT)
+    assert after.operators["sin"].grades.export.value == "partial"
+    assert ("specs", "t_full") in changed["paths"]
+    assert changed["paths"] <= {("specs", "t_full"), ("operators", "sin"), ("regen_index",)}
+    assert not any(p[:2] == ("specs", "cdist") for p in changed["paths"])
+    _, log = changed["log"]
+    assert {e["spec"]: e["reason"] for e in log}["t_full"] == "spec changed"
+    assert changed["files"] == {ARTIFACT, PAGE, HISTORY_PAGE, RECORD}
+    # the page's own diff: sin's rows, and the headline numbers its grade moves
+    headline = ("measured full", '[=', "exported fully")
+    page = [line for line in changed["diff"][PAGE] if "`sin`" not in line]
+    assert page and all(any(h in line for h in headline) for line in page), page
+    assert [line for line in changed["diff"][HISTORY_PAGE] if "`sin`" not in line] == [
+        line for line in changed["diff"][HISTORY_PAGE] if VERSION in line]  # the date column
+
+
+def publish(repo: Path, artifact: bytes, tmp: Path, name: str, monkeypatch) -> dict[str, str]:
+    part = tmp / f"{name}.json"
+    part.write_bytes(artifact)
+    outputs = tmp / f"{name}.out"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp / f"{name}.summary.md"))
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert main(["bot", "publish", str(part), "--repo-dir", str(repo), "--commit",
+                 "--branch", "main", "--expected-sha", head]) == 0
+    return dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+
+
+def test_the_bot_commits_a_change_and_reports_no_change_without_committing(regenerations,
+                                                                           monkeypatch):
+    tmp, runs = regenerations
+    bare = tmp / "origin.git"
+    git(tmp, "init", "-q", "--bare", "-b", "main", str(bare))
+    repo = checkout(tmp / "head")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, *IDENT, "commit", "-qm", "start")
+    git(repo, "remote", "add", "origin", str(bare))
+    git(repo, "push", "-q", "origin", "main")
+    first = publish(repo, runs["first"]["artifact"], tmp, "first", monkeypatch)
+    assert first["changed"] == "true"
+    sha = git(bare, "rev-parse", "main").strip()
+    again = publish(repo, runs["again"]["artifact"], tmp, "again", monkeypatch)
+    assert again["changed"] == "false" and again["sha"] == ""
+    assert git(bare, "rev-parse", "main").strip() == sha  # nothing committed or pushed
+    assert changed_files(repo) == set()  # and nothing left modified in the checkout
+    assert NO_CHANGE in (tmp / "again.summary.md").read_text()
+    changed = publish(repo, runs["changed"]["artifact"], tmp, "changed", monkeypatch)
+    assert changed["changed"] == "true" and int(changed["regressions"]) >= 1
+    assert NO_CHANGE not in (tmp / "changed.summary.md").read_text()
+    committed = git(bare, "show", "--format=", "--name-only", "main").split()
+    assert set(committed) == {ARTIFACT, PAGE, HISTORY_PAGE, RECORD}
+    old = git(bare, "show", f"{sha}:{ARTIFACT}").encode()
+    new = git(bare, "show", f"main:{ARTIFACT}").encode()
+    assert ("specs", "t_full") in changed_paths(old, new)
+    assert changed_paths(old, new) <= {("specs", "t_full"), ("operators", "sin"), ("regen_index",)}
