@@ -135,17 +135,24 @@
     bar.appendChild(status);
 
     var others = document.querySelectorAll("table.opsweep-matrix tbody tr[data-op]");
+    var drawn = 0;  // the target whose grades the cells show
     function update() {
-      var shown = {}, visible = 0;
+      var shown = {}, visible = 0, redraw = drawn !== state.target;
+      drawn = state.target;
       rows.forEach(function (r) {
         var ok = matches(r, null);
-        r.tr.hidden = !ok;
+        if (r.tr.hidden === ok) { r.tr.hidden = !ok; }
         if (ok) { shown[r.op] = true; visible += 1; }
-        AXES.forEach(function (axis, i) {
-          if (r.cells[i]) { r.cells[i].textContent = LETTER[grade(r, axis)][2]; }
-        });
+        if (redraw) {
+          AXES.forEach(function (axis, i) {
+            if (r.cells[i]) { r.cells[i].textContent = LETTER[grade(r, axis)][2]; }
+          });
+        }
       });
-      Array.prototype.forEach.call(others, function (tr) { tr.hidden = !shown[tr.dataset.op]; });
+      Array.prototype.forEach.call(others, function (tr) {
+        var hide = !shown[tr.dataset.op];
+        if (tr.hidden !== hide) { tr.hidden = hide; }
+      });
       controls.forEach(function (refresh) { refresh(); });
       status.textContent = visible + " of " + rows.length + " operators shown" +
         (state.target ? " (grades with " + targets[state.target] + ")" : "");

@@ -164,8 +164,14 @@ def cmd_render(args) -> int:
     from .catalog import load_catalog
     from .listing import installed_listing
     from .registry import registered_rows
-    from .render import (build_view, check_versions, details_path, render_details, render_page,
-                         write_page)
+    from .render import (
+        build_view,
+        check_versions,
+        details_path,
+        render_details,
+        render_page,
+        write_page,
+    )
 
     report = art.load(args.onnx_report) if args.onnx_report else None
     version = check_versions(report, torch.__version__, args.torch_version)

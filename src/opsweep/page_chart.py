@@ -68,9 +68,9 @@ def svg(records: Sequence[Record]) -> str:
     def y(v: int) -> float:
         return TOP + plot_h * (1 - v / top)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="opsweep-chart" role="img" '
-             f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
-             f'font-family="sans-serif" font-size="12">',
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="opsweep-chart" role="img" '
+              f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+              f'font-family="sans-serif" font-size="12">'),
              '<title>Operators measured full per torch release and axis</title>']
     for v in range(0, top + 1, step):
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" '

@@ -105,7 +105,7 @@ def rank_row(name: str, specs: Sequence[OpSpec], groups: Iterable[FailureGroup])
 #: the matrix's legend: stage, the short text of its cell, what it means
 STAGE_LEGEND: tuple[tuple[str, str, str], ...] = (
     ("capture", "cap", "torch.export could not capture"),
-    ("no-translation", "none", "the exporter has no translation"),
+    ("no-translation", "no-tr", "the exporter has no translation"),
     ("translation-error", "err", "a translation raised"),
     ("raw-error", "raw", "a non-exporter exception escaped"),
     ("checker", "chk", "onnx.checker rejected the model"),

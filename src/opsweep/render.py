@@ -18,8 +18,8 @@ from .artifact import STOCK, Artifact, OperatorResult
 from .catalog import Catalog
 from .errors import UsageError
 from .grade import AXES, Grades
-from .links import Link
 from .history import Record
+from .links import Link
 from .listing import Listing
 from .model import Grade
 from .page_detail import OperatorDetail
