@@ -25,7 +25,8 @@ SHOTS = ROOT / "test-artifacts"
 def render(out, *extra):
     assert main(["render", "--onnx-report", str(ARTIFACT), "--out", str(out),
                  "--documented", str(ROOT / "docs/data/documented.json"),
-                 "--data-dir", str(ROOT / "docs/data"), *extra]) == 0
+                 "--data-dir", str(ROOT / "docs/data"), "--history", str(ROOT / "docs/history"),
+                 *extra]) == 0
     return out.read_text("utf-8")
 
 
@@ -270,6 +271,16 @@ def check_detail(page, op):
     assert all(g.error in text for g in art.load(ARTIFACT).operators[op].failures)
     section.locator("details summary").first.click()
     assert "torch.onnx.export(module, inputs, dynamo=True" in section.locator("pre").first.inner_text()
+    names = page.evaluate("[...document.querySelectorAll('section.opsweep-op h2 code, "
+                          "table.opsweep-groups td.spec code')].filter(c => c.getClientRects()"
+                          ".length > 1).map(c => c.textContent)")
+    assert not names, f"names broken inside a word on the operators page: {names[:5]}"
+    for width in (1400, 1024):
+        page.set_viewport_size({"width": width, "height": 1000})
+        assert page.evaluate("document.documentElement.scrollWidth <= "
+                             "document.documentElement.clientWidth"), f"operators page at {width} px"
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.evaluate(f"document.getElementById('op-{op}').scrollIntoView()")
     page.screenshot(path=SHOTS / "operator-detail.png")  # the viewport: a locator shot of a
     # section of this long page takes Chromium tens of seconds
 
