@@ -75,6 +75,22 @@ class OperatorDetail:
     releases: tuple[ReleaseGrade, ...]
     full_since: str
 
+    @property
+    def blocks(self) -> list[tuple[GroupView, ...]]:
+        """The groups, runs sharing target, kind, stage and error line together (the page
+        prints the error once per run)."""
+        runs: list[list[GroupView]] = []
+        for g in self.groups:
+            if runs and _run_key(runs[-1][0]) == _run_key(g):
+                runs[-1].append(g)
+            else:
+                runs.append([g])
+        return [tuple(r) for r in runs]
+
+
+def _run_key(g: GroupView) -> tuple:
+    return (g.target, g.dynamic, g.stage, g.error)
+
 
 def anchor(name: str) -> str:
     return f"op-{name}"
@@ -112,7 +128,7 @@ def _groups(view: Artifact, op: str, result: OperatorResult, target: str) -> lis
                 continue
             out.append(GroupView(label, dynamic, g.stage.value, g.dtype, g.rank, g.count, g.error,
                                  g.example, _spec_of(view, op, g, dynamic)))
-    return sorted(out, key=lambda v: (v.dynamic, Stage(v.stage).depth, v.dtype, v.rank, v.error))
+    return sorted(out, key=lambda v: (v.dynamic, Stage(v.stage).depth, v.error, v.dtype, v.rank))
 
 
 def _repros(groups: Sequence[GroupView]) -> tuple[Repro, ...]:

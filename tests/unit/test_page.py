@@ -108,8 +108,16 @@ def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog
     assert '<section class="opsweep-op" id="op-sin">' in text
     assert "export full since torch 2.14.1" in text  # cos
     assert "from opsweep.repro import example_for" in text
-    assert re.search(r"<td>no-translation</td><td>float32</td><td>1</td><td>1</td><td>E: x</td>",
-                     text)
+    assert re.search(r"<td>no-translation</td><td class=\"wrap\">E: x</td><td>float32</td>"
+                     r"<td>1</td><td>1</td>", text)
+
+
+def test_groups_sharing_an_error_print_it_once():
+    from opsweep.page_detail import GroupView, OperatorDetail
+    g = [GroupView("", False, "runtime", "float32", r, 1, err, f"f32[{r}]", "x")
+         for r, err in ((1, "E: a"), (2, "E: a"), (3, "E: b"))]
+    op = OperatorDetail("x", "op-x", "", "", (), False, False, "", "", "", (), (), tuple(g), (), (), "")
+    assert [len(b) for b in op.blocks] == [2, 1]
 
 
 def test_custom_target_groups_only_where_grades_differ(tmp_path, catalog):
