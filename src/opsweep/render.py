@@ -1,4 +1,6 @@
-"""Rendering the support page: artifact + installed listing -> markdown.
+"""Rendering the support page: artifact + installed listing -> markdown, and
+beside it the operators page (one section per operator, ``page_detail``). The
+filter data and dtype matrices are added by ``page_view``.
 
 The template sees view-models built here, never raw JSON. Both headline bars
 share denominators that do not depend on what we measured: the core opset,
@@ -120,7 +122,7 @@ class PageView:
     dtype_rows: tuple[MatrixRow, ...] = ()
     rank_rows: tuple[MatrixRow, ...] = ()
     details: tuple[OperatorDetail, ...] = ()
-    stages: tuple[str, ...] = STAGE_LEGEND
+    stages: tuple[tuple[str, str, str], ...] = STAGE_LEGEND  # the dtype matrix's legend
 
 
 def _failures(result: OperatorResult | None) -> tuple[str, ...]:
