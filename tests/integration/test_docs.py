@@ -230,6 +230,9 @@ def drive(context, outside, served):
     page.fill("input[data-facet=q]", "avg_pool")
     pools = [op for op in rows if "avg_pool" in op]
     assert visible(page) == len(pools) > 0
+    matrix = page.evaluate("[...document.querySelectorAll('#opsweep-dtypes tbody tr')]"
+                           ".filter(r => getComputedStyle(r).display !== 'none').length")
+    assert matrix == sum(bool(codes["stock"][op]) for op in pools)  # the matrix follows the filters
     full = sum(codes["stock"][op].startswith("f") for op in pools)  # counts follow the search
     assert page.locator("button[data-axis=export][data-value=full]").inner_text().endswith(f"({full})")
     page.locator("#opsweep-filters").screenshot(path=SHOTS / "supported_operators-filters.png")
