@@ -35,7 +35,7 @@
               codes: targets.map(function (_, i) { return codes[i] || ""; }),
               chg: targets.map(function (_, i) { return (tr.dataset.chg || "")[i] === "1"; }),
               fail: (tr.dataset.fail || "").split(" ").filter(Boolean),
-              cells: tr.querySelectorAll("td.g")};
+              cells: tr.querySelectorAll("td.g"), chgCell: tr.querySelector("td.chg")};
     });
     var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: ""};
 
@@ -147,6 +147,7 @@
           AXES.forEach(function (axis, i) {
             if (r.cells[i]) { r.cells[i].textContent = LETTER[grade(r, axis)][2]; }
           });
+          if (r.chgCell) { r.chgCell.textContent = r.chg[state.target] ? "\u2195" : ""; }
         }
       });
       Array.prototype.forEach.call(others, function (tr) {

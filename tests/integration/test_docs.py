@@ -168,11 +168,12 @@ def expected_counts():
         return "".join(CODES[getattr(result.grades, a)] for a in AXES) if result else ""
     codes = {t: {op: letters(measured.view(t), op) for op in rows} for t in measured.target_names}
     records = history.load_all(ROOT / "docs" / "history")
-    old, new = records[-2].targets["stock"], records[-1].targets["stock"]
+    changed = {t: {op for op in rows if records[-2].targets.get(t, {}).get(op)
+                   != records[-1].targets.get(t, {}).get(op)} for t in codes}
     bf16 = {op for op in rows if op in measured.operators and any(
         g.dtype == "bfloat16" and g.stage.value != "invalid" for g in measured.operators[op].failures)}
     core = {op for op in rows if installed_listing().rows[op].core}
-    return rows, codes, {op for op in rows if old.get(op) != new.get(op)}, bf16, core
+    return rows, codes, changed, bf16, core
 
 
 def visible(page) -> int:
@@ -220,8 +221,8 @@ def drive(context, outside, served):
         check_fits(page, width)
         page.screenshot(path=SHOTS / f"supported_operators-{width}.png")
     page.set_viewport_size({"width": 1400, "height": 1000})
-    check_grade_filters(page, rows, codes)
-    for facet, value, want in (("changed", "", changed), ("core", "", core),
+    check_grade_filters(page, rows, codes, changed)
+    for facet, value, want in (("changed", "", changed["stock"]), ("core", "", core),
                                ("dtype", "bfloat16", bf16)):
         button = page.locator(f"button[data-facet={facet}]" + (f"[data-value={value}]" if value else ""))
         button.click()
@@ -244,11 +245,15 @@ def drive(context, outside, served):
     assert not errors and not outside, (errors, outside)
 
 
-def check_grade_filters(page, rows, codes):
-    """Every grade filter of the stock exporter, and the export filters of each table."""
+def check_grade_filters(page, rows, codes, changed):
+    """Every grade filter of the stock exporter, and the export filters of each table;
+    the grade and changed cells follow the chosen target."""
     for t, target in enumerate(codes):
         if t:
             page.select_option("select[data-facet=target]", str(t))
+        marks = page.evaluate("[...document.querySelectorAll('#opsweep-ops td.chg')]"
+                              ".filter(c => c.textContent === '\u2195').length")
+        assert marks == len(changed[target]), target
         for i, axis in enumerate(AXES if t == 0 else AXES[:1]):
             labels = button_labels(page, axis)
             for label, letter in LETTERS.items():
