@@ -152,12 +152,13 @@ def cmd_publish(args) -> int:
         return _publish_broken(args, art.load(target) if target.exists() else None, new)
     old, unchanged = _save_unless_unchanged(target, new)
     page = Path(args.repo_dir, args.page)
+    history_url = _record_history(args, new)  # first: the page shows the grades per release
     render = ["render", "--onnx-report", str(target), "--out", str(page),
               "--documented", str(Path(args.repo_dir, "docs/data/documented.json")),
-              "--data-dir", str(Path(args.repo_dir, "docs/data"))]
+              "--data-dir", str(Path(args.repo_dir, "docs/data")),
+              "--history", str(Path(args.repo_dir, args.history_dir))]
     if opsweep_main(render) != 0:
         raise UsageError("rendering the page failed")
-    history_url = _record_history(args, new)
     result = diff(old, new) if old is not None else None
     title = "first measurement" if result is None else "grade transitions"
     body = to_markdown(result, new, title=title, history=history_url) if result else \
@@ -182,7 +183,9 @@ def cmd_publish(args) -> int:
     changed, sha = False, ""
     if args.commit:
         from .gitops import commit_and_push
+        from .render import details_path  # the operators page, written beside the page
         pushed = commit_and_push(Path(args.repo_dir), [args.artifact, args.page, "docs/data",
+                                                       str(details_path(Path(args.page))),
                                                        args.history_dir, args.history_page],
                                  args.branch, args.expected_sha, args.message)
         changed, sha = pushed.sha is not None, pushed.sha or ""

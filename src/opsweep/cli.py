@@ -178,11 +178,18 @@ def cmd_render(args) -> int:
     import torch
 
     from . import artifact as art
-    from . import documented, links
+    from . import documented, history, links
     from .catalog import load_catalog
     from .listing import installed_listing
     from .registry import registered_rows
-    from .render import build_view, check_versions, render_page, write_page
+    from .render import (
+        build_view,
+        check_versions,
+        details_path,
+        render_details,
+        render_page,
+        write_page,
+    )
 
     report = art.load(args.onnx_report) if args.onnx_report else None
     version = check_versions(report, torch.__version__, args.torch_version)
@@ -191,8 +198,9 @@ def cmd_render(args) -> int:
     opset = report.fingerprint.opset if report else None
     view = build_view(listing, catalog, report, documented.load(args.documented),
                       registered_rows(opset), links.cached(listing.rows, version, args.data_dir),
-                      version)
+                      version, records=history.load_all(args.history), source_url=args.source_url)
     write_page(args.out, render_page(view))
+    write_page(details_path(args.out), render_details(view))
     bar_core, bar_all = view.bars
     print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")
@@ -299,6 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, default=Path("docs/data"),
                    help="where the per-version documentation-link cache lives")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p.add_argument("--history", type=Path, default=DEFAULT_HISTORY, metavar="DIR",
+                   help="history records, for grades per release and the last bump's changes")
+    p.add_argument("--source-url", default="", metavar="URL",
+                   help="base URL of the repository's files, to link each spec to its source")
     p = sub.add_parser("diff", help="grade transitions between two artifacts "
                        "(exit 1 when there are regressions)")
     p.add_argument("old", type=Path)

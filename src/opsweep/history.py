@@ -222,6 +222,8 @@ def render(records: Sequence[Record]) -> str:
     if not records:
         raise ArtifactError("<history>", "", "no history records to render")
     targets = sorted({t for r in records for t in r.targets}, key=lambda t: (t != STOCK, t))
+    from .page_chart import svg, table
     template = environment().get_template("history.md.j2")
     return template.render(records=records, bumps=bumps(records), kinds=KINDS_ORDER,
-                           tables=[(t, rows(records, t)) for t in targets], stock=STOCK)
+                           tables=[(t, rows(records, t)) for t in targets], stock=STOCK,
+                           chart=svg(records), chart_table=table(records))

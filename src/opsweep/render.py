@@ -1,4 +1,6 @@
-"""Rendering the support page: artifact + installed listing -> markdown.
+"""Rendering the support page: artifact + installed listing -> markdown, and
+beside it the operators page (one section per operator, ``page_detail``). The
+filter data and dtype matrices are added by ``page_view``.
 
 The template sees view-models built here, never raw JSON. Both headline bars
 share denominators that do not depend on what we measured: the core opset,
@@ -8,19 +10,23 @@ is the number of rows measured ``full``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
-from .artifact import Artifact, OperatorResult
+from .artifact import STOCK, Artifact, OperatorResult
 from .catalog import Catalog
 from .errors import UsageError
 from .grade import AXES, Grades
+from .history import Record
 from .links import Link
 from .listing import Listing
 from .model import Grade
+from .page_detail import OperatorDetail
+from .page_dtypes import CLASSES, SHORT, STAGE_LEGEND, MatrixRow
+from .page_view import enrich
 
 GLYPHS = {Grade.FULL: "✅", Grade.PARTIAL: "🟡", Grade.NONE: "❌", Grade.BLOCKED: "⚠️",
           Grade.SKIPPED: "skipped", None: "n/a"}
@@ -65,6 +71,10 @@ class RowView:
     failures: tuple[str, ...]
     confirmed: bool  # measured full
     targets: tuple[str, ...] = ()  # one cell per custom-translation target
+    #: four grade letters per target (stock first), "" where not measured: the filters' data
+    codes: tuple[str, ...] = ()
+    changed: tuple[bool, ...] = ()  # per target: grades differ across the last recorded bump
+    failing_classes: tuple[str, ...] = ()  # dtype classes with a failing example (stock)
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,12 @@ class PageView:
     confirmed_unclaimed: tuple[RowView, ...]
     targets: tuple[TargetView, ...] = ()
     legend: tuple[tuple[str, str, str], ...] = LEGEND
+    target_names: tuple[str, ...] = (STOCK,)
+    bump: tuple[str, str] | None = None  # (old, new) torch versions of the last recorded bump
+    dtype_rows: tuple[MatrixRow, ...] = ()
+    rank_rows: tuple[MatrixRow, ...] = ()
+    details: tuple[OperatorDetail, ...] = ()
+    stages: tuple[tuple[str, str, str], ...] = STAGE_LEGEND  # the dtype matrix's legend
 
 
 def _failures(result: OperatorResult | None) -> tuple[str, ...]:
@@ -159,7 +175,10 @@ def _coverage(name: str, catalog: Catalog, artifact: Artifact | None) -> str:
 
 def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
                documented: tuple[str, Mapping[str, int]], registered: frozenset[str],
-               links: Mapping[str, Link], torch_version: str) -> PageView:
+               links: Mapping[str, Link], torch_version: str, *,
+               records: Sequence[Record] = (), source_url: str = "") -> PageView:
+    """`records`: the history records (oldest first), for the per-release grades and the
+    "changed in the last bump" filter; `source_url`: where spec files link to."""
     source, claims = documented
     aliases: dict[str, list[str]] = {}
     for row, link in links.items():
@@ -193,7 +212,7 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
     fp = artifact.fingerprint if artifact else None
     targets = tuple(_target_view(artifact, t, rows) for t in sorted(artifact.targets)) \
         if artifact else ()
-    return PageView(
+    return enrich(PageView(
         torch_version=torch_version, listing_version=listing.torch_version, report=artifact is not None,
         fingerprint={k: str(getattr(fp, k)) for k in fp.__dataclass_fields__} if fp else {},
         profile=artifact.profile if artifact else "", examples=artifact.examples if artifact else 0,
@@ -202,7 +221,8 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
         excluded=tuple(sorted((op, e.reason) for op, e in catalog.excluded.items())),
         claimed_unconfirmed=tuple(r for r in claimed if r.export != UNMEASURED and not r.confirmed),
         confirmed_unclaimed=tuple(r for r in rows if r.confirmed and r.documented == "no"
-                                  and r.registered == "no"), targets=targets)
+                                  and r.registered == "no"), targets=targets),
+        artifact, catalog, records, source_url)
 
 
 def _target_cells(artifact: Artifact | None, name: str,
@@ -236,7 +256,19 @@ def environment() -> jinja2.Environment:
 
 
 def render_page(view: PageView) -> str:
-    return environment().get_template("supported_operators.md.j2").render(page=view)
+    return environment().get_template("supported_operators.md.j2").render(
+        page=view, classes=[c for c, _ in CLASSES], short=SHORT)
+
+
+def render_details(view: PageView) -> str:
+    """The operators page: one anchored section per operator of the support page."""
+    from .page_detail import glyph_code
+    return environment().get_template("operators.md.j2").render(page=view, glyph=glyph_code)
+
+
+def details_path(page: Path) -> Path:
+    """The operators page is written beside the support page."""
+    return Path(page).with_name("operators.md")
 
 
 def check_versions(artifact: Artifact | None, installed: str, explicit: str | None) -> str:

@@ -160,4 +160,10 @@ def test_publish_without_commit_tells_where_to_get_the_files(github, monkeypatch
     version = torch.__version__.split("+")[0]
     assert (repo_dir / "docs" / "history" / f"torch-{version}.json").is_file()
     assert f"torch {version}" in (repo_dir / "docs" / "history.md").read_text()
+    # the operators page beside the support page, with the grades per release of this
+    # checkout's history (this version's record included), not of the working directory's
+    details = (repo_dir / "docs" / "operators.md").read_text()
+    assert f"Per recorded release: torch {version} " in details
+    assert not [p.stem for p in (root / "docs" / "history").glob("torch-*.json")
+                if p.stem != f"torch-{version}" and p.stem.replace("-", " ") + " " in details]
     assert "blob/" not in comment.body  # no branch to link the history view on

@@ -1,5 +1,6 @@
 """The committed page, the docs build, and the page in a real browser."""
 
+import contextlib
 import functools
 import http.server
 import re
@@ -17,20 +18,24 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACT = ROOT / "docs" / "onnx_support_measured.json"
 PAGE = ROOT / "docs" / "supported_operators.md"
+DETAILS = ROOT / "docs" / "operators.md"
 SHOTS = ROOT / "test-artifacts"
 
 
 def render(out, *extra):
     assert main(["render", "--onnx-report", str(ARTIFACT), "--out", str(out),
                  "--documented", str(ROOT / "docs/data/documented.json"),
-                 "--data-dir", str(ROOT / "docs/data"), *extra]) == 0
+                 "--data-dir", str(ROOT / "docs/data"), "--history", str(ROOT / "docs/history"),
+                 *extra]) == 0
     return out.read_text("utf-8")
 
 
 def test_committed_page_is_the_render_of_the_committed_artifact(tmp_path):
-    assert render(tmp_path / "page.md") == PAGE.read_text("utf-8"), (
+    assert render(tmp_path / "supported_operators.md") == PAGE.read_text("utf-8"), (
         "docs/supported_operators.md is stale: run "
         "`opsweep render --onnx-report docs/onnx_support_measured.json`")
+    assert (tmp_path / "operators.md").read_text("utf-8") == DETAILS.read_text("utf-8"), (
+        "docs/operators.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
 
 
 def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(tmp_path):
@@ -45,8 +50,29 @@ def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(
         "docs/history.md is stale: run `opsweep history render`")
 
 
+def test_a_repro_snippet_on_the_operators_page_reproduces_its_failure():
+    """The page's snippet is runnable as printed and fails where the page says."""
+    import html
+
+    import torch
+
+    from opsweep.adapter import quiet_exporter
+    quiet_exporter()
+    text = DETAILS.read_text("utf-8")
+    found = re.search(r"<summary>Reproduce no-translation: [^<]*</summary><pre><code>(.*?)</code>",
+                      text, re.DOTALL)
+    assert found, "the operators page has a no-translation snippet"
+    from opsweep.adapter import classify_export_error
+    from opsweep.model import Stage
+    with pytest.raises(torch.onnx.errors.OnnxExporterError) as raised:
+        exec(html.unescape(found.group(1)), {})  # noqa: S102 -- the page's snippet, as a reader runs it
+    assert classify_export_error(raised.value) is Stage.NO_TRANSLATION
+
+
 def test_rendering_is_byte_identical(tmp_path):
-    assert render(tmp_path / "a.md") == render(tmp_path / "b.md")
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    assert render(tmp_path / "a" / "page.md") == render(tmp_path / "b" / "page.md")
+    assert (tmp_path / "a" / "operators.md").read_bytes() == (tmp_path / "b" / "operators.md").read_bytes()
 
 
 def test_fallback_without_a_report(tmp_path):
@@ -86,6 +112,9 @@ def served(site):
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-default-apps", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
+AXES = ("export", "runtime", "numerics", "dynamic")
+LETTERS = {"full": "f", "partial": "p", "none": "n", "blocked": "b", "skipped": "s", "n/a": "-",
+           "unmeasured": ""}
 
 
 def chromium():
@@ -95,17 +124,179 @@ def chromium():
     return found
 
 
+@contextlib.contextmanager
+def chromium_context(profile, javascript=True):
+    """Debian's Chromium driven by Playwright (its pip package's driver; it downloads no
+    browser), with an empty profile; every request off loopback is refused and recorded."""
+    from ..conftest import require
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(False, "playwright (pip package, in the test extras)")
+    executable = chromium()
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
+            viewport={"width": 1400, "height": 1000}, java_script_enabled=javascript)
+        outside: list[str] = []
+
+        def route(r):
+            if r.request.url.startswith("http://127.0.0.1:"):
+                return r.continue_()
+            outside.append(r.request.url)
+            return r.abort()
+        context.route("**/*", route)
+        try:
+            yield context, outside
+        finally:
+            context.close()
+
+
+@functools.lru_cache(maxsize=1)
+def expected_counts():
+    """From the artifact, the listing and the history, independently of the page."""
+    from opsweep import artifact as art
+    from opsweep import history
+    from opsweep.catalog import load_catalog
+    from opsweep.history import CODES
+    from opsweep.listing import installed_listing
+    measured = art.load(ARTIFACT)
+    excluded = load_catalog(check_draws=False).excluded
+    rows = [n for n in installed_listing().rows if n not in excluded]
+    def letters(view, op):
+        result = view.operators.get(op)
+        return "".join(CODES[getattr(result.grades, a)] for a in AXES) if result else ""
+    codes = {t: {op: letters(measured.view(t), op) for op in rows} for t in measured.target_names}
+    records = history.load_all(ROOT / "docs" / "history")
+    changed = {t: {op for op in rows if records[-2].targets.get(t, {}).get(op)
+                   != records[-1].targets.get(t, {}).get(op)} for t in codes}
+    bf16 = {op for op in rows if op in measured.operators and any(
+        g.dtype == "bfloat16" and g.stage.value != "invalid" for g in measured.operators[op].failures)}
+    core = {op for op in rows if installed_listing().rows[op].core}
+    return rows, codes, changed, bf16, core
+
+
+def visible(page) -> int:
+    return page.evaluate("[...document.querySelectorAll('#opsweep-ops tbody tr')]"
+                         ".filter(r => getComputedStyle(r).display !== 'none').length")
+
+
+def button_labels(page, axis) -> dict[str, str]:
+    return page.evaluate(f"Object.fromEntries([...document.querySelectorAll("
+                         f"'button[data-axis={axis}]')].map(b => [b.dataset.value, b.textContent]))")
+
+
+def check_fits(page, width):
+    """No horizontal scroll; the table inside the content column; one line per row and
+    per operator name."""
+    page.set_viewport_size({"width": width, "height": 1000})
+    fit = page.evaluate("""() => {
+      const d = document.documentElement, t = document.getElementById('opsweep-ops');
+      const column = document.querySelector('.md-content__inner').getBoundingClientRect();
+      const heights = [...t.tBodies[0].rows].map(r => r.getBoundingClientRect().height);
+      const broken = [...t.querySelectorAll('td.op code')].filter(c => c.getClientRects().length > 1);
+      return {scroll: d.scrollWidth - d.clientWidth, over: t.getBoundingClientRect().right - column.right,
+              tallest: Math.max(...heights), lowest: Math.min(...heights), broken: broken.length};
+    }""")
+    assert fit["scroll"] <= 0, f"the page scrolls horizontally at {width} px: {fit}"
+    assert fit["over"] <= 0, f"the operator table is wider than the content column at {width} px"
+    assert fit["broken"] == 0 and fit["tallest"] < 1.5 * fit["lowest"], fit
+
+
 def test_page_in_a_real_browser(served, tmp_path):
-    url = f"{served}/supported_operators/"
-    profile = ["--user-data-dir=" + str(tmp_path / "profile")]
-    dom = subprocess.run([chromium(), *CHROMIUM_FLAGS, *profile, "--dump-dom", url],
-                         capture_output=True, text=True, timeout=120).stdout
-    bars = re.findall(r'class="progress-bar" style="width:\s*([\d.]+)%', dom)
-    assert len(bars) >= 2, "both headline bars render"
-    assert "every generated example exported" in dom  # the legend
-    assert dom.count("<tr>") > 500  # the operator table, one row per operator
+    with chromium_context(tmp_path / "profile") as (context, outside):
+        drive(context, outside, served)
+
+
+def drive(context, outside, served):
+    rows, codes, changed, bf16, core = expected_counts()
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{served}/supported_operators/")
+    assert len(page.locator("div.progress").all()) >= 2, "both headline bars render"
+    assert visible(page) == len(rows)
     SHOTS.mkdir(exist_ok=True)
-    shot = SHOTS / "supported_operators.png"
-    subprocess.run([chromium(), *CHROMIUM_FLAGS, *profile, "--window-size=1400,1800",
-                    f"--screenshot={shot}", url], capture_output=True, timeout=120)
-    assert shot.exists() and shot.stat().st_size > 10_000
+    for width in (1400, 1024):
+        check_fits(page, width)
+        page.screenshot(path=SHOTS / f"supported_operators-{width}.png")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    check_grade_filters(page, rows, codes, changed)
+    for facet, value, want in (("changed", "", changed["stock"]), ("core", "", core),
+                               ("dtype", "bfloat16", bf16)):
+        button = page.locator(f"button[data-facet={facet}]" + (f"[data-value={value}]" if value else ""))
+        button.click()
+        assert visible(page) == len(want), facet
+        page.locator(f"button[data-facet={facet}]").first.click()  # off again / any dtype
+    page.fill("input[data-facet=q]", "avg_pool")
+    pools = [op for op in rows if "avg_pool" in op]
+    assert visible(page) == len(pools) > 0
+    matrix = page.evaluate("[...document.querySelectorAll('#opsweep-dtypes tbody tr')]"
+                           ".filter(r => getComputedStyle(r).display !== 'none').length")
+    assert matrix == sum(bool(codes["stock"][op]) for op in pools)  # the matrix follows the filters
+    full = sum(codes["stock"][op].startswith("f") for op in pools)  # counts follow the search
+    assert page.locator("button[data-axis=export][data-value=full]").inner_text().endswith(f"({full})")
+    page.locator("#opsweep-filters").screenshot(path=SHOTS / "supported_operators-filters.png")
+    check_detail(page, next(op for op in pools if codes["stock"][op]
+                            and not codes["stock"][op].startswith("f")))
+    page.goto(f"{served}/history/")
+    assert page.locator("svg.opsweep-chart circle").count() >= 4
+    page.locator("svg.opsweep-chart").screenshot(path=SHOTS / "history-chart.png")
+    assert not errors and not outside, (errors, outside)
+
+
+def check_grade_filters(page, rows, codes, changed):
+    """Every grade filter of the stock exporter, and the export filters of each table;
+    the grade and changed cells follow the chosen target."""
+    for t, target in enumerate(codes):
+        if t:
+            page.select_option("select[data-facet=target]", str(t))
+        marks = page.evaluate("[...document.querySelectorAll('#opsweep-ops td.chg')]"
+                              ".filter(c => c.textContent === '\u2195').length")
+        assert marks == len(changed[target]), target
+        for i, axis in enumerate(AXES if t == 0 else AXES[:1]):
+            labels = button_labels(page, axis)
+            for label, letter in LETTERS.items():
+                want = sum(1 for op in rows if codes[target][op][i:i + 1] == letter
+                           and bool(codes[target][op]) == bool(letter))
+                assert labels[label].endswith(f"({want})"), (target, axis, label, labels[label])
+                if want:  # choosing another grade on the same axis replaces the choice
+                    page.locator(f"button[data-axis={axis}][data-value='{label}']").click()
+                    assert visible(page) == want, (target, axis, label)
+            page.locator(f"button[data-facet={axis}]").first.click()  # back to all
+        assert visible(page) == len(rows)
+    if len(codes) > 1:
+        page.select_option("select[data-facet=target]", "0")
+
+
+def check_detail(page, op):
+    """The operator's name opens its section on the operators page, with its failures."""
+    from opsweep import artifact as art
+    page.click(f"#opsweep-ops a[href$='#op-{op}']")
+    page.wait_for_url(f"**/operators/#op-{op}")
+    section = page.locator(f"section#op-{op}")
+    assert section.is_visible() and 0 <= section.bounding_box()["y"] < 1000  # scrolled to it
+    text = section.inner_text()
+    assert all(g.error in text for g in art.load(ARTIFACT).operators[op].failures)
+    section.locator("details summary").first.click()
+    assert "torch.onnx.export(module, inputs, dynamo=True" in section.locator("pre").first.inner_text()
+    names = page.evaluate("[...document.querySelectorAll('section.opsweep-op h2 code, "
+                          "table.opsweep-groups td.spec code')].filter(c => c.getClientRects()"
+                          ".length > 1).map(c => c.textContent)")
+    assert not names, f"names broken inside a word on the operators page: {names[:5]}"
+    for width in (1400, 1024):
+        page.set_viewport_size({"width": width, "height": 1000})
+        assert page.evaluate("document.documentElement.scrollWidth <= "
+                             "document.documentElement.clientWidth"), f"operators page at {width} px"
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.evaluate(f"document.getElementById('op-{op}').scrollIntoView()")
+    page.screenshot(path=SHOTS / "operator-detail.png")  # the viewport: a locator shot of a
+    # section of this long page takes Chromium tens of seconds
+
+
+def test_page_without_javascript_is_complete(served, tmp_path):
+    with chromium_context(tmp_path / "profile", javascript=False) as (context, _):
+        page = context.new_page()
+        page.goto(f"{served}/supported_operators/")
+        assert visible(page) == len(expected_counts()[0])
+        assert page.locator("#opsweep-filters").inner_html() == ""

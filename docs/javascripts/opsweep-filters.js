@@ -1,0 +1,175 @@
+/* Filters with counts for the support page's operator table (plain JavaScript, no
+   library, works offline). Everything it needs is in the rows' data attributes,
+   written by `opsweep render`:
+     data-op    the operator
+     data-core  1 for a core operator
+     data-g     per target (space-separated, stock first): four grade letters, export
+                runtime numerics dynamic (f full, p partial, n none, b blocked, s skipped,
+                - not reached); empty when that target did not measure the operator
+     data-chg   per target: 1 when the grades changed across the last recorded bump
+     data-fail  the dtype classes with a failing example
+   Without JavaScript the table is complete as rendered; this only hides rows. */
+(function () {
+  "use strict";
+  var AXES = ["export", "runtime", "numerics", "dynamic"];
+  var GRADES = [["f", "full", "\u2705"], ["p", "partial", "\uD83D\uDFE1"], ["n", "none", "\u274C"],
+                ["b", "blocked", "\u26A0\uFE0F"], ["s", "skipped", "skipped"], ["-", "n/a", "n/a"],
+                ["", "unmeasured", "-"]];
+  var LETTER = {};
+  GRADES.forEach(function (g) { LETTER[g[0]] = g; });
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { node.textContent = text; }
+    return node;
+  }
+
+  function setup(table, bar) {
+    var targets = (table.dataset.targets || "stock").split("|");
+    var bump = table.dataset.bump || "";
+    var classes = (table.dataset.classes || "").split(" ").filter(Boolean);
+    var rows = Array.prototype.map.call(table.tBodies[0].rows, function (tr) {
+      var codes = (tr.dataset.g || "").split(" ");
+      return {tr: tr, op: tr.dataset.op, core: tr.dataset.core === "1",
+              codes: targets.map(function (_, i) { return codes[i] || ""; }),
+              chg: targets.map(function (_, i) { return (tr.dataset.chg || "")[i] === "1"; }),
+              fail: (tr.dataset.fail || "").split(" ").filter(Boolean),
+              cells: tr.querySelectorAll("td.g"), chgCell: tr.querySelector("td.chg")};
+    });
+    var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: ""};
+
+    function grade(row, axis) {
+      var code = row.codes[state.target];
+      return code ? code[AXES.indexOf(axis)] : "";
+    }
+    var facets = {
+      core: function (r) { return !state.core || r.core; },
+      changed: function (r) { return !state.changed || r.chg[state.target]; },
+      dtype: function (r) { return !state.dtype || r.fail.indexOf(state.dtype) >= 0; },
+      q: function (r) { return !state.q || r.op.indexOf(state.q) >= 0; }
+    };
+    AXES.forEach(function (axis) {
+      facets[axis] = function (r) {
+        return state.axes[axis] === undefined || grade(r, axis) === state.axes[axis];
+      };
+    });
+    function matches(row, except) {
+      return Object.keys(facets).every(function (f) { return f === except || facets[f](row); });
+    }
+    function count(except, test) {
+      return rows.filter(function (r) { return matches(r, except) && test(r); }).length;
+    }
+
+    var controls = [];  // functions that refresh a control's label and pressed state
+    function button(facet, label, pressed, choose, test) {
+      var b = el("button", {type: "button", "data-facet": facet});
+      b.addEventListener("click", function () { choose(); update(); });
+      controls.push(function () {
+        var n = count(facet, test);
+        b.textContent = label + " (" + n + ")";
+        b.setAttribute("aria-pressed", pressed() ? "true" : "false");
+        b.disabled = n === 0 && !pressed();
+      });
+      return b;
+    }
+    function facetRow(name) {
+      var div = el("div", {"class": "facet"});
+      div.appendChild(el("span", {"class": "name"}, name));
+      bar.appendChild(div);
+      return div;
+    }
+
+    if (targets.length > 1) {
+      var select = el("select", {"aria-label": "target", "data-facet": "target"});
+      targets.forEach(function (t, i) {
+        select.appendChild(el("option", {value: String(i)}, i ? "with " + t : "stock exporter"));
+      });
+      select.addEventListener("change", function () { state.target = +select.value; update(); });
+      facetRow("Target").appendChild(select);
+    }
+    AXES.forEach(function (axis) {
+      var div = facetRow(axis.charAt(0).toUpperCase() + axis.slice(1));
+      div.appendChild(button(axis, "all", function () { return state.axes[axis] === undefined; },
+                             function () { delete state.axes[axis]; },
+                             function () { return true; }));
+      GRADES.forEach(function (g) {
+        var b = button(axis, g[2] === g[1] ? g[1] : g[2] + " " + g[1],
+                       function () { return state.axes[axis] === g[0]; },
+                       function () { state.axes[axis] = g[0]; },
+                       function (r) { return grade(r, axis) === g[0]; });
+        b.setAttribute("data-axis", axis);
+        b.setAttribute("data-value", g[1]);
+        div.appendChild(b);
+      });
+    });
+    var only = facetRow("Only");
+    only.appendChild(button("core", "core operators", function () { return state.core; },
+                            function () { state.core = !state.core; },
+                            function (r) { return r.core; }));
+    if (bump) {
+      only.appendChild(button("changed", "changed torch " + bump,
+                              function () { return state.changed; },
+                              function () { state.changed = !state.changed; },
+                              function (r) { return r.chg[state.target]; }));
+    }
+    if (classes.length) {
+      var dt = facetRow("Failing at");
+      dt.appendChild(button("dtype", "any dtype", function () { return !state.dtype; },
+                            function () { state.dtype = ""; }, function () { return true; }));
+      classes.forEach(function (c) {
+        var b = button("dtype", c, function () { return state.dtype === c; },
+                       function () { state.dtype = c; },
+                       function (r) { return r.fail.indexOf(c) >= 0; });
+        b.setAttribute("data-value", c);
+        dt.appendChild(b);
+      });
+    }
+    var search = el("input", {type: "search", placeholder: "operator name contains\u2026",
+                              "aria-label": "search operators", "data-facet": "q"});
+    search.addEventListener("input", function () {
+      state.q = search.value.trim().toLowerCase(); update();
+    });
+    facetRow("Name").appendChild(search);
+    var status = el("div", {"class": "status", role: "status", "aria-live": "polite"});
+    bar.appendChild(status);
+
+    var others = document.querySelectorAll("table.opsweep-matrix tbody tr[data-op]");
+    var drawn = 0;  // the target whose grades the cells show
+    function update() {
+      var shown = {}, visible = 0, redraw = drawn !== state.target;
+      drawn = state.target;
+      rows.forEach(function (r) {
+        var ok = matches(r, null);
+        if (r.tr.hidden === ok) { r.tr.hidden = !ok; }
+        if (ok) { shown[r.op] = true; visible += 1; }
+        if (redraw) {
+          AXES.forEach(function (axis, i) {
+            if (r.cells[i]) { r.cells[i].textContent = LETTER[grade(r, axis)][2]; }
+          });
+          if (r.chgCell) { r.chgCell.textContent = r.chg[state.target] ? "\u2195" : ""; }
+        }
+      });
+      Array.prototype.forEach.call(others, function (tr) {
+        var hide = !shown[tr.dataset.op];
+        if (tr.hidden !== hide) { tr.hidden = hide; }
+      });
+      controls.forEach(function (refresh) { refresh(); });
+      status.textContent = visible + " of " + rows.length + " operators shown" +
+        (state.target ? " (grades with " + targets[state.target] + ")" : "");
+      bar.dataset.visible = String(visible);
+    }
+    update();
+  }
+
+  function init() {
+    var table = document.getElementById("opsweep-ops");
+    var bar = document.getElementById("opsweep-filters");
+    if (table && bar && !bar.dataset.ready) { bar.dataset.ready = "1"; setup(table, bar); }
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();

@@ -1,0 +1,116 @@
+"""Dtypes at a glance: per operator, how far its examples of each dtype class
+(and of rank 0 against higher ranks) got down the pipeline.
+
+Derived from what the artifact keeps: the failure groups (dtype, rank, stage,
+count) of the operator's specs, and the dtypes and ranks those specs declare
+in the catalog. A cell is the furthest stage *every* failing example of that
+class reached, i.e. the earliest stage among its failure groups; a class the
+specs declare with no failing example is ``ok``; a class no spec declares is
+not drawn. The artifact has no per-dtype count of passing examples, so an
+``ok`` cell cannot tell "drawn and passed" from "declared but not drawn".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .grade import FailureGroup
+from .model import OpSpec, Stage
+
+#: dtype classes of the matrix, in column order, with the dtypes each holds
+CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("float32", ("float32",)), ("float16", ("float16",)), ("bfloat16", ("bfloat16",)),
+    ("float64", ("float64",)), ("integer", ("int64", "int32", "int16", "int8", "uint8")),
+    ("bool", ("bool",)), ("complex", ("complex64", "complex128")),
+)
+RANK_CLASSES = ("rank 0", "rank ≥ 1")
+OK = "ok"
+NOT_DRAWN = ""
+
+
+@dataclass(frozen=True)
+class Cell:
+    stage: str  # a Stage value (the earliest failing stage), "ok", or "" (not drawn)
+    failures: int  # failing examples in this class
+    title: str
+
+    @property
+    def css(self) -> str:
+        return "s-" + (self.stage or "none")
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    name: str
+    cells: tuple[Cell, ...]
+
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The class names with at least one failing example."""
+        return tuple(c for c, cell in zip(self.columns, self.cells, strict=True) if cell.failures)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(c for c, _ in CLASSES) if len(self.cells) == len(CLASSES) else RANK_CLASSES
+
+
+def class_of(dtype: str) -> str | None:
+    for name, members in CLASSES:
+        if dtype in members:
+            return name
+    return None
+
+
+def _cell(label: str, declared: bool, groups: Sequence[FailureGroup]) -> Cell:
+    if not groups:
+        return Cell(OK if declared else NOT_DRAWN, 0, f"{label}: 0 failing" if declared else "")
+    earliest = min((g.stage for g in groups), key=lambda s: s.depth)
+    by_stage: dict[str, int] = {}
+    for g in sorted(groups, key=lambda g: g.stage.depth):
+        by_stage[g.stage.value] = by_stage.get(g.stage.value, 0) + g.count
+    total = sum(by_stage.values())
+    detail = ", ".join(f"{s} ×{n}" for s, n in by_stage.items())
+    return Cell(earliest.value, total, f"{label}: {total} failing ({detail})")
+
+
+def _failing(groups: Iterable[FailureGroup]) -> list[FailureGroup]:
+    return [g for g in groups if g.stage not in (Stage.OK, Stage.INVALID)]
+
+
+def dtype_row(name: str, specs: Sequence[OpSpec], groups: Iterable[FailureGroup]) -> MatrixRow:
+    failing = _failing(groups)
+    declared = {class_of(d) for s in specs for d in s.dtypes}
+    cells = tuple(_cell(label, label in declared or
+                        any(class_of(g.dtype) == label for g in failing),
+                        [g for g in failing if class_of(g.dtype) == label])
+                  for label, _ in CLASSES)
+    return MatrixRow(name, cells)
+
+
+def rank_row(name: str, specs: Sequence[OpSpec], groups: Iterable[FailureGroup]) -> MatrixRow | None:
+    """Rank 0 against higher ranks, or None when both look the same (or only one is drawn)."""
+    failing = _failing(groups)
+    zero = [g for g in failing if g.rank == 0]
+    higher = [g for g in failing if g.rank > 0]
+    declared_zero = any(s.ranks[0] == 0 for s in specs) or bool(zero)
+    declared_higher = any(s.ranks[1] > 0 for s in specs) or bool(higher)
+    cells = (_cell(RANK_CLASSES[0], declared_zero, zero),
+             _cell(RANK_CLASSES[1], declared_higher, higher))
+    if not (declared_zero and declared_higher) or cells[0].stage == cells[1].stage:
+        return None
+    return MatrixRow(name, cells)
+
+
+#: the matrix's legend: stage, the short text of its cell, what it means
+STAGE_LEGEND: tuple[tuple[str, str, str], ...] = (
+    ("capture", "cap", "torch.export could not capture"),
+    ("no-translation", "no-tr", "the exporter has no translation"),
+    ("translation-error", "err", "a translation raised"),
+    ("raw-error", "raw", "a non-exporter exception escaped"),
+    ("checker", "chk", "onnx.checker rejected the model"),
+    ("runtime", "run", "onnxruntime refused to load or run it"),
+    ("numerics", "num", "ran, outputs differ from PyTorch"),
+    (OK, "ok", "no failing example"),
+)
+SHORT = {stage: short for stage, short, _ in STAGE_LEGEND}

@@ -1,0 +1,161 @@
+"""The support page's filter data, dtype matrices, per-operator details and the
+history chart, from small artifacts and records."""
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep import history
+from opsweep.artifact import STOCK
+from opsweep.catalog import load_catalog
+from opsweep.grade import FailureGroup
+from opsweep.model import OpSpec, Stage
+from opsweep.page_chart import series, svg
+from opsweep.page_detail import releases
+from opsweep.page_dtypes import dtype_row, rank_row
+from opsweep.page_view import last_bump
+from opsweep.render import build_view, render_details, render_page
+from opsweep.repro import snippet
+
+from .test_artifact import FP, result
+from .test_render import DOCUMENTED, LINKS, LISTING
+from .test_targets_dynamic_history import T, with_target
+
+
+def spec(dtypes=("float32", "bfloat16"), ranks=(0, 4)):
+    return OpSpec("x", ("x",), None, dtypes=dtypes, ranks=ranks)  # type: ignore[arg-type]
+
+
+def group(dtype, rank, stage, count=1, example="f32[2]"):
+    return FailureGroup(dtype, rank, stage, "E: boom", count, example, 2)
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(check_draws=False)
+
+
+def test_dtype_cells_are_the_earliest_failing_stage_titled_with_counts():
+    row = dtype_row("x", [spec(("float32", "bfloat16", "int64"))],
+                    [group("bfloat16", 1, Stage.NUMERICS, 3), group("bfloat16", 2, Stage.RUNTIME, 2),
+                     group("int32", 1, Stage.NO_TRANSLATION), group("float32", 0, Stage.INVALID)])
+    cells = dict(zip(row.columns, row.cells, strict=True))
+    assert cells["bfloat16"].stage == "runtime"  # every failing bf16 example got at least that far
+    assert cells["bfloat16"].title == "bfloat16: 5 failing (runtime ×2, numerics ×3)"
+    assert cells["integer"].stage == "no-translation" and cells["integer"].failures == 1
+    assert (cells["float32"].stage, cells["float32"].failures) == ("ok", 0)  # invalid never counts
+    assert cells["float16"].stage == "" and cells["float16"].title == ""  # no spec draws it
+    assert row.failing == ("bfloat16", "integer")
+
+
+def test_rank_row_only_where_rank_zero_differs():
+    same = [group("float32", 0, Stage.CHECKER), group("float32", 3, Stage.CHECKER)]
+    assert rank_row("x", [spec()], same) is None
+    row = rank_row("x", [spec()], [group("float32", 0, Stage.RUNTIME)])
+    assert [c.stage for c in row.cells] == ["runtime", "ok"]
+    assert rank_row("x", [spec(ranks=(1, 4))], []) is None  # rank 0 never drawn
+
+
+def _records(tmp_path):
+    old = with_target({"sin": result(["sin"], Stage.OK), "cos": result(["cos"], Stage.NO_TRANSLATION)},
+                      {"cos": result(["cos"], Stage.OK)})
+    new = with_target({"sin": result(["sin"], Stage.OK, Stage.NO_TRANSLATION),
+                       "cos": result(["cos"], Stage.OK)},
+                      {"cos": result(["cos"], Stage.OK)}, fingerprint=replace(FP, torch="2.14.1"))
+    history.write(old, tmp_path)
+    history.write(new, tmp_path)
+    return history.load_all(tmp_path), new
+
+
+def test_last_bump_and_full_since(tmp_path):
+    records, _ = _records(tmp_path)
+    bump, changed = last_bump(records)
+    assert bump == ("2.13.0", "2.14.1")
+    assert changed[STOCK] == {"sin", "cos"} and changed[T.name] == set()
+    assert last_bump(records[:1]) == (None, {})
+    assert releases(records, "cos") == ((history_grade("2.13.0", "n---"),
+                                         history_grade("2.14.1", "fff-")), "2.14.1")
+    assert releases(records, "sin")[1] == ""  # not full in the newest release
+    assert releases(records, "tan")[1] == ""  # never measured
+
+
+def history_grade(version, code):
+    from opsweep.page_detail import ReleaseGrade
+    return ReleaseGrade(version, code)
+
+
+def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog):
+    records, new = _records(tmp_path)
+    v = build_view(LISTING, catalog, new, DOCUMENTED, frozenset({"sin"}), LINKS, "2.14.1",
+                   records=records, source_url="https://example.test/repo/blob/main")
+    rows = {r.name: r for r in v.rows}
+    assert rows["sin"].codes == ("pff-", "") and rows["sin"].changed == (True, False)
+    assert rows["cos"].codes == ("fff-", "fff-")
+    assert rows["tan"].codes == ("", "")
+    page = render_page(v)
+    assert f'data-targets="stock|{T.name}"' in page and 'data-bump="2.13.0 → 2.14.1"' in page
+    assert '<tr data-op="sin" data-core="1" data-g="pff- " data-chg="10"' in page
+    details = {d.name: d for d in v.details}
+    sin = details["sin"]
+    assert [(g.stage, g.example, g.spec) for g in sin.groups] == [("no-translation", "f32[1]", "sin")]
+    assert sin.repros[0].code == snippet("sin", "f32[1]")  # the snippet `opsweep diff` produces
+    assert sin.specs[0].path == "specs/unary.py"
+    assert sin.specs[0].url == "https://example.test/repo/blob/main/specs/unary.py"
+    assert sin.full_since == "" and [r.code for r in sin.releases] == ["fff-", "pff-"]
+    text = render_details(v)
+    assert '<section class="opsweep-op" id="op-sin">' in text
+    assert "export full since torch 2.14.1" in text  # cos
+    assert "from opsweep.repro import example_for" in text
+    assert re.search(r"<td>no-translation</td><td class=\"wrap\">E: x</td><td>float32</td>"
+                     r"<td>1</td><td>1</td>", text)
+
+
+def test_groups_sharing_an_error_print_it_once():
+    from opsweep.page_detail import GroupView, OperatorDetail
+    g = [GroupView("", False, "runtime", "float32", r, 1, err, f"f32[{r}]", "x")
+         for r, err in ((1, "E: a"), (2, "E: a"), (3, "E: b"))]
+    op = OperatorDetail("x", "op-x", "", "", (), False, False, "", "", "", (), (), tuple(g), (), (), "")
+    assert [len(b) for b in op.blocks] == [2, 1]
+
+
+def test_custom_target_groups_only_where_grades_differ(tmp_path, catalog):
+    records, new = _records(tmp_path)
+    v = build_view(LISTING, catalog, new, DOCUMENTED, frozenset(), LINKS, "2.14.1", records=records)
+    cos = next(d for d in v.details if d.name == "cos")
+    assert cos.groups == ()  # stock full, the table the same
+    differs = with_target({"cos": result(["cos"], Stage.NO_TRANSLATION)},
+                          {"cos": result(["cos"], Stage.OK, Stage.RUNTIME)})
+    v = build_view(LISTING, catalog, differs, DOCUMENTED, frozenset(), LINKS, "2.13.0")
+    cos = next(d for d in v.details if d.name == "cos")
+    assert [(g.target, g.stage) for g in cos.groups] == [("", "no-translation"), (T.name, "runtime")]
+    assert "custom_translation_table=table" in cos.repros[1].code
+
+
+def test_history_chart_counts_full_operators_per_release_and_axis(tmp_path):
+    records, _ = _records(tmp_path)
+    by_label = {s.label: s.values for s in series(records)}
+    assert by_label["export (stock)"] == (1, 1)  # sin then cos
+    assert by_label["numerics (stock)"] == (1, 2)
+    assert by_label["dynamic (stock)"] == (0, 0)
+    assert by_label["export with custom_translations.py:TABLE"] == (1, 1)
+    picture = svg(records)
+    assert picture.startswith("<svg") and picture.endswith("</svg>")
+    assert picture.count("<polyline") == 5 and "torch 2.14.1" in picture
+    assert "<title>numerics (stock): 2</title>" in picture
+    page = history.render(records)
+    assert "| numerics (stock) | 1 | 2 |" in page and picture in page
+
+
+def test_one_record_draws_points_not_lines(tmp_path):
+    records, _ = _records(tmp_path)
+    picture = svg(records[:1])
+    assert "<polyline" not in picture and picture.count("<circle") == 5
+
+
+def test_artifact_without_history_renders(catalog):
+    only = art.make_artifact(FP, "ci", 25, 0, {"sin": result(["sin"], Stage.OK)})
+    v = build_view(LISTING, catalog, only, DOCUMENTED, frozenset(), LINKS, "2.13.0")
+    assert v.bump is None and 'data-bump=""' in render_page(v)
+    assert "Per recorded release" not in render_details(v)
