@@ -70,6 +70,7 @@ class SweepConfig:
     fast: bool = True  # use the fast path when this torch has the internals it needs
     translations: tuple[str, ...] = ()  # MODULE:TABLE of each custom-translation target
     dynamic: bool = True  # re-export what exported with the leading dimension dynamic
+    verbose: bool = False  # let the exporter's and onnxruntime's own logging through
 
     @property
     def exporter_path(self) -> str:
@@ -143,10 +144,15 @@ def make_exporters(fast: bool, translations: Sequence[str]) -> dict[str, object]
     return exporters
 
 
-def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...]) -> None:
+def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...],
+                 verbose: bool = False) -> None:
     import torch
+
+    from .runner import quiet_runtime
     torch.set_num_threads(1)
-    quiet_exporter()
+    quiet_runtime(verbose)
+    if not verbose:
+        quiet_exporter()
     _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
     _WORKER["exporters"] = make_exporters(fast, translations)
 
@@ -226,8 +232,10 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
                               Reuse(False, job.reason), job.target))
 
     if config.jobs == 0:
-        from .runner import run_group
-        quiet_exporter()
+        from .runner import quiet_runtime, run_group
+        quiet_runtime(config.verbose)
+        if not config.verbose:
+            quiet_exporter()
         exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations)
         for job in jobs:
             groups = group_by_signature(draw_examples(job.spec, config.profile))
@@ -244,7 +252,7 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
     with tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
         pool = ProcessPool(max_workers=config.jobs, initializer=_init_worker,
                            initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-                                     tuple(config.translations)),
+                                     tuple(config.translations), config.verbose),
                            context=context)
         try:
             _measure_in_pool(pool, jobs, config, Path(phases), finish)
