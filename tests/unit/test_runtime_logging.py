@@ -13,6 +13,7 @@ import onnxruntime as ort
 import pytest
 import torch
 from onnx import TensorProto, helper
+from onnxruntime.capi.onnxruntime_pybind11_state import Fail
 
 from opsweep.runner import ORT_ERRORS, make_session, quiet_runtime, run_session
 
@@ -40,7 +41,7 @@ def failed_run(capfd) -> tuple[str, str]:
     """(what the exception said, what reached file descriptor 2)."""
     capfd.readouterr()
     session = make_session(dropout_with_a_bad_ratio())
-    with pytest.raises(Exception) as raised:
+    with pytest.raises(Fail) as raised:
         run_session(session, [torch.ones(3)])
     return str(raised.value), capfd.readouterr().err
 
@@ -67,11 +68,11 @@ def test_the_line_comes_from_the_session_severity_not_the_default_logger(capfd):
     session = ort.InferenceSession(dropout_with_a_bad_ratio().SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     capfd.readouterr()
-    with pytest.raises(Exception):
+    with pytest.raises(Fail):
         session.run(None, {"inputs_0": np.ones(3, np.float32)})
     assert "sequential_executor" in capfd.readouterr().err
     quiet = ort.RunOptions()
     quiet.log_severity_level = 4  # a run's own severity would also silence it
-    with pytest.raises(Exception):
+    with pytest.raises(Fail):
         session.run(None, {"inputs_0": np.ones(3, np.float32)}, quiet)
     assert LOG_LINE not in capfd.readouterr().err
