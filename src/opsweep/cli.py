@@ -173,14 +173,14 @@ def cmd_sweep(args) -> int:
     jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
+    if not args.progress_interval > 0:  # also NaN
+        raise UsageError(f"--progress-interval must be > 0 seconds, got {args.progress_interval:g}")
     shard = parse_shard(args.shard) if args.shard else None
     catalog = load_catalog(args.specs)
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in args.specs),
                          fast=not args.public_exporter, translations=tuple(args.translations),
                          dynamic=not args.no_dynamic, verbose=args.verbose)
-    if args.progress_interval <= 0:
-        raise UsageError(f"--progress-interval must be > 0 seconds, got {args.progress_interval:g}")
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)

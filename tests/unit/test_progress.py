@@ -109,3 +109,10 @@ def test_display_by_destination(results):
         os.close(master)
         os.close(slave)
     assert "1/2" in drawn and "━" in drawn and "ETA" in drawn
+
+
+@pytest.mark.parametrize("interval", ["0", "-5", "nan"])
+def test_a_bad_interval_is_refused_naming_the_flag(interval, capsys):
+    from opsweep.cli import EXIT_USAGE, main
+    assert main(["sweep", "--progress-interval", interval, "--only", "relu"]) == EXIT_USAGE
+    assert "--progress-interval must be > 0 seconds" in capsys.readouterr().err
