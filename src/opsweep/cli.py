@@ -10,12 +10,15 @@ from pathlib import Path
 
 from .errors import OpsweepError, UsageError
 from .model import Stage
+from .progress import DEFAULT_INTERVAL
 
 DEFAULT_ARTIFACT = Path("docs/onnx_support_measured.json")
 DEFAULT_HISTORY = Path("docs/history")
 DEFAULT_HISTORY_PAGE = Path("docs/history.md")
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN = 3  # the pin set breaks the exporter: nothing could be measured
+#: The tox env (pyproject.toml) whose commands are the sweep, then render and history.
+TOX_SWEEP_ENV = "proptest_onnx"
 
 
 def _err(message: str) -> None:
@@ -48,84 +51,121 @@ def _add_sweep(sub) -> None:
                    help="skip the dynamic axis (re-export with the leading dimension dynamic)")
     p.add_argument("--public-exporter", action="store_true",
                    help="call torch.onnx.export for every example instead of the fast path")
-    p.add_argument("--quiet", action="store_true", help="no per-spec progress lines")
+    p.add_argument("--quiet", action="store_true", help="no progress display, only the summary")
+    p.add_argument("--verbose", action="store_true",
+                   help="let the exporter's, onnxscript's and onnxruntime's own warnings and log "
+                        "lines through (silenced by default: the artifact records every failure)")
+    p.add_argument("--progress-interval", type=float, default=DEFAULT_INTERVAL, metavar="SECONDS",
+                   help="when not on a terminal, at most one progress line per SECONDS "
+                        f"(default {DEFAULT_INTERVAL:g}); on a terminal a live bar")
 
 
-def _grades(r) -> str:
-    from .grade import AXES
-    return "/".join((getattr(r.grades, axis).value if getattr(r.grades, axis) else "-")
-                    for axis in AXES)
+#: The summary's lines stay within this many columns, names of files aside.
+SUMMARY_WIDTH = 80
+#: Names listed in one summary line before it says "and N more" (the summary fits a screen).
+MAX_NAMES = 8
 
 
-def _progress(quiet: bool, started: float):
-    def report(done) -> None:
-        if quiet:
-            return
-        r = done.result
-        how = "reused" if done.reused else f"{r.examples:>3} ex"
-        width = len(str(done.total))
-        name = done.name if done.target == "stock" else f"{done.name} @{done.target.split(':')[-1]}"
-        print(f"[{done.index:>{width}}/{done.total}] {name:<28} {_grades(r):<32} "
-              f"{how:<7} {time.monotonic() - started:7.1f}s", file=sys.stderr, flush=True)
-    return report
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMES])
+    return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
 
 
 def _summary(result, out: Path, seconds: float) -> str:
+    from .progress import clock
     artifact = result.artifact
-    ops = artifact.operators
     fp = artifact.fingerprint
-    lines = [f"opsweep: {len(artifact.specs)} specs, {len(ops)} aten operators, profile "
-             f"{artifact.profile}, torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
-             f"{seconds:.0f}s"]
+    lines = [(f"opsweep: {len(artifact.specs)} specs, {len(artifact.operators)} aten operators "
+              f"in {clock(seconds)}"),
+             (f" measured with torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
+              f"profile {artifact.profile}")]
     for target in artifact.target_names:
-        lines += _target_summary(artifact.view(target), target, result.decisions[target])
+        lines += _target_summary(artifact.view(target), target, result.decisions.get(target, {}))
     if result.resumed:
         lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
     lines += [f"  note: {n}" for n in result.notes]
-    lines.append(f"  wrote {out}")
-    if result.run_log:
-        lines.append(f"  wrote {result.run_log} (why each spec was reused or re-measured)")
-    return "\n".join(lines)
+    return "\n".join(lines + _next_steps(out, result.run_log))
+
+
+def _next_steps(out: Path, run_log: Path | None = None) -> list[str]:
+    import os
+    lines = [f" wrote      {out} (the artifact)"]
+    if run_log:
+        lines.append(f" wrote      {run_log} (why each spec was reused or re-measured)")
+    if os.environ.get("TOX_ENV_NAME") == TOX_SWEEP_ENV:  # its next commands render the page
+        return lines + [" next       tox renders the support page and the history view from it,",
+                        "            then `git diff docs/` shows what changed"]
+    return lines + [f" next       opsweep render --onnx-report {out}   # the support page",
+                    f"            opsweep diff OLD.json {out}   # grade transitions"]
+
+
+def _wrapped(label: str, items: list[str], width: int = SUMMARY_WIDTH,
+             sep: str = "  ") -> list[str]:
+    """`  label    a 1  b 2 ...`, continued on indented lines to stay within `width`."""
+    lines, line = [], f"  {label:<10}"
+    for item in items:
+        if len(line) + len(item) + len(sep) > width and line.strip() != label:
+            lines.append(line.rstrip())
+            line = " " * 12
+        line += item + sep
+    return lines + [line.rstrip().removesuffix(sep.strip())]
+
+
+def _stage_counts(counts: Counter) -> list[str]:
+    return [f"{s.value} {counts[s.value]}" for s in reversed(Stage) if counts[s.value]]
 
 
 def _target_summary(artifact, target: str, decisions) -> list[str]:
     from .grade import AXES
-    lines = [f" target {target}"]
+    # the run's decisions, not the artifact's: specs carried from it (--only) were not decided
+    decided = {n: d for n, d in decisions.items() if n in artifact.specs}
+    title, reuse = f" target {target}", _reuse(decided, len(artifact.specs) - len(decided))
+    fits = len(title) + len(reuse) + 2 <= SUMMARY_WIDTH
+    lines = ([f"{title}: {reuse}"] if fits
+             else [title, *_wrapped("reuse", reuse.split("; "), sep="; ")])
     order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
     for axis in AXES:
         counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
                          for r in artifact.operators.values())
-        lines.append(f"  {axis:<9}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
+        lines.append(f"  {axis:<10}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
     stages: Counter = Counter()
     dynamic: Counter = Counter()
-    for name, r in artifact.specs.items():
-        if not decisions[name].reuse:
-            stages.update({s.value: n for s, n in r.stages.items()})
-            dynamic.update({s.value: n for s, n in r.dynamic_stages.items()})
-    lines.append("  examples " + ("  ".join(f"{k} {stages[k]}" for k in sorted(stages)) or "none run"))
+    for name in (n for n, d in decided.items() if not d.reuse):
+        stages.update({s.value: n for s, n in artifact.specs[name].stages.items()})
+        dynamic.update({s.value: n for s, n in artifact.specs[name].dynamic_stages.items()})
+    lines += _wrapped("examples", _stage_counts(stages) or ["none run"])
     if dynamic:
-        share = dynamic["invalid"] / sum(dynamic.values())
-        lines.append("  dynamic  " + "  ".join(f"{k} {dynamic[k]}" for k in sorted(dynamic))
-                     + f"  (invalid: {share:.1%} of {sum(dynamic.values())} re-exports)")
-    reasons = Counter(d.reason.split(" (")[0].split(":")[0] for d in decisions.values()
-                      if not d.reuse)
-    reused = sum(d.reuse for d in decisions.values())
-    lines.append(f"  reuse    reused {reused}, re-measured {sum(reasons.values())}"
-                 + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
+        share = f"invalid {dynamic['invalid']} ({dynamic['invalid'] / sum(dynamic.values()):.1%})"
+        lines += _wrapped("re-export", [share if item.startswith("invalid ") else item
+                                        for item in _stage_counts(dynamic)])  # the dynamic axis
+    return lines + _spec_notes(artifact)
+
+
+def _reuse(decided, carried: int) -> str:
+    reasons = Counter(d.reason.split(" (")[0].split(":")[0]
+                      for d in decided.values() if not d.reuse)
+    reused = sum(d.reuse for d in decided.values())
+    text = (f"reused {reused}, re-measured {sum(reasons.values())}"
+            + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
+    return text + (f"; {carried} not selected, carried over" if carried else "")
+
+
+def _spec_notes(artifact) -> list[str]:
+    lines = []
     invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
     if invalid:
-        lines.append(f"  spec bugs: PyTorch rejected drawn examples of {', '.join(invalid)}")
+        lines.append(f"  spec bugs: PyTorch rejected drawn examples of {_names(invalid)}")
     lost = sorted(n for n, r in artifact.specs.items() if Stage.LOST in r.stages)
     if lost:
         lines.append(f"  lost: workers died or timed out before exporting examples of "
-                     f"{', '.join(lost)} (no verdict either way)")
+                     f"{_names(lost)} (no verdict either way)")
     stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
                    if r.gap is not None and r.gap.status not in ("confirmed", "closed"))
     if stale:
-        lines.append(f"  known-gap notes that no longer hold: {', '.join(stale)}")
+        lines.append(f"  known-gap notes that no longer hold: {_names(stale)}")
     closed = sorted(n for n, r in artifact.specs.items() if r.gap and r.gap.status == "closed")
     if closed:
-        lines.append(f"  known gaps this target closes: {', '.join(closed)}")
+        lines.append(f"  known gaps this target closes: {_names(closed)}")
     return lines
 
 
@@ -134,6 +174,7 @@ def cmd_sweep(args) -> int:
 
     from .catalog import load_catalog
     from .draw import resolve_profile
+    from .progress import display
     from .shard import parse_shard
     from .sweep import Request, SweepConfig, regenerate
 
@@ -141,21 +182,27 @@ def cmd_sweep(args) -> int:
     jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
+    if not args.progress_interval > 0:  # also NaN
+        raise UsageError(f"--progress-interval must be > 0 seconds, got {args.progress_interval:g}")
     shard = parse_shard(args.shard) if args.shard else None
     catalog = load_catalog(args.specs)
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in args.specs),
                          fast=not args.public_exporter, translations=tuple(args.translations),
-                         dynamic=not args.no_dynamic)
+                         dynamic=not args.no_dynamic, verbose=args.verbose)
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
-    result = regenerate(catalog, config, request, _progress(args.quiet, started))
+    shown = display(args.quiet, args.progress_interval)
+    try:
+        result = regenerate(catalog, config, request, shown)
+    finally:
+        shown.close()
     broken = result.artifact.broken
     if broken is not None:
-        _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written}; "
+        _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written or args.out}; "
              f"the {broken.target} target's canary stopped at {broken.stage})")
         return EXIT_BROKEN
-    summary = _summary(result, result.written, time.monotonic() - started)
+    summary = _summary(result, result.written or args.out, time.monotonic() - started)
     print(summary)
     if os.environ.get("GITHUB_STEP_SUMMARY"):  # under Actions: the job summary shows it too
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:

@@ -118,9 +118,25 @@ def flat_outputs(result: Any) -> list[torch.Tensor]:
 
 # --- onnxruntime ------------------------------------------------------------
 
+#: onnxruntime log severities: 3 lets its errors through, 4 (fatal) silences them. A failed
+#: run's `[E:onnxruntime:, sequential_executor.cc ...]` line comes from the run's logger,
+#: whose severity is the session's (`log_severity_level`) unless RunOptions set one; the
+#: process-wide default logger does not reach it. The exception carries the same message,
+#: which is what the artifact records.
+ORT_ERRORS, ORT_SILENT = 3, 4
+_ORT_LOGGING = {"severity": ORT_SILENT}
+
+
+def quiet_runtime(verbose: bool = False) -> None:
+    """Keep onnxruntime's own log lines off this process's terminal (errors with `verbose`)."""
+    severity = ORT_ERRORS if verbose else ORT_SILENT
+    _ORT_LOGGING["severity"] = severity
+    ort.set_default_logger_severity(severity)
+
+
 def make_session(model: onnx.ModelProto) -> ort.InferenceSession:
     options = ort.SessionOptions()
-    options.log_severity_level = 3
+    options.log_severity_level = _ORT_LOGGING["severity"]
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     return ort.InferenceSession(model.SerializeToString(), sess_options=options,

@@ -69,6 +69,7 @@ class SweepConfig:
     fast: bool = True  # use the fast path when this torch has the internals it needs
     translations: tuple[str, ...] = ()  # MODULE:TABLE of each custom-translation target
     dynamic: bool = True  # re-export what exported with the leading dimension dynamic
+    verbose: bool = False  # let the exporter's and onnxruntime's own logging through
 
     @property
     def exporter_path(self) -> str:
@@ -143,16 +144,20 @@ def make_exporters(fast: bool, translations: Sequence[str]) -> dict[str, object]
     return exporters
 
 
-def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...]) -> None:
+def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...],
+                 verbose: bool = False) -> None:
     """A worker's set-up. What fails here would fail every task: it is kept and raised
     as ExporterBroken by each task (a worker that dies in its initializer is respawned
     forever, and says nothing)."""
     from .adapter import error_line
     try:
         import torch
+
+        from .runner import quiet_runtime  # onnx and onnxruntime, imported once
         torch.set_num_threads(1)
-        quiet_exporter()
-        from . import runner  # noqa: F401  (onnx and onnxruntime, imported once)
+        quiet_runtime(verbose)
+        if not verbose:
+            quiet_exporter()
         _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
         _WORKER["exporters"] = make_exporters(fast, translations)
     except Exception as exc:
@@ -288,7 +293,7 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
     with tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
         pool = ProcessPool(max_workers=config.jobs, initializer=_init_worker,
                            initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-                                     tuple(config.translations)),
+                                     tuple(config.translations), config.verbose),
                            context=context)
         try:
             _check_stack(pool, config.timeout)
@@ -307,8 +312,10 @@ def _inline_exporters(config: SweepConfig) -> dict[str, object]:
     from .adapter import error_line
     from .stack import IMPORT_STAGE, run_canary
     try:
-        quiet_exporter()
-        from . import runner  # noqa: F401
+        from .runner import quiet_runtime
+        quiet_runtime(config.verbose)
+        if not config.verbose:
+            quiet_exporter()
         exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
@@ -379,7 +386,8 @@ class Regeneration:
     decisions: dict[str, dict[str, Decision]]
     resumed: int
     notes: tuple[str, ...]
-    written: Path  # where the artifact went (a breakage goes beside a working artifact)
+    #: where the artifact went (a breakage goes beside a working artifact)
+    written: Path | None = None
     run_log: Path | None = None  # the sidecar beside the artifact holding `decisions`
 
 

@@ -1,0 +1,77 @@
+"""The sweep's closing summary: one screen, reuse counted from the run's decisions,
+where the artifact went and what to run next."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.cli import SUMMARY_WIDTH, TOX_SWEEP_ENV, _summary
+from opsweep.reuse import Decision
+from opsweep.sweep import Regeneration
+
+COMMITTED = Path(__file__).parents[2] / "docs" / "onnx_support_measured.json"
+OUT = Path("docs/onnx_support_measured.json")
+
+
+@pytest.fixture(scope="module")
+def committed():
+    return art.load(COMMITTED)
+
+
+def every_third_reused(artifact, names=None):
+    """Decisions as a run would make them: every third spec reused, the rest re-measured."""
+    return {t: {n: Decision(i % 3 == 0, "full, same fingerprint" if i % 3 == 0
+                            else "fingerprint changed: torch 2.12.0 -> 2.13.0")
+                for i, n in enumerate(names or artifact.view(t).specs)}
+            for t in artifact.target_names}
+
+
+def test_a_full_two_target_summary_fits_one_screen(committed, monkeypatch):
+    monkeypatch.delenv("TOX_ENV_NAME", raising=False)
+    text = _summary(Regeneration(committed, every_third_reused(committed), 0, ()), OUT, 2712)
+    lines = text.splitlines()
+    assert len(committed.target_names) == 2 and len(lines) <= 27
+    assert all(len(line) <= SUMMARY_WIDTH for line in lines if str(OUT) not in line
+               and "custom_translations.py" not in line), text
+    assert lines[0] == f"opsweep: {len(committed.specs)} specs, {len(committed.operators)} aten " \
+                       "operators in 0:45:12"
+    assert f" wrote      {OUT} (the artifact)" in lines
+    assert f" next       opsweep render --onnx-report {OUT}   # the support page" in lines
+
+
+def test_reuse_is_counted_from_the_decisions_not_from_the_artifact(committed, monkeypatch):
+    monkeypatch.delenv("TOX_ENV_NAME", raising=False)
+    decisions = every_third_reused(committed)
+    text = _summary(Regeneration(committed, decisions, 0, ()), OUT, 1)
+    reused = sum(d.reuse for d in decisions[art.STOCK].values())
+    measured = len(committed.specs) - reused
+    assert f" target stock: reused {reused}, re-measured {measured}; {measured} fingerprint " \
+           "changed" in text.splitlines()
+    # examples: only what this run measured
+    ok = sum(r.stages.get(art.Stage.OK, 0) for n, r in committed.specs.items()
+             if not decisions[art.STOCK][n].reuse)
+    assert f"  examples  ok {ok}  " in text
+
+
+def test_specs_carried_from_the_previous_artifact_are_counted_apart(committed, monkeypatch):
+    monkeypatch.delenv("TOX_ENV_NAME", raising=False)
+    decisions = every_third_reused(committed, names=["relu", "abs", "sin"])  # --only relu abs sin
+    text = _summary(Regeneration(committed, decisions, 0, ()), OUT, 1)
+    carried = len(committed.specs) - 3
+    block = text.split(" target stock")[1].split("  export")[0]
+    reuse = " ".join(block.removeprefix(":").split()).removeprefix("reuse ")
+    assert reuse == f"reused 1, re-measured 2; 2 fingerprint changed; {carried} not selected, " \
+                    "carried over"  # wrapped within the width, on the target's first lines
+
+
+def test_from_tox_the_next_step_is_the_page_tox_renders(committed, monkeypatch):
+    monkeypatch.setenv("TOX_ENV_NAME", TOX_SWEEP_ENV)
+    text = _summary(Regeneration(committed, every_third_reused(committed), 2, ("a note",)), OUT, 1)
+    tail = text.splitlines()[-5:]
+    assert tail == ["  resumed  2 specs from the checkpoint", "  note: a note",
+                    f" wrote      {OUT} (the artifact)",
+                    " next       tox renders the support page and the history view from it,",
+                    "            then `git diff docs/` shows what changed"]
+    assert Counter(line.split()[0] for line in text.splitlines())["target"] == 2
