@@ -88,26 +88,30 @@ def cmd_pull(args) -> int:
 
 
 def cmd_should_run(args) -> int:
-    """The loop guard: skip when the head is the bot's own commit, or when the
-    committed artifact already describes the pinned torch at this profile."""
+    """The loop guard: skip when the committed artifact already describes the head's
+    pins at this profile (a nightly artifact serves ci too). A head that is the
+    bot's own commit is skipped only on that ground, never on authorship alone."""
     from . import artifact as art
     from .gitops import head_is_bot
-    from .pin import read_pin
-    if head_is_bot(args.repo_dir):
-        _outputs(run=False, reason="the head commit is the bot's own")
-        return 0
-    pin = read_pin(Path(args.repo_dir, args.pyproject).read_text("utf-8"))
+    from .pin import fingerprint_mismatches, read_pins
+    pins = read_pins(Path(args.repo_dir, args.pyproject).read_text("utf-8"))
     path = Path(args.repo_dir, args.artifact)
-    if path.exists() and pin:
+    bot = " (the head is the bot's commit)" if head_is_bot(args.repo_dir) else ""
+    if path.exists() and "torch" in pins:
         try:
             current = art.load(path)
         except OpsweepError as exc:
             _outputs(run=True, reason=f"committed artifact unreadable ({exc})")
             return 0
-        if current.fingerprint.torch.split("+")[0] == pin and current.profile == args.profile:
-            _outputs(run=False, reason=f"artifact already measured torch {pin} at {args.profile}")
+        stale = fingerprint_mismatches(current.fingerprint, pins)
+        if not stale and current.profile in (args.profile, "nightly"):
+            _outputs(run=False, reason=f"artifact already measured torch {pins['torch']} at "
+                     f"{current.profile}{bot}")
             return 0
-    _outputs(run=True, reason=f"torch pin {pin}, profile {args.profile}")
+        if stale:
+            _outputs(run=True, reason="; ".join(stale) + bot)
+            return 0
+    _outputs(run=True, reason=f"torch pin {pins.get('torch', 'none')}, profile {args.profile}")
     return 0
 
 

@@ -188,10 +188,18 @@ def cmd_diff(args) -> int:
     from . import artifact as art
     from .diff import diff
     from .report import to_json, to_markdown
+    from .report import partial_reason
     try:
         old, new = art.load(args.old), art.load(args.new)
     except OpsweepError as exc:
         _err(str(exc))
+        return EXIT_USAGE
+    reason = partial_reason(old, new)
+    if reason and new.shard is None:  # lost specs count only while the catalog still has them
+        from .catalog import load_catalog
+        reason = partial_reason(old, new, frozenset(load_catalog(check_draws=False).specs))
+    if reason:
+        _err(f"{args.new}: not a whole sweep: {reason}; merge every shard first")
         return EXIT_USAGE
     result = diff(old, new)
     text = (json.dumps(to_json(result), indent=1, sort_keys=True) + "\n" if args.json

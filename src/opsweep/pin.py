@@ -146,3 +146,15 @@ def pin_change(base: str, head: str = "HEAD", path: str = "pyproject.toml",
     if against_merge_base:
         compared = merge_base(base, head or "HEAD", repo)
     return PinChange(pins_at(compared, path, repo), pins_at(head, path, repo), compared)
+
+
+def fingerprint_mismatches(fingerprint: object, pins: Mapping[str, str]) -> list[str]:
+    """Pinned packages whose version in an artifact's fingerprint differs from the pin
+    (local version labels such as `+cpu` ignored); [] when the artifact fits the pins."""
+    out = []
+    for name in FINGERPRINT_PINS:
+        if name in pins:
+            measured = str(getattr(fingerprint, name.replace("-", ""), "")).split("+", 1)[0]
+            if measured != pins[name]:
+                out.append(f"{name} measured {measured or 'unknown'}, pinned {pins[name]}")
+    return out
