@@ -21,7 +21,6 @@ from .bot import GITHUB_COMMENT_LIMIT, MARKER
 from .diff import KINDS_ORDER as KINDS
 from .diff import Diff, Transition, smallest
 from .grade import FailureGroup
-from .render import environment
 from .repro import snippet
 
 MAX_SHOWN = 300  # characters of one artifact string shown in the comment
@@ -50,6 +49,16 @@ def html_code(text: object) -> str:
 def fence(block: str) -> str:
     """A code fence longer than any backtick run inside `block`."""
     return "`" * max(3, max((len(r) for r in re.findall(r"`+", block)), default=0) + 1)
+
+
+def _environment():
+    """The comment's own template environment: no torch needed where the bot publishes."""
+    import jinja2
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("opsweep", "templates"), undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env.filters.update(code=code, html_code=html_code, fence=fence)
+    return env
 
 
 def partial_reason(old: Artifact | None, new: Artifact,
@@ -119,9 +128,7 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
                 limit: int = GITHUB_COMMENT_LIMIT, history: str = "") -> str:
     """`history`: a link to the history view, shown under the counts."""
     counts = Counter(t.kind for t in d.transitions)
-    env = environment()
-    env.filters.update(code=code, html_code=html_code, fence=fence)
-    template = env.get_template("diff.md.j2")
+    template = _environment().get_template("diff.md.j2")
     regressions = [_view(t, new) for t in d.regressions]
     improvements = [_view(t, new) for t in d.improvements]
     others = [(k, [code(t.op) + ("" if t.kind.endswith("measured") else f" {t.axis}")
