@@ -271,6 +271,27 @@ def cmd_publish(args) -> int:
     return 0
 
 
+def cmd_bump(args) -> int:
+    """Scheduled: open or update ONE pull request moving every watched pin that is behind."""
+    from . import bump
+    from .pin import read_pins
+    token = os.environ.get("OPSWEEP_PUSH_TOKEN") or None
+    base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
+    moves = bump.behind(read_pins(text, args.pyproject), bump.index_url(args.index_url))
+    for move in moves:
+        print(f"opsweep: {move}")
+    if not moves:
+        _outputs(changed=False, moved="")
+        return 0
+    new = bump.apply(text, moves, args.pyproject)
+    title, _ = bump.describe(moves)
+    sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
+    pull = bump.open_or_update(_client(), args.repo, args.base, moves)
+    _outputs(changed=True, sha=sha, pr=pull.number, created=pull.created,
+             moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
+    return 0
+
+
 def add_parser(sub) -> None:
     bot = sub.add_parser("bot", help="steps of the review bot (used by the GitHub Action)")
     steps = bot.add_subparsers(dest="step", required=True)
@@ -357,6 +378,16 @@ def add_parser(sub) -> None:
         p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
         p.add_argument("--bot-login", **login)
         p.set_defaults(run=run)
+
+    p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
+                         "(push token: $OPSWEEP_PUSH_TOKEN)")
+    p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
+    p.add_argument("--repo-dir", type=Path, default=Path("."))
+    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--base", default="main", help="the branch the bump starts from and targets")
+    p.add_argument("--index-url", default="",
+                   help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index-url)")
+    p.set_defaults(run=cmd_bump)
 
     p = steps.add_parser("commit", help="commit and push regenerated files, never forcing "
                          "(push token: $OPSWEEP_PUSH_TOKEN)")

@@ -50,7 +50,7 @@ def token_env(token: str | None) -> Mapping[str, str] | None:
 def git(repo: Path, *args: str, check: bool = True,
         env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
     result = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
-                            env=dict(env) if env is not None else None)
+                            env=dict(env) if env is not None else None, check=False)
     if check and result.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: {result.stderr.strip() or result.stdout.strip()}")
     return result

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 from .errors import UsageError
 
@@ -97,7 +98,7 @@ def read_pin(text: str, where: str = "pyproject.toml") -> str | None:
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
 
 
 def resolve(revision: str, repo: Path = Path(".")) -> str:

@@ -116,7 +116,8 @@ def fake_for(httpserver, built, head_repo=REPO):
     return github
 
 
-def act(origin, fake, event_name, payload, run_dir, workflow, artifacts, token="fake-token"):
+def act(origin, fake, event_name, payload, run_dir, workflow, artifacts, token="fake-token",
+        variables=()):
     run_dir.mkdir(parents=True, exist_ok=True)
     event = run_dir / "event.json"
     event.write_text(json.dumps(payload))
@@ -131,9 +132,11 @@ def act(origin, fake, event_name, payload, run_dir, workflow, artifacts, token="
            "--env", f"OPSWEEP_PYTHON_ENV={sys.prefix}", "--env", f"OPSWEEP_SWEEP_ARGS={ONLY}"]
     for ref, name in PINNED.items():
         cmd += ["--local-repository", f"{ref}={STANDINS / name}"]
+    for variable in variables:
+        cmd += ["--var", variable]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     result = subprocess.run(cmd, cwd=TREE[0], capture_output=True, text=True, timeout=900,
-                            env=env)
+                            env=env, check=False)
     (run_dir / "act.log").write_text(result.stdout + result.stderr)
     assert result.returncode == 0, (run_dir / "act.log").read_text()[-6000:]
     return result.stdout + result.stderr
@@ -279,7 +282,7 @@ def test_a_comment_during_a_pending_sweep_starts_nothing(built, httpserver, tmp_
     fake = fake_for(httpserver, built)
     _, comment, log = command_run(built, fake, tmp_path, "LGTM, thanks", "maintainer")
     assert fake.writes == [] and comment.reactions == []
-    assert "onnx-command/command" not in log or "Parse, authorise" not in log
+    assert "Parse, authorise" not in log and "onnx-sweep" not in log  # no job started
 
 
 def test_regen_accepted_measures_then_publishes_with_eyes_then_rocket(built, httpserver, tmp_path):
@@ -307,3 +310,29 @@ def test_the_bot_s_own_commit_does_not_trigger_another_sweep(built, measured, ht
               token="read-token")
     assert "run=false" in log and not (tmp_path / "second" / "artifacts" / "onnx-shard-1").exists()
     assert git(origin, "rev-parse", "feature") == bot_head
+
+
+def test_the_scheduled_bump_opens_one_pull_request(built, httpserver, tmp_path):
+    from pytest_httpserver import HTTPServer
+
+    from .test_bump import FakeIndex, releases
+    server = HTTPServer(host="127.0.0.1")
+    server.start()
+    try:
+        index = FakeIndex(server)
+        index.packages.update({"torch": releases("2.12.0", "2.13.0"),
+                               "hypothesis": releases("6.170.17")})
+        fake = FakeGitHub(httpserver)
+        fake.repo(REPO)
+        origin = fresh_origin(built, tmp_path)
+        payload = {"schedule": "17 5 * * *", "repository": {"full_name": REPO,
+                                                             "default_branch": "main"}}
+        act(origin, fake, "schedule", payload, tmp_path / "run", "onnx-bump",
+            tmp_path / "artifacts", variables=[f"OPSWEEP_INDEX_URL={index.url}"])
+    finally:
+        server.clear()
+        server.stop()
+    (pull,) = fake.repo(REPO).pulls.values()
+    assert pull["title"] == "Bump torch to 2.13.0" and pull["ref"] == "opsweep/bump-pins"
+    assert '"torch==2.13.0"' in git(origin, "show", "opsweep/bump-pins:pyproject.toml")
+    assert git(origin, "rev-parse", "opsweep/bump-pins~1") == built["base"]

@@ -5,8 +5,14 @@ import subprocess
 
 import pytest
 
-from opsweep.gitops import TRAILER, GitError, StaleHead, commit_and_push, head_is_bot, token_env
-
+from opsweep.gitops import (
+    TRAILER,
+    GitError,
+    StaleHead,
+    commit_and_push,
+    head_is_bot,
+    token_env,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ import json
 import shutil
 import subprocess
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -208,8 +207,9 @@ def test_assemble_refuses_a_partial_sweep_against_the_catalog(tmp_path):
 
 
 def main_raising(argv):
-    from opsweep import bot_cli
     import argparse
+
+    from opsweep import bot_cli
     parser = argparse.ArgumentParser()
     bot_cli.add_parser(parser.add_subparsers(dest="cmd"))
     args = parser.parse_args(argv)

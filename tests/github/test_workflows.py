@@ -25,9 +25,10 @@ def test_there_is_a_workflow_and_an_action():
     assert WORKFLOWS and ACTION.exists()
 
 
-def test_zizmor_offline_finds_nothing_of_medium_or_high_severity():
+def test_zizmor_auditor_offline_finds_nothing_of_medium_or_high_severity():
     zizmor = shutil.which("zizmor") or str(Path(sys.executable).with_name("zizmor"))
-    result = run(zizmor, "--offline", "--min-severity", "medium", "--format", "plain",
+    result = run(zizmor, "--offline", "--persona", "auditor", "--min-severity", "medium",
+                 "--format", "plain",
                  *map(str, WORKFLOWS), str(ACTION))
     assert result.returncode == 0, result.stdout + result.stderr
 
