@@ -336,3 +336,18 @@ def test_the_scheduled_bump_opens_one_pull_request(built, httpserver, tmp_path):
     assert pull["title"] == "Bump torch to 2.13.0" and pull["ref"] == "opsweep/bump-pins"
     assert '"torch==2.13.0"' in git(origin, "show", "opsweep/bump-pins:pyproject.toml")
     assert git(origin, "rev-parse", "opsweep/bump-pins~1") == built["base"]
+
+
+def test_regen_with_nothing_to_do_answers_instead_of_keeping_eyes(built, measured, httpserver,
+                                                                  tmp_path):
+    """After the bot's commit the artifact already describes the pins: the command says so."""
+    fake = fake_for(httpserver, built)
+    origin, _ = publish_run(built, measured, fake, tmp_path / "first")
+    fake.repo(REPO).pulls[PR]["sha"] = git(origin, "rev-parse", "feature")
+    comment = fake.add_comment(REPO, PR, "/regen-onnx", "maintainer")
+    act(origin, fake, "issue_comment", comment_event("/regen-onnx", "maintainer", comment.id),
+        tmp_path / "run", "onnx-command", tmp_path / "artifacts")
+    assert comment.reactions == [("+1", "github-actions[bot]")]
+    assert any("Nothing to do: `artifact already measured torch 2.13.0 at ci" in c.body
+               for c in fake.comments(REPO, PR))
+    assert not (tmp_path / "artifacts" / "onnx-request").exists()

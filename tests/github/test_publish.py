@@ -214,3 +214,46 @@ def main_raising(argv):
     bot_cli.add_parser(parser.add_subparsers(dest="cmd"))
     args = parser.parse_args(argv)
     return args.run(args)
+
+
+def test_a_pin_pushed_during_the_sweep_is_never_overwritten(github, monkeypatch, tmp_path,
+                                                            origin):
+    """Defect 3 through the privileged half: the branch is re-pinned after the head was
+    checked out; the push is rejected and the stale files are not rebased onto it."""
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    human = checkout(bare, tmp_path / "human")
+    (human / "pyproject.toml").write_text(PYPROJECT.format("2.15.0"))
+    git(human, *IDENT, "commit", "-qam", "pin torch 2.15.0")
+    git(human, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  measured(tmp_path, whole("2.13.0")))
+    assert out["changed"] == "false"
+    assert git(bare, "log", "-1", "--format=%s", "feature") == "pin torch 2.15.0"
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    assert "Not committed" in comment.body and "torch 2.13.0 -> 2.15.0" in comment.body
+
+
+def test_a_failed_command_run_says_so_and_replaces_the_eyes(github, monkeypatch, tmp_path,
+                                                            origin):
+    from opsweep import bot
+    _, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    github.repo(REPO).permissions.update({"maintainer": "admin"})
+    request = command_request(github, sha)
+    gh_comment = next(c for c in github.comments(REPO, 5) if c.id == request["comment_id"])
+    from github import Auth, Github
+    bot.react(Github(base_url=github.base, auth=Auth.Token("t0ken")), REPO, 5, gh_comment.id,
+              "eyes")
+    (tmp_path / "run.json").write_text(json.dumps(run_payload("5" * 40, REPO, "issue_comment")))
+    (tmp_path / "request.json").write_text(json.dumps(request))
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    assert main(["bot", "failed", "--run-event", str(tmp_path / "run.json"), "--repo", REPO,
+                 "--request", str(tmp_path / "request.json"),
+                 "--bot-login", "github-actions[bot]"]) == 0
+    assert gh_comment.reactions == [("-1", "github-actions[bot]")]
+    (sticky,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    assert f"measurement of `{sha[:12]}` failed" in sticky.body
