@@ -298,6 +298,12 @@ def add_parser(sub) -> None:
     login = {"default": os.environ.get("OPSWEEP_BOT_LOGIN", ""),
              "help": "the login the token acts as (default: asked of the API, else "
                      "github-actions[bot])"}
+    _conversation_parsers(steps, login)
+    _data_parsers(steps, login)
+
+
+def _conversation_parsers(steps, login: dict) -> None:
+    """The steps that talk on the pull request: command, reactions, comments."""
 
     p = steps.add_parser("command", help="handle an issue_comment event: /regen-onnx")
     p.add_argument("--event", type=Path, required=True)
@@ -336,6 +342,9 @@ def add_parser(sub) -> None:
     p.add_argument("--pr", type=int, required=True)
     p.set_defaults(run=cmd_pull)
 
+
+def _data_parsers(steps, login: dict) -> None:
+    """The steps that handle measured data: guard, assemble, resolve, publish, bump, commit."""
     p = steps.add_parser("should-run", help="the loop guard")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--artifact", default="docs/onnx_support_measured.json")
@@ -357,6 +366,11 @@ def add_parser(sub) -> None:
     p.add_argument("--history-page", default="docs/history.md")
     p.set_defaults(run=cmd_assemble)
 
+    _privileged_parsers(steps, login)
+
+
+def _privileged_parsers(steps, login: dict) -> None:
+    """The steps of the workflow_run job and the scheduled bump."""
     p = steps.add_parser("publish", help="privileged: check the result, diff, comment, commit")
     p.add_argument("--run-event", type=Path, required=True, help="the workflow_run payload")
     p.add_argument("--request", type=Path, default=None, help="the measuring run's request.json")
