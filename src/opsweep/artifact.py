@@ -446,7 +446,13 @@ def load(path: str | os.PathLike) -> Artifact:
     except json.JSONDecodeError as exc:
         raise ArtifactError(path, f"line {exc.lineno} column {exc.colno}",
                             f"not valid JSON: {exc.msg}") from None
-    return from_data(data, path)
+    except (ValueError, RecursionError) as exc:  # a huge integer literal, absurd nesting
+        raise ArtifactError(path, "", f"not an artifact: {str(exc)[:200] or 'nested too deeply'}"
+                            ) from None
+    try:
+        return from_data(data, path)
+    except RecursionError:
+        raise ArtifactError(path, "", "not an artifact: nested too deeply") from None
 
 
 def write_atomic(path: str | os.PathLike, payload: bytes) -> None:

@@ -15,10 +15,6 @@ from pathlib import Path
 from .errors import OpsweepError, UsageError
 
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
-NO_CHANGE = ("No change: every measurement equals the committed artifact's, so the artifact, "
-             "the page and the history record are left as they are.")
-
-
 def write_outputs(values: dict[str, object], target: str | None = None) -> None:
     """`key=value` lines on stdout, and appended to `target` (default $GITHUB_OUTPUT)."""
     lines = "".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}\n" for k, v in values.items())
@@ -48,34 +44,64 @@ def _event(path: Path) -> dict:
         raise UsageError(f"--event {path}: cannot read the event payload ({exc})") from None
 
 
+def _bot_login(args) -> str | None:
+    return getattr(args, "bot_login", "") or None
+
+
 def cmd_command(args) -> int:
-    from .bot import authorize, parse_command, react, refuse
+    """Handle an issue_comment event: parse, authorise, bind to the head, react."""
+    from .bot import authorize, bind, parse_command, react, refuse
     event = _event(args.event)
-    command = parse_command(event, args.bot_login)
+    command = parse_command(event, args.bot_login or "github-actions[bot]")
     if command is None:
-        _outputs(accepted=False, profile="", pr="", reason="not a /regen-onnx command")
+        _outputs(accepted=False, profile="", pr="", sha="", reason="not a /regen-onnx command")
         return 0
     gh = _client()
-    command = authorize(gh, args.repo, event, command)
+    number, comment_id = event["issue"]["number"], event["comment"]["id"]
+    command = bind(gh, args.repo, authorize(gh, args.repo, event, command))
     if command.accepted:
-        react(gh, args.repo, event, "eyes")
+        react(gh, args.repo, number, comment_id, "eyes")
     elif command.respond:
-        refuse(gh, args.repo, event, command)
-    _outputs(accepted=command.accepted, profile=command.profile,
-             pr=event.get("issue", {}).get("number", ""), reason=command.reason or "accepted")
+        refuse(gh, args.repo, number, comment_id, command)
+    if command.accepted and args.request:
+        _write_request(args.request, "issue_comment", number, command.sha, command.profile,
+                       comment_id)
+    _outputs(accepted=command.accepted, profile=command.profile, pr=number, sha=command.sha,
+             head_repo=command.head_repo, comment_id=comment_id,
+             reason=command.reason or "accepted")
     return 0
 
 
-def cmd_done(args) -> int:
-    from .bot import react
-    react(_client(), args.repo, _event(args.event), args.reaction)
+def _write_request(path: Path, event: str, pr: int, sha: str, profile: str, comment: int) -> None:
+    from .artifact import write_atomic
+    data = {"event": event, "pr": int(pr or 0), "sha": sha, "profile": profile,
+            "comment_id": int(comment or 0)}
+    write_atomic(path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def cmd_request(args) -> int:
+    """The measuring run's pointer for the publishing run (checked there, never trusted)."""
+    _write_request(args.out, args.event_name, args.pr, args.sha, args.profile, args.comment_id)
+    return 0
+
+
+def cmd_finish(args) -> int:
+    """Replace the 👀 on a command by 🚀 (done), 👍 (nothing to do) or 👎 (failed)."""
+    from .bot import finish
+    gh = _client()
+    finish(gh, args.repo, args.pr, args.comment_id, args.outcome, _bot_login(args))
+    if args.reply:
+        from .report import code
+        what = {"nothing": "Nothing to do", "failed": "Failed", "done": "Done"}[args.outcome]
+        gh.get_repo(args.repo).get_issue(args.pr).create_comment(
+            f"> /regen-onnx\n\n{what}: {code(args.reply)}.")
     return 0
 
 
 def cmd_comment(args) -> int:
     from .bot import upsert_comment
     body = Path(args.body).read_text("utf-8")
-    comment_id = upsert_comment(_client(), args.repo, args.pr, body, args.bot_login)
+    comment_id = upsert_comment(_client(), args.repo, args.pr, body, _bot_login(args))
     _outputs(comment_id=comment_id)
     return 0
 
@@ -90,26 +116,30 @@ def cmd_pull(args) -> int:
 
 
 def cmd_should_run(args) -> int:
-    """The loop guard: skip when the head is the bot's own commit, or when the
-    committed artifact already describes the pinned torch at this profile."""
+    """The loop guard: skip when the committed artifact already describes the head's
+    pins at this profile (a nightly artifact serves ci too). A head that is the
+    bot's own commit is skipped only on that ground, never on authorship alone."""
     from . import artifact as art
     from .gitops import head_is_bot
-    from .pin import read_pin
-    if head_is_bot(args.repo_dir):
-        _outputs(run=False, reason="the head commit is the bot's own")
-        return 0
-    pin = read_pin(Path(args.repo_dir, args.pyproject).read_text("utf-8"))
+    from .pin import fingerprint_mismatches, read_pins
+    pins = read_pins(Path(args.repo_dir, args.pyproject).read_text("utf-8"))
     path = Path(args.repo_dir, args.artifact)
-    if path.exists() and pin:
+    bot = " (the head is the bot's commit)" if head_is_bot(args.repo_dir) else ""
+    if path.exists() and "torch" in pins:
         try:
             current = art.load(path)
         except OpsweepError as exc:
             _outputs(run=True, reason=f"committed artifact unreadable ({exc})")
             return 0
-        if current.fingerprint.torch.split("+")[0] == pin and current.profile == args.profile:
-            _outputs(run=False, reason=f"artifact already measured torch {pin} at {args.profile}")
+        stale = fingerprint_mismatches(current.fingerprint, pins)
+        if not stale and current.profile in (args.profile, "nightly"):
+            _outputs(run=False, reason=f"artifact already measured torch {pins['torch']} at "
+                     f"{current.profile}{bot}")
             return 0
-    _outputs(run=True, reason=f"torch pin {pin}, profile {args.profile}")
+        if stale:
+            _outputs(run=True, reason="; ".join(stale) + bot)
+            return 0
+    _outputs(run=True, reason=f"torch pin {pins.get('torch', 'none')}, profile {args.profile}")
     return 0
 
 
@@ -127,144 +157,213 @@ def cmd_validate(args) -> int:
 
 def cmd_commit(args) -> int:
     from .gitops import commit_and_push
-    pushed = commit_and_push(args.repo_dir, args.paths, args.branch, args.expected_sha, args.message)
+    pushed = commit_and_push(args.repo_dir, args.paths, args.branch, args.expected_sha,
+                             args.message, token=os.environ.get("OPSWEEP_PUSH_TOKEN") or None)
     _outputs(changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
     return 0
 
 
-def cmd_publish(args) -> int:
-    """Merge the shard artifacts (validated as data), render the page, diff
-    against the committed artifact, write the job summary, comment, commit."""
+def cmd_assemble(args) -> int:
+    """Unprivileged: merge the shards, refuse a partial sweep, render the page and the
+    history under the measured torch, and copy the result files to --out."""
     from . import artifact as art
+    from .catalog import load_catalog
     from .cli import main as opsweep_main
-    from .diff import diff
-    from .report import to_json, to_markdown
+    from .report import partial_reason
     from .shard import merge
-    for path in args.parts:
-        if Path(path).stat().st_size > MAX_ARTIFACT_BYTES:
-            raise UsageError(f"{path}: exceeds the {MAX_ARTIFACT_BYTES}-byte cap")
     parts = [(p, art.load(p)) for p in args.parts]
-    new = merge(parts) if parts[0][1].shard else parts[0][1]
-    if len(parts) > 1 and not parts[0][1].shard:
-        raise UsageError("several artifacts given, but they are not shards")
+    if len(parts) > 1 and not all(a.shard for _, a in parts):
+        raise UsageError("several artifacts given, but they are not all shards")
+    broken = next((a for _, a in parts if a.broken is not None), None)
+    new = broken or (merge(parts) if parts[0][1].shard else parts[0][1])
     target = Path(args.repo_dir, args.artifact)
-    if new.broken is not None:
-        return _publish_broken(args, art.load(target) if target.exists() else None, new)
-    old, unchanged = _save_unless_unchanged(target, new)
-    page = Path(args.repo_dir, args.page)
-    history_url = _record_history(args, new)  # first: the page shows the grades per release
-    render = ["render", "--onnx-report", str(target), "--out", str(page),
-              "--documented", str(Path(args.repo_dir, "docs/data/documented.json")),
-              "--data-dir", str(Path(args.repo_dir, "docs/data")),
-              "--history", str(Path(args.repo_dir, args.history_dir))]
-    if opsweep_main(render) != 0:
+    if new.broken is not None:  # the breakage is the result: nothing to render or record
+        art.save(Path(args.out, args.artifact), new)
+        _outputs(result=args.out, specs=0, broken=True)
+        return 0
+    old = art.load(target) if target.exists() else None
+    reason = partial_reason(old, new, frozenset(load_catalog(check_draws=False).specs))
+    if reason:
+        raise UsageError(f"not publishing a partial sweep: {reason}")
+    if old is None or not art.same_measurements(old, new) \
+            or target.read_bytes() != art.canonical_bytes(old):
+        art.save(target, new)  # unchanged measurements leave the committed file as it is
+    from . import history
+    from .render import details_path
+    directory = Path(args.repo_dir, args.history_dir)
+    record = history.write(new, directory)  # first: the page shows the grades per release
+    art.write_atomic(Path(args.repo_dir, args.history_page),
+                     history.render(history.load_all(directory)).encode("utf-8"))
+    data_dir = Path(args.repo_dir, "docs/data")
+    if opsweep_main(["render", "--onnx-report", str(target), "--out",
+                     str(Path(args.repo_dir, args.page)), "--documented",
+                     str(data_dir / "documented.json"), "--data-dir", str(data_dir),
+                     "--history", str(directory)]) != 0:
         raise UsageError("rendering the page failed")
-    result = diff(old, new) if old is not None else None
-    title = "first measurement" if result is None else "grade transitions"
-    body = to_markdown(result, new, title=title, history=history_url) if result else \
-        f"{len(new.operators)} operators measured (no previous artifact to compare)."
-    full = to_markdown(result, new, title=title, limit=10**9, history=history_url) \
-        if result else body
-    if unchanged:
-        note = f"\n{NO_CHANGE}\n"
-        body, full = body + note, full + note
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(full + "\n")
-    if args.comment and not args.commit:
-        body += ("\n\nNot committed (the pull request's branch lives in a fork, or committing is "
-                 "off): the regenerated artifact and page are this run's artifacts, and the job "
-                 "summary carries the full table.\n")
-    counts = to_json(result)["counts"] if result else {}
-    if args.comment and args.pr:
-        from .bot import upsert_comment
-        upsert_comment(_client(), args.repo, args.pr, body, args.bot_login)
-    changed, sha = False, ""
-    if args.commit:
-        from .gitops import commit_and_push
-        from .render import details_path  # the operators page, written beside the page
-        pushed = commit_and_push(Path(args.repo_dir), [args.artifact, args.page, "docs/data",
-                                                       str(details_path(Path(args.page))),
-                                                       args.history_dir, args.history_page],
-                                 args.branch, args.expected_sha, args.message)
-        changed, sha = pushed.sha is not None, pushed.sha or ""
-    _outputs(regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
-             newly_measured=counts.get("newly measured", 0),
-             no_longer_measured=counts.get("no longer measured", 0), changed=changed, sha=sha)
+    wanted = [args.artifact, args.page, str(details_path(Path(args.page))), args.history_page,
+              str(record.relative_to(args.repo_dir))]
+    wanted += [str(p.relative_to(args.repo_dir)) for p in data_dir.glob("doc-links-*.json")]
+    for relative in wanted:
+        destination = Path(args.out, relative)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(Path(args.repo_dir, relative).read_bytes())
+    _outputs(result=args.out, specs=len(new.specs))
     return 0
 
 
-def _publish_broken(args, old, new) -> int:
-    """The pin set breaks the exporter: headline it once (comment and job summary),
-    commit nothing (the branch keeps the artifact of the last pin set that worked), fail."""
-    from .diff import diff
-    from .report import to_markdown
-    headline = new.broken.headline(new.fingerprint)
-    body = to_markdown(diff(old, new), new) if old is not None else f"**{headline}.**\n"
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(body + "\n")
-    if args.comment and args.pr:
-        from .bot import upsert_comment
-        upsert_comment(_client(), args.repo, args.pr, body, args.bot_login)
-    _outputs(regressions=0, improvements=0, newly_measured=0, no_longer_measured=0,
-             changed=False, sha="", broken=True)
-    print(f"opsweep: {headline}; nothing committed", file=sys.stderr)
-    return 1
+def cmd_resolve(args) -> int:
+    """Privileged: what a finished measuring run may publish (see publish.resolve)."""
+    from .publish import resolve
+    run = _event(args.run_event).get("workflow_run") or {}
+    if not (args.request and Path(args.request).exists()):
+        _outputs(publish=False, reason="the run measured nothing (it left no request)")
+        return 0
+    target = resolve(_client(), args.repo, run, _event(args.request),
+                     args.bot_login or "github-actions[bot]")
+    _outputs(publish=bool(target.pr) or target.event == "workflow_dispatch", pr=target.pr,
+             sha=target.sha, branch=target.branch, head_repo=target.head_repo,
+             same_repo=target.same_repo, comment_id=target.comment_id,
+             refused=target.refused or "")
+    return 0
 
 
-def _save_unless_unchanged(target: Path, new):
-    """(the committed artifact or None, whether every measurement is unchanged). When it
-    is, the committed file stays as it is (only the rotation's counter would move), so the
-    page and the history re-render to the same bytes and there is nothing to commit."""
+def cmd_failed(args) -> int:
+    """Privileged: a measuring run failed; say so on the pull request and the command."""
+    from .bot import finish, upsert_comment
+    from .publish import resolve
+    gh = _client()
+    run = _event(args.run_event).get("workflow_run") or {}
+    request = _event(args.request) if args.request and Path(args.request).exists() else {}
+    target = resolve(gh, args.repo, run, request, args.bot_login or "github-actions[bot]")
+    url = str(run.get("html_url") or "")
+    broken = _broken_result(args)
+    if target.pr:
+        upsert_comment(gh, args.repo, target.pr, broken or "## ONNX support\n\nThe measurement "
+                       f"of `{target.sha[:12]}` failed; see the run{f' ({url})' if url else ''}.\n",
+                       _bot_login(args))
+    if target.comment_id:
+        finish(gh, args.repo, target.pr, target.comment_id, "failed", _bot_login(args))
+    return 0
+
+
+def _broken_result(args) -> str:
+    """The comment for a run that failed because its pin set breaks the exporter (its
+    uploaded result says so), or '' for any other failure."""
     from . import artifact as art
-    old = art.load(target) if target.exists() else None
-    unchanged = old is not None and art.same_measurements(old, new) \
-        and target.read_bytes() == art.canonical_bytes(old)
-    if not unchanged:
-        art.save(target, new)
-    return old, unchanged
-
-
-def _record_history(args, artifact) -> str:
-    """Write this torch version's history record and re-render the history view;
-    return the view's address on the branch (for the comment), or ''."""
-    from . import history
-    from .artifact import write_atomic
-    directory = Path(args.repo_dir, args.history_dir)
-    history.write(artifact, directory)
-    write_atomic(Path(args.repo_dir, args.history_page),
-                 history.render(history.load_all(directory)).encode("utf-8"))
-    if not (args.repo and args.branch):
+    from .publish import Layout, broken_body, collect
+    layout = Layout()
+    if not (args.result and Path(args.result, layout.artifact).is_file()):
         return ""
-    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
-    return f"{server}/{args.repo}/blob/{args.branch}/{args.history_page}"
+    new = art.load(collect(args.result, layout)[layout.artifact])
+    if new.broken is None:
+        return ""
+    committed = Path(args.base_dir, layout.artifact)
+    return broken_body(art.load(committed) if committed.is_file() else None, new)
+
+
+def cmd_publish(args) -> int:
+    """Privileged (workflow_run, default-branch code): check the finished run's result as
+    data, then diff, summary, comment and commit. Nothing from the pull request runs."""
+    from .publish import Layout, Refused, collect, publish, resolve
+    gh = _client()
+    run = _event(args.run_event).get("workflow_run") or {}
+    request = _event(args.request) if args.request and Path(args.request).exists() else {}
+    target = resolve(gh, args.repo, run, request, args.bot_login or "github-actions[bot]")
+    _outputs(pr=target.pr, sha=target.sha, comment_id=target.comment_id,
+             same_repo=target.same_repo)
+    layout = Layout()
+    try:
+        files = collect(args.result, layout)
+        head = args.repo_dir if target.same_repo and args.repo_dir else None
+        done = publish(gh, args.repo, target, files, head, args.base_dir, layout,
+                       push_token=os.environ.get("OPSWEEP_PUSH_TOKEN") or None,
+                       bot=_bot_login(args), message=args.message,
+                       summary=os.environ.get("GITHUB_STEP_SUMMARY"))
+    except Refused as exc:
+        if target.pr:
+            from .bot import upsert_comment
+            upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
+                           _bot_login(args))
+        _outputs(outcome="failed", changed=False, reason=str(exc))
+        return 0
+    counts = done.counts
+    _outputs(regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
+             newly_measured=counts.get("newly measured", 0),
+             no_longer_measured=counts.get("no longer measured", 0),
+             changed=bool(done.committed), sha=done.committed,
+             outcome="failed" if done.outcome == "broken" else done.outcome,
+             broken=done.outcome == "broken")
+    if done.outcome == "broken":
+        print("opsweep: the measured pin set breaks the exporter; nothing committed",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_bump(args) -> int:
+    """Scheduled: open or update ONE pull request moving every watched pin that is behind."""
+    from . import bump
+    from .pin import read_pins
+    token = os.environ.get("OPSWEEP_PUSH_TOKEN") or None
+    base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
+    moves = bump.behind(read_pins(text, args.pyproject), bump.index_url(args.index_url))
+    for move in moves:
+        print(f"opsweep: {move}")
+    if not moves:
+        _outputs(changed=False, moved="")
+        return 0
+    new = bump.apply(text, moves, args.pyproject)
+    title, _ = bump.describe(moves)
+    sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
+    pull = bump.open_or_update(_client(), args.repo, args.base, moves)
+    _outputs(changed=True, sha=sha, pr=pull.number, created=pull.created,
+             moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
+    return 0
 
 
 def add_parser(sub) -> None:
     bot = sub.add_parser("bot", help="steps of the review bot (used by the GitHub Action)")
     steps = bot.add_subparsers(dest="step", required=True)
-    bot_login = {"default": os.environ.get("OPSWEEP_BOT_LOGIN", "github-actions[bot]")}
+    login = {"default": os.environ.get("OPSWEEP_BOT_LOGIN", ""),
+             "help": "the login the token acts as (default: asked of the API, else "
+                     "github-actions[bot])"}
+    _conversation_parsers(steps, login)
+    _data_parsers(steps, login)
 
-    p = steps.add_parser("command", help="handle an issue_comment event: /regen-onnx [nightly]")
+
+def _conversation_parsers(steps, login: dict) -> None:
+    """The steps that talk on the pull request: command, reactions, comments."""
+
+    p = steps.add_parser("command", help="handle an issue_comment event: /regen-onnx")
     p.add_argument("--event", type=Path, required=True)
     p.add_argument("--repo", required=True)
-    p.add_argument("--bot-login", **bot_login)
+    p.add_argument("--request", type=Path, default=None, help="write the run's request here")
+    p.add_argument("--bot-login", **login)
     p.set_defaults(run=cmd_command)
 
-    p = steps.add_parser("done", help="react to the command comment when the run finished")
-    p.add_argument("--event", type=Path, required=True)
+    p = steps.add_parser("request", help="write the measuring run's request.json")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--event-name", required=True)
+    p.add_argument("--pr", default="0")
+    p.add_argument("--sha", default="")
+    p.add_argument("--profile", default="ci", choices=("ci", "nightly"))
+    p.add_argument("--comment-id", default="0")
+    p.set_defaults(run=cmd_request)
+
+    p = steps.add_parser("finish", help="replace the command's eyes by the outcome's reaction")
     p.add_argument("--repo", required=True)
-    p.add_argument("--reaction", default="rocket")
-    p.set_defaults(run=cmd_done)
+    p.add_argument("--pr", type=int, required=True)
+    p.add_argument("--comment-id", type=int, required=True)
+    p.add_argument("--outcome", choices=("done", "nothing", "failed"), required=True)
+    p.add_argument("--reply", default="", help="also reply to the command with this reason")
+    p.add_argument("--bot-login", **login)
+    p.set_defaults(run=cmd_finish)
 
     p = steps.add_parser("comment", help="create or edit the sticky pull-request comment")
     p.add_argument("--repo", required=True)
     p.add_argument("--pr", type=int, required=True)
     p.add_argument("--body", type=Path, required=True)
-    p.add_argument("--bot-login", **bot_login)
+    p.add_argument("--bot-login", **login)
     p.set_defaults(run=cmd_comment)
 
     p = steps.add_parser("pull", help="where a pull request's head lives")
@@ -272,6 +371,9 @@ def add_parser(sub) -> None:
     p.add_argument("--pr", type=int, required=True)
     p.set_defaults(run=cmd_pull)
 
+
+def _data_parsers(steps, login: dict) -> None:
+    """The steps that handle measured data: guard, assemble, resolve, publish, bump, commit."""
     p = steps.add_parser("should-run", help="the loop guard")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--artifact", default="docs/onnx_support_measured.json")
@@ -283,25 +385,60 @@ def add_parser(sub) -> None:
     p.add_argument("paths", type=Path, nargs="+")
     p.set_defaults(run=cmd_validate)
 
-    p = steps.add_parser("publish", help="merge, render, diff, summary, comment and commit")
+    p = steps.add_parser("assemble", help="unprivileged: merge, refuse partial, render, history")
     p.add_argument("parts", type=Path, nargs="+", help="shard artifacts (or one whole artifact)")
-    p.add_argument("--repo-dir", type=Path, default=Path("."), help="checkout of the PR branch")
+    p.add_argument("--repo-dir", type=Path, default=Path("."), help="the measured checkout")
+    p.add_argument("--out", type=Path, required=True, help="where the result files go")
     p.add_argument("--artifact", default="docs/onnx_support_measured.json")
     p.add_argument("--page", default="docs/supported_operators.md")
-    p.add_argument("--history-dir", default="docs/history",
-                   help="where the per-torch-version records live")
+    p.add_argument("--history-dir", default="docs/history")
     p.add_argument("--history-page", default="docs/history.md")
+    p.set_defaults(run=cmd_assemble)
+
+    _privileged_parsers(steps, login)
+
+
+def _privileged_parsers(steps, login: dict) -> None:
+    """The steps of the workflow_run job and the scheduled bump."""
+    p = steps.add_parser("publish", help="privileged: check the result, diff, comment, commit")
+    p.add_argument("--run-event", type=Path, required=True, help="the workflow_run payload")
+    p.add_argument("--request", type=Path, default=None, help="the measuring run's request.json")
+    p.add_argument("--result", type=Path, required=True, help="the measuring run's result files")
+    p.add_argument("--repo-dir", type=Path, default=None,
+                   help="checkout of the head as data (same repository only; never a fork's)")
+    p.add_argument("--base-dir", type=Path, default=Path("."),
+                   help="checkout of the default branch (what a fork's result is compared with)")
     p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
-    p.add_argument("--pr", type=int, default=0)
-    p.add_argument("--comment", action="store_true")
-    p.add_argument("--commit", action="store_true")
-    p.add_argument("--branch", default="")
-    p.add_argument("--expected-sha", default="")
     p.add_argument("--message", default="Regenerate measured ONNX support")
-    p.add_argument("--bot-login", **bot_login)
+    p.add_argument("--bot-login", **login)
     p.set_defaults(run=cmd_publish)
 
-    p = steps.add_parser("commit", help="commit and push regenerated files, never forcing")
+    for name, run, text in (("resolve", cmd_resolve, "privileged: what a finished run may publish"),
+                            ("failed", cmd_failed, "privileged: report a failed measuring run")):
+        p = steps.add_parser(name, help=text)
+        p.add_argument("--run-event", type=Path, required=True, help="the workflow_run payload")
+        p.add_argument("--request", type=Path, default=None)
+        p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
+        p.add_argument("--bot-login", **login)
+        p.set_defaults(run=run)
+        if name == "failed":  # a run that failed because the pin set breaks the exporter
+            p.add_argument("--result", type=Path, default=None,
+                           help="the run's uploaded result, when it got that far (data)")
+            p.add_argument("--base-dir", type=Path, default=Path("."),
+                           help="the default branch's checkout (its committed artifact)")
+
+    p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
+                         "(push token: $OPSWEEP_PUSH_TOKEN)")
+    p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
+    p.add_argument("--repo-dir", type=Path, default=Path("."))
+    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--base", default="main", help="the branch the bump starts from and targets")
+    p.add_argument("--index-url", default="",
+                   help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index-url)")
+    p.set_defaults(run=cmd_bump)
+
+    p = steps.add_parser("commit", help="commit and push regenerated files, never forcing "
+                         "(push token: $OPSWEEP_PUSH_TOKEN)")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--branch", required=True)
     p.add_argument("--expected-sha", required=True)

@@ -262,10 +262,18 @@ def cmd_diff(args) -> int:
     from . import artifact as art
     from .diff import diff
     from .report import to_json, to_markdown
+    from .report import partial_reason
     try:
         old, new = art.load(args.old), art.load(args.new)
     except OpsweepError as exc:
         _err(str(exc))
+        return EXIT_USAGE
+    reason = partial_reason(old, new)
+    if reason and new.shard is None:  # lost specs count only while the catalog still has them
+        from .catalog import load_catalog
+        reason = partial_reason(old, new, frozenset(load_catalog(check_draws=False).specs))
+    if reason:
+        _err(f"{args.new}: not a whole sweep: {reason}; merge every shard first")
         return EXIT_USAGE
     result = diff(old, new)
     text = (json.dumps(to_json(result), indent=1, sort_keys=True) + "\n" if args.json
@@ -281,10 +289,14 @@ def cmd_diff(args) -> int:
 def cmd_pin_changed(args) -> int:
     from .bot_cli import write_outputs
     from .pin import pin_change
-    change = pin_change(args.base, args.head, args.pyproject, args.repo)
+    change = pin_change(args.base, args.head, args.pyproject, args.repo,
+                        against_merge_base=not args.tip)
     print(f"torch pin: {change.old or 'none'} -> {change.new or 'none'} "
-          f"({'changed' if change.changed else 'unchanged'})")
-    write_outputs({"changed": change.changed, "old": change.old or "", "new": change.new or ""},
+          f"({'changed' if change.changed else 'unchanged'}; against {change.base[:12]})")
+    for move in change.moves:
+        print(f"  moved: {move}")
+    write_outputs({"changed": change.changed, "old": change.old or "", "new": change.new or "",
+                   "moved": ",".join(f"{m.name}:{m.old or ''}:{m.new or ''}" for m in change.moves)},
                   args.github_output)
     return EXIT_OK
 
@@ -364,11 +376,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new", type=Path)
     p.add_argument("--json", action="store_true", help="JSON instead of markdown")
     p.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
-    p = sub.add_parser("pin-changed", help="did the torch pin in pyproject.toml change since REF?")
+    p = sub.add_parser("pin-changed", help="did a watched pin in pyproject.toml move since REF (its merge base)?")
     p.add_argument("--base", required=True, metavar="REF")
     p.add_argument("--head", default="HEAD", metavar="REF", help="'' for the working tree")
     p.add_argument("--pyproject", default="pyproject.toml")
     p.add_argument("--repo", type=Path, default=Path("."))
+    p.add_argument("--tip", action="store_true",
+                   help="compare against REF itself, not its merge base with --head")
     p.add_argument("--github-output", default=None, metavar="FILE",
                    help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
     from .bot_cli import add_parser as add_bot_parser

@@ -39,7 +39,8 @@ class Diff:
     transitions: tuple[Transition, ...]
     #: custom targets only one side measured, and targets whose table changed
     target_changes: tuple[str, ...] = ()
-    #: the new pin set breaks the exporter: the one headline, instead of every operator
+    #: the new pin set breaks the exporter: the canary's error line, headlined once
+    #: instead of every operator
     broken: str = ""
 
     @property
@@ -104,8 +105,7 @@ def diff(old: Artifact, new: Artifact) -> Diff:
     fp_old, fp_new = vars(old.fingerprint), vars(new.fingerprint)
     moved = tuple(fingerprint_changes(old.fingerprint, new.fingerprint))
     if new.broken is not None:
-        return Diff(dict(fp_old), dict(fp_new), moved, (), (),
-                    new.broken.headline(new.fingerprint))
+        return Diff(dict(fp_old), dict(fp_new), moved, (), (), new.broken.error)
     transitions: list[Transition] = []
     changes = []
     if old.broken is not None:

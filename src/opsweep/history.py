@@ -81,8 +81,18 @@ def record(artifact: Artifact, generated_at: str = "") -> Record:
                   artifact.examples, generated_at, targets, translations)
 
 
+#: a public version as a file-name component: digits, letters, dots, no path separators
+_VERSION = re.compile(r"^[0-9]+(?:\.[0-9A-Za-z]+)*(?:[-_]?[A-Za-z0-9]+)*$")
+
+
 def path_for(directory: Path, torch_version: str) -> Path:
-    return Path(directory) / f"torch-{public_version(torch_version)}.json"
+    """Where a torch version's record lives; a version that is not a plain version
+    string (`../../x`, a slash, a NUL) is refused before any path is built."""
+    version = public_version(str(torch_version))
+    if len(version) > 60 or not _VERSION.match(version):
+        raise ArtifactError("<history>", "fingerprint.torch",
+                            f"{torch_version!r} is not a version string a record can be named after")
+    return Path(directory) / f"torch-{version}.json"
 
 
 def to_data(r: Record) -> dict[str, Any]:

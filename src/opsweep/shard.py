@@ -17,6 +17,7 @@ from .artifact import STOCK, Artifact, make_artifact
 from .errors import ArtifactError, UsageError
 
 DEFAULT_COST = 20  # exports for a spec never measured before (ci draws ~20 signatures)
+MAX_SHARDS = 256  # the artifact schema's bound on shard.count
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -24,6 +25,9 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not m:
         raise UsageError(f"--shard: expected I/N such as 2/4, got {text!r}")
     index, count = int(m.group(1)), int(m.group(2))
+    if count > MAX_SHARDS:
+        raise UsageError(f"--shard: at most {MAX_SHARDS} shards (an artifact records no more), "
+                         f"got {text!r}")
     if not 1 <= index <= count:
         raise UsageError(f"--shard: index must be between 1 and {count}, got {text!r}")
     return index, count

@@ -513,7 +513,7 @@ def _broken(exc: ExporterBroken, fingerprint: Fingerprint, config: SweepConfig,
     """The canary failed: the result is the breakage itself, with no operator measured.
     It never replaces a working artifact: that one stays, and this goes beside it."""
     artifact = art.make_artifact(fingerprint, config.profile.name, config.profile.max_examples,
-                                 regen_index, {}, request.shard,
+                                 regen_index, {},  # whole, whichever shard found it
                                  broken=art.Breakage(exc.target, exc.stage, exc.error))
     out = request.out
     if out.exists():

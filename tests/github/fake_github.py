@@ -1,7 +1,12 @@
 """A stateful local fake of the GitHub REST endpoints the bot uses, served by
-pytest-httpserver on 127.0.0.1: repositories, pull requests, issue comments
-with Link-header pagination, reactions, collaborator permission, and an
-injectable rate-limit response."""
+pytest-httpserver on 127.0.0.1: repositories (forks included), pull requests
+(open or closed, heads in another repository), issue comments with Link-header
+pagination, reactions, collaborator permission, an injectable rate-limit
+response, and *tokens*: each token acts as one identity with read or write
+access, as GitHub grants them -- a `pull_request` run from a fork and a
+Dependabot-triggered run get a read-only token, whatever `permissions:` says;
+installation tokens (GITHUB_TOKEN, a GitHub App's) may not ask `GET /user`.
+Writes with a read-only token get GitHub's 403."""
 
 from __future__ import annotations
 
@@ -15,6 +20,15 @@ from urllib.parse import parse_qs, urlparse
 from werkzeug import Request, Response
 
 LIMIT = 65_536
+ACTIONS = "github-actions[bot]"
+
+
+@dataclass(frozen=True)
+class Token:
+    login: str = ACTIONS
+    write: bool = True
+    installation: bool = True  # GET /user answers 403 "Resource not accessible by integration"
+    type: str = "Bot"
 
 
 @dataclass
@@ -23,7 +37,8 @@ class Comment:
     body: str
     login: str
     type: str = "User"
-    reactions: list[tuple[str, str]] = field(default_factory=list)
+    reactions: list[tuple[str, str]] = field(default_factory=list)  # (content, login)
+    reaction_ids: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -39,7 +54,12 @@ class FakeGitHub:
         self.server = server
         self.base = server.url_for("").rstrip("/")
         self.repos: dict[str, FakeRepo] = {}
+        self.tokens: dict[str, Token] = {"t0ken": Token(), "fake-token": Token(),
+                                         "read-token": Token(write=False),
+                                         "app-token": Token("opsweep-app[bot]")}
         self.log: list[tuple[str, str]] = []
+        self.writes: list[tuple[str, str, str]] = []  # (method, path, login) of accepted writes
+        self.refused: list[tuple[str, str]] = []  # writes refused for a read-only token
         self.rate_limited = 0  # answer this many next requests with a rate-limit response
         self._ids = itertools.count(1000)
         self._lock = threading.Lock()
@@ -50,10 +70,14 @@ class FakeGitHub:
         return self.repos.setdefault(full_name, FakeRepo(full_name))
 
     def add_pull(self, full_name: str, number: int, *, head_repo: str | None = None,
-                 ref: str = "feature", sha: str = "0" * 40) -> None:
-        self.repo(full_name).pulls[number] = {"ref": ref, "sha": sha,
-                                              "head_repo": head_repo or full_name}
+                 ref: str = "feature", sha: str = "0" * 40, state: str = "open",
+                 user: str = "author", title: str = "", base_sha: str = "1" * 40) -> dict:
+        pull = {"ref": ref, "sha": sha, "head_repo": head_repo or full_name, "state": state,
+                "user": user, "title": title or f"PR {number}", "body": "", "base_sha": base_sha}
+        self.repo(full_name).pulls[number] = pull
+        self.repo(pull["head_repo"])
         self.repo(full_name).comments.setdefault(number, [])
+        return pull
 
     def add_comment(self, full_name: str, number: int, body: str, login: str,
                     type: str = "User") -> Comment:
@@ -77,14 +101,17 @@ class FakeGitHub:
 
     def _comment_json(self, r: FakeRepo, c: Comment) -> dict:
         url = f"{self.base}/repos/{r.full_name}/issues/comments/{c.id}"
+        number = next((n for n, cs in r.comments.items() if c in cs), 0)
         return {"id": c.id, "body": c.body, "user": self._user(c.login, c.type), "url": url,
                 "html_url": url, "created_at": "2026-11-29T00:00:00Z",
+                "issue_url": f"{self.base}/repos/{r.full_name}/issues/{number}",
                 "updated_at": "2026-11-29T00:00:00Z"}
 
     def _issue_json(self, r: FakeRepo, number: int) -> dict:
         url = f"{self.base}/repos/{r.full_name}/issues/{number}"
+        state = r.pulls[number]["state"] if number in r.pulls else "open"
         data = {"number": number, "id": number, "url": url, "comments_url": f"{url}/comments",
-                "title": f"PR {number}", "state": "open", "user": self._user("author")}
+                "title": f"PR {number}", "state": state, "user": self._user("author")}
         if number in r.pulls:
             data["pull_request"] = {"url": f"{self.base}/repos/{r.full_name}/pulls/{number}"}
         return data
@@ -92,12 +119,21 @@ class FakeGitHub:
     def _pull_json(self, r: FakeRepo, number: int) -> dict:
         p = r.pulls[number]
         head_repo = self._repo_json(self.repo(p["head_repo"]))
-        return {"number": number, "id": number, "url": f"{self.base}/repos/{r.full_name}/pulls/{number}",
-                "state": "open", "head": {"ref": p["ref"], "sha": p["sha"], "repo": head_repo,
-                                          "label": f"x:{p['ref']}"},
-                "base": {"ref": "main", "sha": "1" * 40, "repo": self._repo_json(r), "label": "x:main"}}
+        owner = p["head_repo"].split("/")[0]
+        return {"number": number, "id": number, "state": p["state"], "title": p["title"],
+                "body": p["body"], "user": self._user(p["user"]),
+                "url": f"{self.base}/repos/{r.full_name}/pulls/{number}",
+                "html_url": f"{self.base}/{r.full_name}/pull/{number}",
+                "head": {"ref": p["ref"], "sha": p["sha"], "repo": head_repo,
+                         "label": f"{owner}:{p['ref']}"},
+                "base": {"ref": "main", "sha": p["base_sha"], "repo": self._repo_json(r),
+                         "label": f"{r.full_name.split('/')[0]}:main"}}
 
     # --- dispatch --------------------------------------------------------------------
+    def _token(self, request: Request) -> Token | None:
+        auth = request.headers.get("Authorization", "")
+        return self.tokens.get(auth.split(" ", 1)[1]) if " " in auth else None
+
     def handle(self, request: Request) -> Response:
         with self._lock:
             self.log.append((request.method, request.full_path))
@@ -106,14 +142,27 @@ class FakeGitHub:
                 return Response(json.dumps({"message": "You have exceeded a secondary rate limit"}),
                                 status=403, content_type="application/json",
                                 headers={"Retry-After": "1", "X-RateLimit-Remaining": "0"})
-            return self._route(request)
+            token = self._token(request)
+            if token is None:
+                return self._json({"message": "Bad credentials"}, 401)
+            if request.method != "GET" and not token.write:
+                self.refused.append((request.method, request.path))
+                return self._json({"message": "Resource not accessible by integration"}, 403)
+            response = self._route(request, token)
+            if request.method != "GET" and response.status_code < 400:
+                self.writes.append((request.method, request.path, token.login))
+            return response
 
     def _json(self, data, status: int = 200, headers: dict | None = None) -> Response:
         return Response(json.dumps(data), status=status, content_type="application/json",
                         headers=headers or {})
 
-    def _route(self, request: Request) -> Response:
+    def _route(self, request: Request, token: Token) -> Response:
         path, method = request.path, request.method
+        if path == "/user":
+            if token.installation:
+                return self._json({"message": "Resource not accessible by integration"}, 403)
+            return self._json(self._user(token.login, token.type))
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
         if not m or m.group(1) not in self.repos:
             return self._json({"message": "Not Found"}, 404)
@@ -121,60 +170,119 @@ class FakeGitHub:
         body = json.loads(request.get_data() or b"{}") if method in ("POST", "PATCH") else {}
         if rest == "" and method == "GET":
             return self._json(self._repo_json(r))
-        if mm := re.fullmatch(r"/pulls/(\d+)", rest):
-            number = int(mm.group(1))
-            return self._json(self._pull_json(r, number)) if number in r.pulls else self._json({}, 404)
-        if mm := re.fullmatch(r"/issues/(\d+)", rest):
-            return self._json(self._issue_json(r, int(mm.group(1))))
-        if mm := re.fullmatch(r"/issues/(\d+)/comments", rest):
-            number = int(mm.group(1))
-            if method == "POST":
-                if len(body.get("body", "")) > LIMIT:
-                    return self._json({"message": "Validation Failed",
-                                       "errors": [{"message": "body is too long (maximum is 65536 characters)"}]}, 422)
-                login = request.headers.get("X-Fake-Login", "github-actions[bot]")
-                c = self.add_comment(r.full_name, number, body["body"], login, "Bot")
-                return self._json(self._comment_json(r, c), 201)
-            return self._page(request, r, self.comments(r.full_name, number))
-        if mm := re.fullmatch(r"/issues/comments/(\d+)(/reactions)?", rest):
-            found = [c for cs in r.comments.values() for c in cs if c.id == int(mm.group(1))]
-            if not found:
-                return self._json({"message": "Not Found"}, 404)
-            c = found[0]
-            if mm.group(2):
-                c.reactions.append((body["content"], "github-actions[bot]"))
-                return self._json({"id": next(self._ids), "content": body["content"],
-                                   "user": self._user("github-actions[bot]", "Bot")}, 201)
-            if method == "PATCH":
-                if len(body.get("body", "")) > LIMIT:
-                    return self._json({"message": "Validation Failed"}, 422)
-                c.body = body["body"]
-            elif method == "DELETE":
-                for cs in r.comments.values():
-                    if c in cs:
-                        cs.remove(c)
-                return Response(status=204)
-            return self._json(self._comment_json(r, c))
-        if mm := re.fullmatch(r"/collaborators/([^/]+)/permission", rest):
-            login = mm.group(1)
-            if login not in r.permissions:
-                return self._json({"message": f"{login} is not a user"}, 404)
-            return self._json({"permission": r.permissions[login], "user": self._user(login)})
+        for pattern, handler in self._routes():
+            mm = re.fullmatch(pattern, rest)
+            if mm:
+                return handler(request, r, mm, body, token)
         return self._json({"message": f"fake has no route for {method} {path}"}, 404)
 
-    def _page(self, request: Request, r: FakeRepo, items: list[Comment]) -> Response:
+    def _routes(self):
+        return [(r"/pulls", self._pulls), (r"/pulls/(\d+)", self._pull),
+                (r"/issues/(\d+)", self._issue), (r"/issues/(\d+)/comments", self._issue_comments),
+                (r"/issues/comments/(\d+)", self._comment),
+                (r"/issues/comments/(\d+)/reactions(?:/(\d+))?", self._reactions),
+                (r"/collaborators/([^/]+)/permission", self._permission)]
+
+    def _pulls(self, request, r, mm, body, token):
+        if request.method == "POST":
+            number = max([*r.pulls, *r.comments, 0]) + 1
+            head = body["head"].split(":")[-1]
+            self.add_pull(r.full_name, number, ref=head, title=body.get("title", ""),
+                          user=token.login)
+            r.pulls[number]["body"] = body.get("body", "")
+            return self._json(self._pull_json(r, number), 201)
+        query = parse_qs(urlparse(request.url).query)
+        state = query.get("state", ["open"])[0]
+        head = query.get("head", [""])[0]
+        numbers = [n for n, p in sorted(r.pulls.items())
+                   if state in ("all", p["state"])
+                   and (not head or head == f"{p['head_repo'].split('/')[0]}:{p['ref']}")]
+        return self._page(request, [self._pull_json(r, n) for n in numbers])
+
+    def _pull(self, request, r, mm, body, token):
+        number = int(mm.group(1))
+        if number not in r.pulls:
+            return self._json({"message": "Not Found"}, 404)
+        if request.method == "PATCH":
+            for key in ("title", "body", "state"):
+                if key in body:
+                    r.pulls[number][key] = body[key]
+        return self._json(self._pull_json(r, number))
+
+    def _issue(self, request, r, mm, body, token):
+        return self._json(self._issue_json(r, int(mm.group(1))))
+
+    def _issue_comments(self, request, r, mm, body, token):
+        number = int(mm.group(1))
+        if request.method == "POST":
+            if len(body.get("body", "")) > LIMIT:
+                return self._json({"message": "Validation Failed", "errors": [
+                    {"message": "body is too long (maximum is 65536 characters)"}]}, 422)
+            c = self.add_comment(r.full_name, number, body["body"], token.login, token.type)
+            return self._json(self._comment_json(r, c), 201)
+        return self._page(request, [self._comment_json(r, c)
+                                    for c in self.comments(r.full_name, number)])
+
+    def _find(self, r, comment_id):
+        found = [c for cs in r.comments.values() for c in cs if c.id == comment_id]
+        return found[0] if found else None
+
+    def _comment(self, request, r, mm, body, token):
+        c = self._find(r, int(mm.group(1)))
+        if c is None:
+            return self._json({"message": "Not Found"}, 404)
+        if request.method == "PATCH":
+            if c.login != token.login:
+                return self._json({"message": "Must have admin rights to Repository."}, 403)
+            if len(body.get("body", "")) > LIMIT:
+                return self._json({"message": "Validation Failed"}, 422)
+            c.body = body["body"]
+        elif request.method == "DELETE":
+            for cs in r.comments.values():
+                if c in cs:
+                    cs.remove(c)
+            return Response(status=204)
+        return self._json(self._comment_json(r, c))
+
+    def _reactions(self, request, r, mm, body, token):
+        c = self._find(r, int(mm.group(1)))
+        if c is None:
+            return self._json({"message": "Not Found"}, 404)
+        if request.method == "POST":
+            rid = next(self._ids)
+            c.reactions.append((body["content"], token.login))
+            c.reaction_ids.append(rid)
+            return self._json({"id": rid, "content": body["content"],
+                               "user": self._user(token.login, token.type)}, 201)
+        if request.method == "DELETE":
+            rid = int(mm.group(2))
+            if rid in c.reaction_ids:
+                i = c.reaction_ids.index(rid)
+                del c.reaction_ids[i], c.reactions[i]
+            return Response(status=204)
+        return self._page(request, [{"id": rid, "content": content,
+                                     "user": self._user(login, "Bot" if "[bot]" in login else "User")}
+                                    for rid, (content, login) in zip(c.reaction_ids, c.reactions)])
+
+    def _permission(self, request, r, mm, body, token):
+        login = mm.group(1)
+        if login not in r.permissions:
+            return self._json({"message": f"{login} is not a user"}, 404)
+        return self._json({"permission": r.permissions[login], "user": self._user(login)})
+
+    def _page(self, request: Request, items: list[dict]) -> Response:
         query = parse_qs(urlparse(request.url).query)
         per_page = int(query.get("per_page", ["30"])[0])
         page = int(query.get("page", ["1"])[0])
         last = max(1, -(-len(items) // per_page))
         chunk = items[(page - 1) * per_page: page * per_page]
         links = []
-        url = f"{self.base}{request.path}?per_page={per_page}"
+        kept = "&".join(f"{k}={v[0]}" for k, v in query.items() if k not in ("page", "per_page"))
+        url = f"{self.base}{request.path}?per_page={per_page}" + (f"&{kept}" if kept else "")
         if page < last:
             links.append(f'<{url}&page={page + 1}>; rel="next"')
             links.append(f'<{url}&page={last}>; rel="last"')
         if page > 1:
             links.append(f'<{url}&page=1>; rel="first"')
             links.append(f'<{url}&page={page - 1}>; rel="prev"')
-        return self._json([self._comment_json(r, c) for c in chunk],
-                          headers={"Link": ", ".join(links)} if links else {})
+        return self._json(chunk, headers={"Link": ", ".join(links)} if links else {})

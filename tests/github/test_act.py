@@ -1,10 +1,16 @@
-"""End to end: the real workflow file under nektos/act, for each trigger.
+"""End to end: the real workflow files under nektos/act, for each trigger.
 
 Jobs run self-hosted on this machine; actions/checkout, upload-artifact and
 download-artifact are replaced by local stand-ins (a local bare repository is
-the origin); GITHUB_API_URL points at the stateful fake of GitHub's REST API.
-Afterwards the fake holds the expected comment and the bare repository the
-expected commit. All traffic stays on 127.0.0.1.
+the origin, a directory holds one run's artifacts); GITHUB_API_URL points at the
+stateful fake of GitHub's REST API, and each run gets the token GitHub would
+give it (read-only for a fork's or Dependabot's pull_request run). A measuring
+run (onnx-measure, onnx-command) is followed by onnx-publish with the
+workflow_run payload GitHub sends. The runner's environment provides the test
+venv (OPSWEEP_PYTHON_ENV) and a tiny catalog (OPSWEEP_SWEEP_ARGS); the
+workflow files are the production ones, unmodified. Two sweeps in all: one
+pull-request measurement, shared by the publish scenarios, and one accepted
+/regen-onnx. All traffic stays on 127.0.0.1.
 """
 
 import json
@@ -27,10 +33,12 @@ STANDINS = Path(__file__).parent / "standins"
 REPO = "octo/demo"
 PR = 12
 ONLY = "--only sin relu cdist --jobs 0"
-PINNED = {  # the remote actions the workflow uses, by the exact ref it pins
-    "actions/checkout@08eba0b27e820071cde6df949e0beb9ba4906955": "checkout",
-    "actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02": "upload-artifact",
-    "actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093": "download-artifact",
+PINNED = {  # the remote actions the workflows use, by the exact ref they pin
+    "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1": "checkout",
+    "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f": "upload-artifact",
+    "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c": "download-artifact",
+    "actions/create-github-app-token@1b10c78c7865c340bc4f6099eb2f838309f1e8c3":
+        "create-github-app-token",
 }
 pytestmark = pytest.mark.integration
 
@@ -86,130 +94,260 @@ def built(tmp_path_factory):
     _set_pin(tree, "2.13.0")
     git(tree, *IDENT, "commit", "-qam", "Bump torch to 2.13.0")
     head = git(tree, "rev-parse", "HEAD")
+    git(tree, "checkout", "-q", "main")  # the default branch: what privileged runs execute
+    TREE[:] = [tree]
     git(tree, "remote", "add", "origin", f"https://github.com/{REPO}.git")  # what act reads
     return {"tree": tree, "base": base, "head": head}
 
 
-@pytest.fixture
-def project(built, tmp_path):
-    """A fresh bare origin per test, so one test's bot commit cannot guard another's run."""
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "clone", "-q", "--bare", str(built["tree"]), str(origin))
+def fresh_origin(built, where):
+    where.mkdir(parents=True, exist_ok=True)
+    origin = where / "origin.git"
+    git(where, "clone", "-q", "--bare", str(built["tree"]), str(origin))
     git(origin, "symbolic-ref", "HEAD", "refs/heads/main")
-    return {**built, "origin": origin}
+    return origin
 
 
-@pytest.fixture
-def fake(httpserver, project):
+def fake_for(httpserver, built, head_repo=REPO):
     github = FakeGitHub(httpserver)
-    github.add_pull(REPO, PR, ref="feature", sha=project["head"])
+    github.add_pull(REPO, PR, ref="feature", sha=built["head"], head_repo=head_repo,
+                    base_sha=built["base"])
     github.repo(REPO).permissions.update({"maintainer": "admin", "reader": "read"})
     return github
 
 
-def act(project, fake, event_name, payload, tmp_path):
-    event = tmp_path / "event.json"
+def act(origin, fake, event_name, payload, run_dir, workflow, artifacts, token="fake-token",
+        variables=()):
+    run_dir.mkdir(parents=True, exist_ok=True)
+    event = run_dir / "event.json"
     event.write_text(json.dumps(payload))
-    artifacts = tmp_path / "artifacts"
-    artifacts.mkdir()
+    artifacts.mkdir(parents=True, exist_ok=True)
     cmd = [shutil.which("act") or str(Path(sys.executable).with_name("act")), event_name,
-           "-e", str(event), "-W", ".github/workflows/onnx-support.yml",
+           "-e", str(event), "-W", f".github/workflows/{workflow}.yml",
            "-P", "ubuntu-latest=-self-hosted", "--no-skip-checkout",
            "--artifact-server-addr", "127.0.0.1", "--cache-server-addr", "127.0.0.1",
-           "-s", "GITHUB_TOKEN=fake-token",
-           "--env", f"GITHUB_API_URL={fake.base}", "--env", f"E2E_ORIGIN={project['origin']}",
+           "-s", f"GITHUB_TOKEN={token}",
+           "--env", f"GITHUB_API_URL={fake.base}", "--env", f"E2E_ORIGIN={origin}",
            "--env", f"E2E_ARTIFACTS={artifacts}",
-           "--var", f"OPSWEEP_PYTHON_ENV={sys.prefix}", "--var", f"OPSWEEP_SWEEP_ARGS={ONLY}"]
+           "--env", f"OPSWEEP_PYTHON_ENV={sys.prefix}", "--env", f"OPSWEEP_SWEEP_ARGS={ONLY}"]
     for ref, name in PINNED.items():
         cmd += ["--local-repository", f"{ref}={STANDINS / name}"]
+    for variable in variables:
+        cmd += ["--var", variable]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    result = subprocess.run(cmd, cwd=project["tree"], capture_output=True, text=True,
-                            timeout=900, env=env)
-    (tmp_path / "act.log").write_text(result.stdout + result.stderr)
-    return result
+    result = subprocess.run(cmd, cwd=TREE[0], capture_output=True, text=True, timeout=900,
+                            env=env, check=False)
+    (run_dir / "act.log").write_text(result.stdout + result.stderr)
+    assert result.returncode == 0, (run_dir / "act.log").read_text()[-6000:]
+    return result.stdout + result.stderr
 
 
-def pull_request_event(project):
-    return {"action": "synchronize", "number": PR,
-            "pull_request": {"number": PR, "head": {"sha": project["head"], "ref": "feature",
-                                                    "repo": {"full_name": REPO}},
-                             "base": {"sha": project["base"], "ref": "main"}},
+TREE: list[Path] = []  # the working tree act reads the workflow files from (set by `built`)
+
+
+def pull_request_event(built, head_repo=REPO, actor="dev", sha=None):
+    sha = sha or built["head"]
+    return {"action": "synchronize", "number": PR, "sender": {"login": actor},
+            "pull_request": {"number": PR, "head": {"sha": sha, "ref": "feature",
+                                                    "repo": {"full_name": head_repo}},
+                             "base": {"sha": built["base"], "ref": "main"}},
             "repository": {"full_name": REPO}}
 
 
-def test_pin_bump_pull_request_measures_comments_and_commits(project, fake, tmp_path):
-    result = act(project, fake, "pull_request", pull_request_event(project), tmp_path)
-    assert result.returncode == 0, (tmp_path / "act.log").read_text()[-6000:]
-    (comment,) = [c for c in fake.comments(REPO, PR) if MARKER in c.body]
-    assert "torch 2.12.0 → 2.13.0" in comment.body
-    log = git(project["origin"], "log", "-1", "--format=%B", "feature")
-    assert TRAILER in log
-    committed = json.loads(git(project["origin"], "show", "feature:docs/onnx_support_measured.json"))
+def workflow_run_event(built, event, sha, head_repo=REPO, conclusion="success", branch="feature"):
+    return {"action": "completed", "repository": {"full_name": REPO},
+            "workflow_run": {"id": 4242, "event": event, "head_sha": sha, "head_branch": branch,
+                             "conclusion": conclusion, "pull_requests": [],
+                             "html_url": "https://example.invalid/run/4242",
+                             "head_repository": {"full_name": head_repo}}}
+
+
+@pytest.fixture(scope="module")
+def measured(built, tmp_path_factory):
+    """One pull-request measurement with a read-only token (as a fork's or Dependabot's
+    run gets), whose artifacts the publish scenarios share."""
+    from pytest_httpserver import HTTPServer
+    where = tmp_path_factory.mktemp("measured")
+    origin = fresh_origin(built, where)
+    server = HTTPServer(host="127.0.0.1")
+    server.start()
+    try:
+        fake = fake_for(server, built)
+        log = act(origin, fake, "pull_request", pull_request_event(built), where / "run",
+                  "onnx-measure", where / "artifacts", token="read-token")
+        assert fake.writes == [] and fake.refused == []  # the measuring run never writes
+    finally:
+        server.clear()
+        server.stop()
+    return {"artifacts": where / "artifacts", "log": log}
+
+
+def publish_run(built, measured, fake, tmp_path, event="pull_request", head_repo=REPO, sha=None):
+    origin = fresh_origin(built, tmp_path)
+    artifacts = tmp_path / "artifacts"
+    shutil.copytree(measured["artifacts"], artifacts)
+    log = act(origin, fake, "workflow_run",
+              workflow_run_event(built, event, sha or built["head"], head_repo), tmp_path / "run",
+              "onnx-publish", artifacts)
+    return origin, log
+
+
+def marked(fake):
+    return [c for c in fake.comments(REPO, PR) if MARKER in c.body]
+
+
+def test_measuring_run_uploads_data_only(measured):
+    artifacts = measured["artifacts"]
+    assert json.loads((artifacts / "onnx-request" / "request.json").read_text())["pr"] == PR
+    result = artifacts / "onnx-result" / "docs"
+    committed = json.loads((result / "onnx_support_measured.json").read_text())
+    assert set(committed["specs"]) == {"sin", "relu", "cdist"} and "shard" not in committed
+    assert (result / "supported_operators.md").is_file()
+    assert (result / "history" / "torch-2.13.0.json").is_file()
+    checkouts = (artifacts.parent / "checkouts.log").read_text()
+    assert "persist=true" not in checkouts
+
+
+def test_same_repository_bump_is_commented_and_committed(built, measured, httpserver, tmp_path):
+    fake = fake_for(httpserver, built)
+    origin, _ = publish_run(built, measured, fake, tmp_path)
+    (comment,) = marked(fake)
+    assert "torch 2.12.0 → 2.13.0" in comment.body and "Committed the regenerated" in comment.body
+    assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
+    committed = json.loads(git(origin, "show", "feature:docs/onnx_support_measured.json"))
     assert committed["fingerprint"]["torch"].startswith("2.13.0")
-    assert set(committed["specs"]) == {"sin", "relu", "cdist"}
-    # the workflow measures the example translation table as a second target
     (target,) = committed["targets"]
     assert target == "examples/custom_translations.py:TABLE"
-    assert set(committed["targets"][target]["specs"]) == {"sin", "relu", "cdist"}
     assert "target examples/custom_translations.py:TABLE added" in comment.body
-    # the history record of the measured torch, its view, and the comment's link to it
-    record = json.loads(git(project["origin"], "show", "feature:docs/history/torch-2.13.0.json"))
-    assert set(record["targets"]) == {"stock", target} and set(record["targets"]["stock"]) == {
-        "sin", "relu", "cdist"}
-    assert "# History across torch versions" in git(project["origin"], "show",
-                                                    "feature:docs/history.md")
+    record = json.loads(git(origin, "show", "feature:docs/history/torch-2.13.0.json"))
+    assert set(record["targets"]) == {"stock", target}
     assert f"/{REPO}/blob/feature/docs/history.md" in comment.body
 
 
-def comment_event(body, login):
+def test_fork_bump_is_commented_never_pushed_and_its_code_never_checked_out(
+        built, measured, httpserver, tmp_path):
+    fake = fake_for(httpserver, built, head_repo="someone/demo-fork")
+    origin, _ = publish_run(built, measured, fake, tmp_path, head_repo="someone/demo-fork")
+    (comment,) = marked(fake)
+    assert "lives in a fork" in comment.body
+    assert git(origin, "rev-parse", "feature") == built["head"]
+    checkouts = (tmp_path / "checkouts.log").read_text().splitlines()
+    assert [line.split()[2] for line in checkouts if "onnx-publish" in line] == ["base"]
+    assert {m for m, _, _ in fake.writes} == {"POST"} and all("/comments" in p for _, p, _ in fake.writes)
+
+
+def test_dependabot_bump_measures_read_only_then_publishes(built, measured, httpserver, tmp_path):
+    """Dependabot's pull_request run is read-only (the shared measurement ran with a
+    read-only token); the workflow_run that follows publishes with a write token."""
+    fake = fake_for(httpserver, built)
+    fake.repo(REPO).pulls[PR]["user"] = "dependabot[bot]"
+    origin, _ = publish_run(built, measured, fake, tmp_path)
+    assert len(marked(fake)) == 1 and TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
+
+
+def test_a_push_during_the_sweep_publishes_nothing_stale(built, measured, httpserver, tmp_path):
+    fake = fake_for(httpserver, built)
+    fake.repo(REPO).pulls[PR]["sha"] = "e" * 40  # the head moved while the sweep ran
+    origin, log = publish_run(built, measured, fake, tmp_path)
+    assert "publish=false" in log or "no open pull request has head" in log
+    assert not marked(fake) and TRAILER not in git(origin, "log", "-1", "--format=%B", "feature")
+
+
+def comment_event(body, login, comment_id=0):
     return {"action": "created", "issue": {"number": PR, "pull_request": {"url": "x"}},
-            "comment": {"id": 0, "body": body, "user": {"login": login, "type": "User"}},
+            "comment": {"id": comment_id, "body": body, "user": {"login": login, "type": "User"}},
             "repository": {"full_name": REPO}}
 
 
-def regen_command(project, fake, tmp_path, login):
-    """`/regen-onnx` commented by `login`, run through the workflow; the comment."""
-    comment = fake.add_comment(REPO, PR, "/regen-onnx", login)
-    payload = comment_event("/regen-onnx", login)
-    payload["comment"]["id"] = comment.id
-    result = act(project, fake, "issue_comment", payload, tmp_path)
-    assert result.returncode == 0, (tmp_path / "act.log").read_text()[-6000:]
-    return comment
+def command_run(built, fake, tmp_path, body, login):
+    origin = fresh_origin(built, tmp_path)
+    comment = fake.add_comment(REPO, PR, body, login)
+    log = act(origin, fake, "issue_comment", comment_event(body, login, comment.id),
+              tmp_path / "run", "onnx-command", tmp_path / "artifacts")
+    return origin, comment, log
 
 
-def test_regen_command_from_a_reader_is_refused(project, fake, tmp_path):
-    comment = regen_command(project, fake, tmp_path, "reader")
-    assert comment.reactions == [("confused", "github-actions[bot]")]
+def test_regen_refused_for_a_reader_and_for_a_stale_sha(built, httpserver, tmp_path):
+    fake = fake_for(httpserver, built)
+    _, reader, _ = command_run(built, fake, tmp_path / "a", "/regen-onnx", "reader")
+    assert reader.reactions == [("confused", "github-actions[bot]")]
     assert any("has read permission" in c.body for c in fake.comments(REPO, PR))
-    assert not any(MARKER in c.body for c in fake.comments(REPO, PR))
+    _, stale, _ = command_run(built, fake, tmp_path / "b", "/Regen-Onnx 1234567", "maintainer")
+    assert stale.reactions == [("confused", "github-actions[bot]")]
+    assert any("is not the head any more" in c.body for c in fake.comments(REPO, PR))
+    assert not marked(fake) and not (tmp_path / "b" / "artifacts" / "onnx-request").exists()
 
 
-def test_regen_command_from_a_maintainer_runs_with_eyes_then_rocket(project, fake, tmp_path):
-    comment = regen_command(project, fake, tmp_path, "maintainer")
-    assert [r for r, _ in comment.reactions] == ["eyes", "rocket"]
-    assert len([c for c in fake.comments(REPO, PR) if MARKER in c.body]) == 1
-    assert TRAILER in git(project["origin"], "log", "-1", "--format=%B", "feature")
+def test_a_comment_during_a_pending_sweep_starts_nothing(built, httpserver, tmp_path):
+    fake = fake_for(httpserver, built)
+    _, comment, log = command_run(built, fake, tmp_path, "LGTM, thanks", "maintainer")
+    assert fake.writes == [] and comment.reactions == []
+    assert "Parse, authorise" not in log and "onnx-sweep" not in log  # no job started
 
 
-def test_manual_dispatch_commits_to_the_dispatched_branch(project, fake, tmp_path):
-    before = git(project["origin"], "rev-parse", "feature")
-    result = act(project, fake, "workflow_dispatch", {"inputs": {"profile": "ci"}}, tmp_path)
-    assert result.returncode == 0, (tmp_path / "act.log").read_text()[-6000:]
-    assert git(project["origin"], "rev-parse", "feature~1") == before
-    assert TRAILER in git(project["origin"], "log", "-1", "--format=%B", "feature")
-    assert not [c for c in fake.comments(REPO, PR) if MARKER in c.body]  # no pull request to comment on
+def test_regen_accepted_measures_then_publishes_with_eyes_then_rocket(built, httpserver, tmp_path):
+    fake = fake_for(httpserver, built)
+    origin, comment, _ = command_run(built, fake, tmp_path, f"/regen-onnx {built['head'][:10]}",
+                                     "maintainer")
+    assert [r for r, _ in comment.reactions] == ["eyes"]
+    request = json.loads((tmp_path / "artifacts" / "onnx-request" / "request.json").read_text())
+    assert request["sha"] == built["head"] and request["comment_id"] == comment.id
+    shutil.rmtree(tmp_path / "run")
+    act(origin, fake, "workflow_run", workflow_run_event(built, "issue_comment", built["base"],
+                                                         branch="main"),
+        tmp_path / "run", "onnx-publish", tmp_path / "artifacts")
+    assert [r for r, _ in comment.reactions] == ["rocket"]
+    assert len(marked(fake)) == 1
+    assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
 
 
-def test_the_bot_s_own_commit_does_not_trigger_another_run(project, fake, tmp_path):
-    first = act(project, fake, "pull_request", pull_request_event(project), tmp_path)
-    assert first.returncode == 0, (tmp_path / "act.log").read_text()[-6000:]
-    bot_head = git(project["origin"], "rev-parse", "feature")
-    fake.repo(REPO).pulls[PR]["sha"] = bot_head
-    again = dict(pull_request_event(project))
-    again["pull_request"] = {**again["pull_request"], "head": {"sha": bot_head, "ref": "feature",
-                                                               "repo": {"full_name": REPO}}}
-    (tmp_path / "second").mkdir()
-    second = act(project, fake, "pull_request", again, tmp_path / "second")
-    assert second.returncode == 0, (tmp_path / "second" / "act.log").read_text()[-6000:]
-    assert "run=false" in (tmp_path / "second" / "act.log").read_text()
-    assert git(project["origin"], "rev-parse", "feature") == bot_head
+def test_the_bot_s_own_commit_does_not_trigger_another_sweep(built, measured, httpserver, tmp_path):
+    fake = fake_for(httpserver, built)
+    origin, _ = publish_run(built, measured, fake, tmp_path / "first")
+    bot_head = git(origin, "rev-parse", "feature")
+    log = act(origin, fake, "pull_request", pull_request_event(built, sha=bot_head),
+              tmp_path / "second", "onnx-measure", tmp_path / "second" / "artifacts",
+              token="read-token")
+    assert "run=false" in log and not (tmp_path / "second" / "artifacts" / "onnx-shard-1").exists()
+    assert git(origin, "rev-parse", "feature") == bot_head
+
+
+def test_the_scheduled_bump_opens_one_pull_request(built, httpserver, tmp_path):
+    from pytest_httpserver import HTTPServer
+
+    from .test_bump import FakeIndex, releases
+    server = HTTPServer(host="127.0.0.1")
+    server.start()
+    try:
+        index = FakeIndex(server)
+        index.packages.update({"torch": releases("2.12.0", "2.13.0"),
+                               "hypothesis": releases("6.170.17")})
+        fake = FakeGitHub(httpserver)
+        fake.repo(REPO)
+        origin = fresh_origin(built, tmp_path)
+        payload = {"schedule": "17 5 * * *", "repository": {"full_name": REPO,
+                                                             "default_branch": "main"}}
+        act(origin, fake, "schedule", payload, tmp_path / "run", "onnx-bump",
+            tmp_path / "artifacts", variables=[f"OPSWEEP_INDEX_URL={index.url}"])
+    finally:
+        server.clear()
+        server.stop()
+    (pull,) = fake.repo(REPO).pulls.values()
+    assert pull["title"] == "Bump torch to 2.13.0" and pull["ref"] == "opsweep/bump-pins"
+    assert '"torch==2.13.0"' in git(origin, "show", "opsweep/bump-pins:pyproject.toml")
+    assert git(origin, "rev-parse", "opsweep/bump-pins~1") == built["base"]
+
+
+def test_regen_with_nothing_to_do_answers_instead_of_keeping_eyes(built, measured, httpserver,
+                                                                  tmp_path):
+    """After the bot's commit the artifact already describes the pins: the command says so."""
+    fake = fake_for(httpserver, built)
+    origin, _ = publish_run(built, measured, fake, tmp_path / "first")
+    fake.repo(REPO).pulls[PR]["sha"] = git(origin, "rev-parse", "feature")
+    comment = fake.add_comment(REPO, PR, "/regen-onnx", "maintainer")
+    act(origin, fake, "issue_comment", comment_event("/regen-onnx", "maintainer", comment.id),
+        tmp_path / "run", "onnx-command", tmp_path / "artifacts")
+    assert comment.reactions == [("+1", "github-actions[bot]")]
+    assert any("Nothing to do: `artifact already measured torch 2.13.0 at ci" in c.body
+               for c in fake.comments(REPO, PR))
+    assert not (tmp_path / "artifacts" / "onnx-request").exists()

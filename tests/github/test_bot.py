@@ -80,7 +80,7 @@ def test_write_users_are_accepted_with_eyes(github, gh):
         comment, ev = event(github, "/regen-onnx nightly", login)
         cmd = bot.authorize(gh, REPO, ev, bot.parse_command(ev))
         assert cmd.accepted and cmd.profile == "nightly"
-        bot.react(gh, REPO, ev, "eyes")
+        bot.react(gh, REPO, 7, comment.id, "eyes")
         assert comment.reactions == [("eyes", BOT)]
 
 
@@ -91,7 +91,7 @@ def test_refusals(github, gh):
         comment, ev = event(github, "/regen-onnx", login)
         cmd = bot.authorize(gh, REPO, ev, bot.parse_command(ev))
         assert not cmd.accepted and why in cmd.reason and cmd.respond
-        bot.refuse(gh, REPO, ev, cmd)
+        bot.refuse(gh, REPO, 7, comment.id, cmd)
         assert comment.reactions == [("confused", BOT)]
         assert any(why in c.body for c in github.comments(REPO, 7))
     _, edited = event(github, "/regen-onnx", "maintainer", action="edited")
@@ -123,47 +123,135 @@ def test_fork_pull_request_is_reported_as_such(github, monkeypatch, tmp_path, ca
                        "head_repo": "someone/opsweep-fork", "same_repo": "false"}
 
 
-def test_publish_without_commit_tells_where_to_get_the_files(github, monkeypatch, tmp_path):
-    """A fork's pull request: the comment carries the transitions and where the files are."""
-    from dataclasses import replace as dc_replace
 
-    from opsweep import artifact as art
+
+# --- the token actually used (defect 9) ------------------------------------------------------
+
+def test_another_identity_never_overwrites_nor_deletes_other_authors_comments(github, client_for):
+    n = pr(github)
+    theirs = github.add_comment(REPO, n, f"{MARKER}\nthe Actions bot's report", BOT, "Bot")
+    human = github.add_comment(REPO, n, f"{MARKER}\nquoted by a human", "dev")
+    app = client_for("app-token")  # an App installation token: GET /user is not allowed
+    first = bot.upsert_comment(app, REPO, n, "report one")  # login unknown: learnt from GitHub
+    second = bot.upsert_comment(app, REPO, n, "report two")  # converges on the first
+    third = bot.upsert_comment(app, REPO, n, "report three", "opsweep-app[bot]")
+    fourth = bot.upsert_comment(app, REPO, n, "report two", "opsweep-app[bot]")
+    assert first == second == third == fourth
+    assert theirs.body.endswith("the Actions bot's report") and human.body.endswith("by a human")
+    mine = [c for c in marked(github, n) if c.login == "opsweep-app[bot]"]
+    assert [c.body for c in mine] == [f"{MARKER}\nreport two"]
+    assert len(github.comments(REPO, n)) == 3
+
+
+def test_identity_is_asked_of_the_api_when_the_token_may(github, client_for):
+    from .fake_github import Token
+    github.tokens["pat"] = Token("maint-user", installation=False, type="User")
+    assert bot.identity(client_for("pat")) == "maint-user"
+    assert bot.identity(client_for("t0ken")) is None  # installation token: may not ask
+    n = pr(github)
+    bot.upsert_comment(client_for("pat"), REPO, n, "one")
+    bot.upsert_comment(client_for("pat"), REPO, n, "two")
+    assert [c.body for c in marked(github, n)] == [f"{MARKER}\ntwo"]
+
+
+def test_a_read_only_token_cannot_comment(github, client_for):
+    """The fake models GitHub: a fork's pull_request run gets a read-only token."""
+    from github import GithubException
+    n = pr(github)
+    try:
+        bot.upsert_comment(client_for("read-token"), REPO, n, "x")
+    except GithubException as exc:
+        assert exc.status == 403
+    else:
+        raise AssertionError("a read-only token wrote a comment")
+    assert github.refused and not marked(github, n)
+
+
+# --- one parser, the workflow's filter agrees (defect 8) -------------------------------------
+
+BODIES = ["/regen-onnx", "/Regen-Onnx", "  /regen-onnx nightly", "\n/REGEN-ONNX CI",
+          "/regen-onnx please", "/regen-onnx nightly abc1234", "/regen-onnx abc1234def",
+          "/regen-onnx\nthanks!", "please /regen-onnx", "LGTM", "/regen-onnxx", "", "/regen"]
+
+
+def ev(body, login="maintainer", action="created", number=7):
+    return {"action": action, "issue": {"number": number, "pull_request": {"url": "x"}},
+            "comment": {"id": 1, "body": body, "user": {"login": login, "type": "User"}}}
+
+
+def test_the_workflow_filter_lets_through_everything_the_parser_reads_as_a_command():
+    import yaml
+
+    from .test_workflows import ROOT
+    wf = yaml.safe_load((ROOT / ".github/workflows/onnx-command.yml").read_text())
+    job_if = wf["jobs"]["command"]["if"]
+    assert bot.WORKFLOW_FILTER in job_if
+    for body in BODIES:
+        if bot.parse_command(ev(body)) is not None:  # GitHub's contains() ignores case
+            assert "/regen-onnx" in body.lower(), body
+
+
+def test_parser_reads_case_blanks_arguments_and_sha():
+    parsed = {b: bot.parse_command(ev(b)) for b in BODIES}
+    assert parsed["/Regen-Onnx"].accepted and parsed["\n/REGEN-ONNX CI"].profile == "ci"
+    assert parsed["  /regen-onnx nightly"].profile == "nightly"
+    please = parsed["/regen-onnx please"]
+    assert not please.accepted and please.respond and "unknown argument" in please.reason
+    assert parsed["/regen-onnx nightly abc1234"].sha == "abc1234"
+    assert parsed["/regen-onnx\nthanks!"].accepted  # only the first line is the command
+    for body in ("please /regen-onnx", "LGTM", "/regen-onnxx", "", "/regen"):
+        assert parsed[body] is None, body
+
+
+def test_bind_refuses_closed_stale_and_unnamed_fork_heads(github, gh):
+    head = "ab" * 20
+    pr(github, 7, sha=head)
+    ok = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx")))
+    assert ok.accepted and ok.sha == head and ok.head_repo == REPO
+    named = bot.bind(gh, REPO, bot.parse_command(ev(f"/regen-onnx {head[:9]}")))
+    assert named.accepted and named.sha == head
+    stale = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx 1234567")))
+    assert not stale.accepted and "not the head any more" in stale.reason
+    github.add_pull(REPO, 8, head_repo="someone/fork", sha="cd" * 20)
+    fork = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx", number=8)))
+    assert not fork.accepted and "lives in a fork: name the head SHA" in fork.reason
+    fork = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx cdcdcdc", number=8)))
+    assert fork.accepted and fork.head_repo == "someone/fork"
+    github.add_pull(REPO, 9, state="closed")
+    closed = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx", number=9)))
+    assert not closed.accepted and "is closed" in closed.reason and closed.respond
+
+
+def test_finish_replaces_eyes_by_the_outcome(github, gh):
+    pr(github)
+    for outcome, content in (("done", "rocket"), ("nothing", "+1"), ("failed", "-1")):
+        comment = github.add_comment(REPO, 7, "/regen-onnx", "maintainer")
+        bot.react(gh, REPO, 7, comment.id, "eyes")
+        github.add_comment(REPO, 7, "x", "dev")
+        bot.finish(gh, REPO, 7, comment.id, outcome)
+        assert comment.reactions == [(content, BOT)]
+
+
+def test_command_cli_outputs_the_bound_sha_and_writes_the_request(github, monkeypatch, tmp_path):
+    import json
+
     from opsweep.cli import main
-    from opsweep.model import Stage
-
-    from ..unit.test_artifact import FP, result
-    n = pr(github, 11)
-    repo_dir = tmp_path / "head"
-    (repo_dir / "docs" / "data").mkdir(parents=True)
-    root = __import__("pathlib").Path(__file__).resolve().parents[2]
-    (repo_dir / "docs" / "data" / "documented.json").write_bytes(
-        (root / "docs" / "data" / "documented.json").read_bytes())
-    old = art.make_artifact(dc_replace(FP, torch="2.12.0"), "ci", 25, 0,
-                            {"sin": result(["sin"], Stage.OK)})
-    art.save(repo_dir / "docs" / "onnx_support_measured.json", old)
-    import torch
-    new = art.make_artifact(dc_replace(FP, torch=torch.__version__), "ci", 25, 1,
-                            {"sin": result(["sin"], Stage.NO_TRANSLATION)})
-    part = tmp_path / "new.json"
-    art.save(part, new)
+    head = "ef" * 20
+    pr(github, 7, sha=head)
+    comment = github.add_comment(REPO, 7, "/Regen-Onnx nightly", "dev")
+    payload = ev("/Regen-Onnx nightly", login="dev")
+    payload["comment"]["id"] = comment.id
+    (tmp_path / "event.json").write_text(json.dumps(payload))
+    out = tmp_path / "out"
     monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
     monkeypatch.setenv("GITHUB_API_URL", github.base)
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
-    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
-    assert main(["bot", "publish", str(part), "--repo-dir", str(repo_dir), "--repo", REPO,
-                 "--pr", str(n), "--comment"]) == 0
-    (comment,) = marked(github, n)
-    assert "`sin` export: full → none" in comment.body or "sin</code> export: full → none" in comment.body
-    assert "Not committed" in comment.body and "job summary" in comment.body
-    assert "full → none" in (tmp_path / "summary.md").read_text()
-    # the history record and view are written beside the page, for the run's artifacts
-    version = torch.__version__.split("+")[0]
-    assert (repo_dir / "docs" / "history" / f"torch-{version}.json").is_file()
-    assert f"torch {version}" in (repo_dir / "docs" / "history.md").read_text()
-    # the operators page beside the support page, with the grades per release of this
-    # checkout's history (this version's record included), not of the working directory's
-    details = (repo_dir / "docs" / "operators.md").read_text()
-    assert f"Per recorded release: torch {version} " in details
-    assert not [p.stem for p in (root / "docs" / "history").glob("torch-*.json")
-                if p.stem != f"torch-{version}" and p.stem.replace("-", " ") + " " in details]
-    assert "blob/" not in comment.body  # no branch to link the history view on
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    assert main(["bot", "command", "--event", str(tmp_path / "event.json"), "--repo", REPO,
+                 "--request", str(tmp_path / "request.json")]) == 0
+    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert outputs["accepted"] == "true" and outputs["sha"] == head
+    assert outputs["profile"] == "nightly"
+    assert json.loads((tmp_path / "request.json").read_text()) == {
+        "event": "issue_comment", "pr": 7, "sha": head, "profile": "nightly",
+        "comment_id": comment.id}
+    assert comment.reactions == [("eyes", BOT)]

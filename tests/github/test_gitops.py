@@ -5,8 +5,14 @@ import subprocess
 
 import pytest
 
-from opsweep.gitops import TRAILER, GitError, commit_and_push, head_is_bot
-
+from opsweep.gitops import (
+    TRAILER,
+    GitError,
+    StaleHead,
+    commit_and_push,
+    head_is_bot,
+    token_env,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -91,3 +97,41 @@ def test_loop_guard_and_measured_head_check(remote, tmp_path):
     assert head_is_bot(work)
     with pytest.raises(GitError, match="is not the measured head"):
         commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate")
+
+
+PINNED = '[tool.tox.env.proptest_onnx]\ndeps = ["torch=={}", "hypothesis==6.170.17"]\n'
+
+
+def test_a_stale_artifact_is_never_rebased_onto_a_new_pin(remote, tmp_path):
+    """Reproduces defect 3: the branch is re-pinned while the sweep runs."""
+    seed = clone(remote, tmp_path / "seed2")
+    (seed / "pyproject.toml").write_text(PINNED.format("2.14.1"))
+    git(seed, "add", "pyproject.toml")
+    git(seed, *IDENT, "commit", "-qm", "pin torch 2.14.1")
+    git(seed, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    work = clone(remote, tmp_path / "work")
+    measured = git(work, "rev-parse", "HEAD")
+    other = clone(remote, tmp_path / "other")  # someone bumps the pin during the sweep
+    (other / "pyproject.toml").write_text(PINNED.format("2.15.0"))
+    git(other, *IDENT, "commit", "-qam", "pin torch 2.15.0")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    human = git(other, "rev-parse", "HEAD")
+    (work / "docs" / "a.json").write_text('{"torch": "2.14.1"}\n')
+    with pytest.raises(StaleHead, match=r"torch 2.14.1 -> 2.15.0.*not committed"):
+        commit_and_push(work, ["docs/a.json"], "feature", measured, "Regenerate")
+    assert git(remote, "rev-parse", "feature") == human  # nothing of the stale run landed
+    assert not head_is_bot(other)  # so the guard lets the new head be measured
+
+
+def test_the_push_token_reaches_git_only_through_the_environment(remote, tmp_path):
+    work = clone(remote, tmp_path / "work")
+    head = git(work, "rev-parse", "HEAD")
+    env = token_env("s3cret")
+    assert env["GIT_CONFIG_KEY_0"] == "http.extraheader"
+    assert "s3cret" not in env["GIT_CONFIG_VALUE_0"]  # base64 basic credentials
+    assert token_env("") is None
+    (work / "docs" / "a.json").write_text('{"v": 5}\n')
+    pushed = commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate", token="s3cret")
+    assert git(remote, "rev-parse", "feature") == pushed.sha
+    config = (work / ".git" / "config").read_text()
+    assert "extraheader" not in config and "s3cret" not in config

