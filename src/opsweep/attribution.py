@@ -12,7 +12,6 @@ Run ``python -m opsweep.attribution [SPEC ...]`` to see what specs trace.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import torch
@@ -113,26 +112,3 @@ def invalid_examples(spec: OpSpec, profile: Profile = PROFILES["ci"]) -> list[tu
         except Exception as exc:
             bad.append((example.signature, error_line(exc)))
     return bad
-
-
-def main(argv: list[str]) -> int:
-    catalog = load_catalog(check_draws=False)
-    bad = 0
-    for item in catalog.select(argv or None):
-        try:
-            result = attribute(item)
-        except SpecError as exc:
-            bad += 1
-            print(f"{item.name:<28} BROKEN {exc}")
-            continue
-        invalid = invalid_examples(item)
-        verdict = "ok" if not result.missing else f"MISSING {', '.join(result.missing)}"
-        bad += bool(result.missing) + bool(invalid)
-        print(f"{item.name:<28} {verdict:<24} traced: {', '.join(sorted(result.traced))}")
-        for signature, error in invalid[:3]:
-            print(f"    INVALID example ({len(invalid)} of them) {signature}: {error}")
-    return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

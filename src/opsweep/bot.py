@@ -27,9 +27,7 @@ from typing import Any
 
 from github import Auth, Github, GithubException, GithubRetry, UnknownObjectException
 
-#: The hidden marker that, with the bot's identity, marks its sticky comment.
-MARKER = "<!-- opsweep:onnx-support -->"
-GITHUB_COMMENT_LIMIT = 65_536
+from .report import GITHUB_COMMENT_LIMIT, MARKER  # the comment's format lives with the report
 
 DEFAULT_BOT = "github-actions[bot]"
 #: The workflow's coarse filter; the parser decides. Whatever the parser reads as a

@@ -8,21 +8,16 @@ $GITHUB_API_URL (as Actions sets them), and writes its results as
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
+from . import actions
 from .errors import OpsweepError, UsageError
 
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
 def write_outputs(values: dict[str, object], target: str | None = None) -> None:
     """`key=value` lines on stdout, and appended to `target` (default $GITHUB_OUTPUT)."""
-    lines = "".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}\n" for k, v in values.items())
-    sys.stdout.write(lines)
-    target = target if target is not None else os.environ.get("GITHUB_OUTPUT")
-    if target:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(lines)
+    sys.stdout.write(actions.write_outputs(values, target))
 
 
 def _outputs(**values: object) -> None:
@@ -31,10 +26,9 @@ def _outputs(**values: object) -> None:
 
 def _client():
     from .bot import client
-    token = os.environ.get("GITHUB_TOKEN")
-    if not token:
+    if not actions.token():
         raise UsageError("GITHUB_TOKEN is not set")
-    return client(token, os.environ.get("GITHUB_API_URL", "https://api.github.com"))
+    return client(actions.token(), actions.api_url())
 
 
 def _event(path: Path) -> dict:
@@ -158,7 +152,7 @@ def cmd_validate(args) -> int:
 def cmd_commit(args) -> int:
     from .gitops import commit_and_push
     pushed = commit_and_push(args.repo_dir, args.paths, args.branch, args.expected_sha,
-                             args.message, token=os.environ.get("OPSWEEP_PUSH_TOKEN") or None)
+                             args.message, token=actions.push_token())
     _outputs(changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
     return 0
 
@@ -168,7 +162,6 @@ def cmd_assemble(args) -> int:
     history under the measured torch, and copy the result files to --out."""
     from . import artifact as art
     from .catalog import load_catalog
-    from .cli import main as opsweep_main
     from .report import partial_reason
     from .shard import merge
     parts = [(p, art.load(p)) for p in args.parts]
@@ -189,17 +182,14 @@ def cmd_assemble(args) -> int:
             or target.read_bytes() != art.canonical_bytes(old):
         art.save(target, new)  # unchanged measurements leave the committed file as it is
     from . import history
-    from .render import details_path
+    from .render import details_path, render_files
     directory = Path(args.repo_dir, args.history_dir)
     record = history.write(new, directory)  # first: the page shows the grades per release
     art.write_atomic(Path(args.repo_dir, args.history_page),
                      history.render(history.load_all(directory)).encode("utf-8"))
     data_dir = Path(args.repo_dir, "docs/data")
-    if opsweep_main(["render", "--onnx-report", str(target), "--out",
-                     str(Path(args.repo_dir, args.page)), "--documented",
-                     str(data_dir / "documented.json"), "--data-dir", str(data_dir),
-                     "--history", str(directory)]) != 0:
-        raise UsageError("rendering the page failed")
+    render_files(target, Path(args.repo_dir, args.page), documented_path=data_dir / "documented.json",
+                 data_dir=data_dir, history_dir=directory)
     wanted = [args.artifact, args.page, str(details_path(Path(args.page))), args.history_page,
               str(record.relative_to(args.repo_dir))]
     wanted += [str(p.relative_to(args.repo_dir)) for p in data_dir.glob("doc-links-*.json")]
@@ -276,9 +266,9 @@ def cmd_publish(args) -> int:
         files = collect(args.result, layout)
         head = args.repo_dir if target.same_repo and args.repo_dir else None
         done = publish(gh, args.repo, target, files, head, args.base_dir, layout,
-                       push_token=os.environ.get("OPSWEEP_PUSH_TOKEN") or None,
+                       push_token=actions.push_token(),
                        bot=_bot_login(args), message=args.message,
-                       summary=os.environ.get("GITHUB_STEP_SUMMARY"))
+                       summary=actions.summary_path())
     except Refused as exc:
         if target.pr:
             from .bot import upsert_comment
@@ -304,7 +294,7 @@ def cmd_bump(args) -> int:
     """Scheduled: open or update ONE pull request moving every watched pin that is behind."""
     from . import bump
     from .pin import read_pins
-    token = os.environ.get("OPSWEEP_PUSH_TOKEN") or None
+    token = actions.push_token()
     base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
     moves = bump.behind(read_pins(text, args.pyproject), bump.index_url(args.index_url))
     for move in moves:
@@ -324,7 +314,7 @@ def cmd_bump(args) -> int:
 def add_parser(sub) -> None:
     bot = sub.add_parser("bot", help="steps of the review bot (used by the GitHub Action)")
     steps = bot.add_subparsers(dest="step", required=True)
-    login = {"default": os.environ.get("OPSWEEP_BOT_LOGIN", ""),
+    login = {"default": actions.bot_login(),
              "help": "the login the token acts as (default: asked of the API, else "
                      "github-actions[bot])"}
     _conversation_parsers(steps, login)
@@ -408,7 +398,7 @@ def _privileged_parsers(steps, login: dict) -> None:
                    help="checkout of the head as data (same repository only; never a fork's)")
     p.add_argument("--base-dir", type=Path, default=Path("."),
                    help="checkout of the default branch (what a fork's result is compared with)")
-    p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
+    p.add_argument("--repo", default=actions.repository())
     p.add_argument("--message", default="Regenerate measured ONNX support")
     p.add_argument("--bot-login", **login)
     p.set_defaults(run=cmd_publish)
@@ -418,7 +408,7 @@ def _privileged_parsers(steps, login: dict) -> None:
         p = steps.add_parser(name, help=text)
         p.add_argument("--run-event", type=Path, required=True, help="the workflow_run payload")
         p.add_argument("--request", type=Path, default=None)
-        p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
+        p.add_argument("--repo", default=actions.repository())
         p.add_argument("--bot-login", **login)
         p.set_defaults(run=run)
         if name == "failed":  # a run that failed because the pin set breaks the exporter
@@ -429,7 +419,7 @@ def _privileged_parsers(steps, login: dict) -> None:
 
     p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
                          "(push token: $OPSWEEP_PUSH_TOKEN)")
-    p.add_argument("--repo", default=os.environ.get("GITHUB_REPOSITORY", ""))
+    p.add_argument("--repo", default=actions.repository())
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--pyproject", default="pyproject.toml")
     p.add_argument("--base", default="main", help="the branch the bump starts from and targets")

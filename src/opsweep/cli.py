@@ -204,9 +204,8 @@ def cmd_sweep(args) -> int:
         return EXIT_BROKEN
     summary = _summary(result, result.written or args.out, time.monotonic() - started)
     print(summary)
-    if os.environ.get("GITHUB_STEP_SUMMARY"):  # under Actions: the job summary shows it too
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
-            handle.write(f"```text\n{summary}\n```\n")
+    from .actions import append_summary
+    append_summary(f"```text\n{summary}\n```\n")  # under Actions, the job summary shows it too
     return EXIT_OK
 
 
@@ -222,32 +221,10 @@ def cmd_merge(args) -> int:
 
 
 def cmd_render(args) -> int:
-    import torch
-
-    from . import artifact as art
-    from . import documented, history, links
-    from .catalog import load_catalog
-    from .listing import installed_listing
-    from .registry import registered_rows
-    from .render import (
-        build_view,
-        check_versions,
-        details_path,
-        render_details,
-        render_page,
-        write_page,
-    )
-
-    report = art.load(args.onnx_report) if args.onnx_report else None
-    version = check_versions(report, torch.__version__, args.torch_version)
-    listing = installed_listing()
-    catalog = load_catalog(args.specs, check_draws=False)
-    opset = report.fingerprint.opset if report else None
-    view = build_view(listing, catalog, report, documented.load(args.documented),
-                      registered_rows(opset), links.cached(listing.rows, version, args.data_dir),
-                      version, records=history.load_all(args.history), source_url=args.source_url)
-    write_page(args.out, render_page(view))
-    write_page(details_path(args.out), render_details(view))
+    from .render import render_files
+    view = render_files(args.onnx_report, args.out, torch_version=args.torch_version,
+                        documented_path=args.documented, data_dir=args.data_dir,
+                        history_dir=args.history, specs=args.specs, source_url=args.source_url)
     bar_core, bar_all = view.bars
     print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")
@@ -287,7 +264,7 @@ def cmd_diff(args) -> int:
 
 
 def cmd_pin_changed(args) -> int:
-    from .bot_cli import write_outputs
+    from .actions import write_outputs
     from .pin import pin_change
     change = pin_change(args.base, args.head, args.pyproject, args.repo,
                         against_merge_base=not args.tip)
@@ -295,9 +272,10 @@ def cmd_pin_changed(args) -> int:
           f"({'changed' if change.changed else 'unchanged'}; against {change.base[:12]})")
     for move in change.moves:
         print(f"  moved: {move}")
-    write_outputs({"changed": change.changed, "old": change.old or "", "new": change.new or "",
-                   "moved": ",".join(f"{m.name}:{m.old or ''}:{m.new or ''}" for m in change.moves)},
-                  args.github_output)
+    sys.stdout.write(write_outputs(
+        {"changed": change.changed, "old": change.old or "", "new": change.new or "",
+         "moved": ",".join(f"{m.name}:{m.old or ''}:{m.new or ''}" for m in change.moves)},
+        args.github_output))
     return EXIT_OK
 
 
@@ -326,6 +304,29 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
+def cmd_attribution(args) -> int:
+    """What each spec really traces, and the drawn examples eager PyTorch rejects."""
+    from .attribution import attribute, invalid_examples
+    from .catalog import load_catalog
+    from .errors import SpecError
+    catalog = load_catalog(args.specs, check_draws=False)
+    bad = 0
+    for item in catalog.select(args.names or None):
+        try:
+            result = attribute(item)
+        except SpecError as exc:
+            bad += 1
+            print(f"{item.name:<28} BROKEN {exc}")
+            continue
+        invalid = invalid_examples(item)
+        verdict = "ok" if not result.missing else f"MISSING {', '.join(result.missing)}"
+        bad += bool(result.missing) + bool(invalid)
+        print(f"{item.name:<28} {verdict:<24} traced: {', '.join(sorted(result.traced))}")
+        for signature, error in invalid[:3]:
+            print(f"    INVALID example ({len(invalid)} of them) {signature}: {error}")
+    return EXIT_ERROR if bad else EXIT_OK
+
+
 def cmd_draw(args) -> int:
     """The examples a sweep would draw, one JSON line per spec (no export)."""
     import json
@@ -349,6 +350,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _add_sweep(sub)
     p = sub.add_parser("list", help="list the catalog's specs")
+    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p = sub.add_parser("attribution", help="what each spec really traces, and drawn examples "
+                       "eager PyTorch rejects (exit 1 when any spec is off)")
+    p.add_argument("names", nargs="*", metavar="NAME", help="specs to check (default: all)")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
     p = sub.add_parser("draw", help="print the examples a sweep draws for each spec (JSON lines)")
     p.add_argument("names", nargs="*", metavar="NAME", help="specs to draw (default: all)")
@@ -401,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "merge": cmd_merge, "render": cmd_render,
+COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "attribution": cmd_attribution, "merge": cmd_merge, "render": cmd_render,
             "diff": cmd_diff, "pin-changed": cmd_pin_changed, "history": cmd_history}
 
 

@@ -197,11 +197,11 @@ class Published:
 
 
 def _history_url(repo: str, branch: str, page: str) -> str:
-    import os
     from urllib.parse import quote
     if not (repo and branch):
         return ""
-    server = os.environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    from .actions import server_url
+    server = server_url()
     return f"{server}/{quote(repo)}/blob/{quote(branch, safe='')}/{quote(page)}"
 
 

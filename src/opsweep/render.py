@@ -291,3 +291,29 @@ def check_versions(artifact: Artifact | None, installed: str, explicit: str | No
 def write_page(path: Path, text: str) -> None:
     from .artifact import write_atomic
     write_atomic(path, text.encode("utf-8"))
+
+
+def render_files(report_path: Path | None, out: Path, *, torch_version: str | None = None,
+                 documented_path: Path, data_dir: Path, history_dir: Path,
+                 specs: Sequence[Path] = (), source_url: str = ""):
+    """Render the support page at `out` and the operators page beside it, from the
+    artifact at `report_path` (None: only the retired listing's claims), the installed
+    torch's listing and the history records; return the page's view."""
+    import torch
+
+    from . import artifact as art
+    from . import documented, history, links
+    from .catalog import load_catalog
+    from .listing import installed_listing
+    from .registry import registered_rows
+    report = art.load(report_path) if report_path else None
+    version = check_versions(report, torch.__version__, torch_version)
+    listing = installed_listing()
+    catalog = load_catalog(specs, check_draws=False)
+    opset = report.fingerprint.opset if report else None
+    view = build_view(listing, catalog, report, documented.load(documented_path),
+                      registered_rows(opset), links.cached(listing.rows, version, data_dir),
+                      version, records=history.load_all(history_dir), source_url=source_url)
+    write_page(out, render_page(view))
+    write_page(details_path(out), render_details(view))
+    return view

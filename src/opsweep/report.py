@@ -17,11 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .artifact import STOCK, Artifact
-from .bot import GITHUB_COMMENT_LIMIT, MARKER
 from .diff import KINDS_ORDER as KINDS
 from .diff import Diff, Transition, smallest
 from .grade import FailureGroup
 from .repro import snippet
+
+#: The sticky comment's marker: the bot edits the one comment of its own that carries it.
+MARKER = "<!-- opsweep:onnx-support -->"
+GITHUB_COMMENT_LIMIT = 65_536
 
 MAX_SHOWN = 300  # characters of one artifact string shown in the comment
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
