@@ -57,18 +57,24 @@ class Tally:
     reused: int = 0
     measured: int = 0
     last: str = "drawing examples, starting workers…"
+    running: tuple[str, ...] = ()  # what the workers are busy with, one spec per worker
     _window: deque = field(default_factory=lambda: deque(maxlen=RATE_WINDOW))
 
     def __post_init__(self) -> None:
         self.started = self.now()
 
-    def add(self, done) -> None:
+    def add(self, done) -> bool:
+        """Take one event; False when it only says what the workers are busy with."""
+        if not hasattr(done, "result"):  # sweep.SpecsRunning
+            self.running = tuple(done.names)
+            return False
         self.done, self.total, self.last = done.index, done.total, label(done)
         if _reused(done):
             self.reused += 1
         else:
             self.measured += 1
             self._window.append((self.now(), done.result.examples))
+        return True
 
     def elapsed(self) -> float:
         return self.now() - self.started
@@ -134,7 +140,8 @@ class Lines:
         self._pending = False
 
     def __call__(self, done) -> None:
-        self.tally.add(done)
+        if not self.tally.add(done):
+            return  # lines follow finished specs only, so a job log stays bounded
         now = self.tally.now()
         if self._printed_at is None or now - self._printed_at >= self.interval \
                 or self.tally.done >= self.tally.total:
@@ -153,7 +160,8 @@ class Lines:
 
 class Bar:
     """One live bar on a terminal (rich), redrawn twice a second from the tally, so
-    elapsed time and the ETA move between specs. Two lines, each within 80 columns."""
+    elapsed time and the ETA move between specs; below it the counts and the last spec,
+    then what each worker is measuring now. Three lines, each within 80 columns."""
 
     def __init__(self, console, tally: Tally | None = None) -> None:
         from rich.live import Live
@@ -176,7 +184,9 @@ class Bar:
                     f"  ETA {t.eta_text}")
         below = Text(f"        {t.counts_text}  last {t.last}", style="dim",
                      no_wrap=True, overflow="ellipsis")
-        return Group(top, below)
+        now = Text(f"        now {', '.join(t.running) or '-'}", style="dim", no_wrap=True,
+                   overflow="ellipsis")
+        return Group(top, below, now)
 
     def __call__(self, done) -> None:
         self.tally.add(done)

@@ -16,6 +16,7 @@ import signal
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from importlib import metadata
@@ -97,6 +98,13 @@ class SpecDone:
     result: SpecResult
     target: str = STOCK
     reused: bool = False  # carried over from the previous artifact, not measured
+
+
+@dataclass(frozen=True)
+class SpecsRunning:
+    """A progress event: what the workers are busy with now (`spec` or `spec @TABLE`)."""
+
+    names: tuple[str, ...]
 
 
 def versions() -> dict[str, str]:
@@ -266,8 +274,10 @@ class _Job:
 
 
 def measure(jobs: Sequence[_Job], config: SweepConfig,
-            done: Callable[[_Job, SpecResult], None]) -> None:
-    """Measure each job's spec, calling `done` as each finishes, in job order.
+            done: Callable[[_Job, SpecResult], None],
+            running: Callable[[tuple[str, ...]], None] = lambda _: None) -> None:
+    """Measure each job's spec, calling `done` as each finishes, in job order, and
+    `running` with the specs the workers are busy with whenever that changes.
     Examples are drawn spec by spec while workers are already busy."""
     def finish(job: _Job, groups: list[list[Example]], outcomes: list[Outcome]) -> None:
         done(job, spec_result(job.spec, outcomes, config.profile, job.digest, len(groups),
@@ -297,7 +307,7 @@ def measure(jobs: Sequence[_Job], config: SweepConfig,
                            context=context)
         try:
             _check_stack(pool, config.timeout)
-            _measure_in_pool(pool, jobs, config, Path(phases), finish)
+            _measure_in_pool(pool, jobs, config, Path(phases), finish, running)
         finally:
             pool.stop()
             pool.join()
@@ -323,8 +333,17 @@ def _inline_exporters(config: SweepConfig) -> dict[str, object]:
     return exporters
 
 
-def _measure_in_pool(pool, jobs, config, phases: Path, finish) -> None:
+def _measure_in_pool(pool, jobs, config, phases: Path, finish, running) -> None:
     submitted: list[tuple[_Job, list, list]] = []
+    busy: list[tuple[str, ...]] = [()]
+
+    def report_running(k: int) -> None:
+        """The specs (and targets) whose groups a worker is running now: one per worker."""
+        names = tuple(sorted({_job_label(job) for job, _, futures in submitted[k:]
+                              for _, _, f in futures if f.running()}))
+        if names != busy[0]:
+            busy[0] = names
+            running(names)
 
     def submit(k: int) -> None:
         job = jobs[k]
@@ -350,10 +369,17 @@ def _measure_in_pool(pool, jobs, config, phases: Path, finish) -> None:
             submit(ahead)
             ahead += 1
         job, groups, futures = submitted[k]
+        for _, _, future in futures:  # wake at least once a second to say who is busy
+            while not wait([future], timeout=1.0).done:
+                report_running(k)
         outcomes = [o for group, phase_file, future in futures
                     for o in _collect(future, group, phase_file)]
         finish(job, groups, outcomes)
         submitted[k] = (job, groups, [])  # let finished futures go
+
+
+def _job_label(job: _Job) -> str:
+    return job.spec.name if job.target == STOCK else f"{job.spec.name} @{job.target.split(':')[-1]}"
 
 
 # --- regenerating the artifact ------------------------------------------------------
@@ -454,7 +480,7 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
 
     jobs = [_Job(s, digests[s.name], t) for s in specs for t in targets if (t, s.name) not in results]
     try:
-        measure(jobs, config, done)
+        measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
     except ExporterBroken as exc:
         journal.close(finished=False)
         return _broken(exc, fingerprint, config, regen_index, request, decisions, notes)

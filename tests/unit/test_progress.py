@@ -116,3 +116,13 @@ def test_a_bad_interval_is_refused_naming_the_flag(interval, capsys):
     from opsweep.cli import EXIT_USAGE, main
     assert main(["sweep", "--progress-interval", interval, "--only", "relu"]) == EXIT_USAGE
     assert "--progress-interval must be > 0 seconds" in capsys.readouterr().err
+
+
+def test_what_the_workers_are_busy_with_updates_the_bar_but_prints_no_line(results):
+    from opsweep.sweep import SpecsRunning
+    stream = io.StringIO()
+    lines = Lines(stream, interval=0.0)
+    lines(SpecsRunning(("abs", "relu @TABLE")))
+    assert stream.getvalue() == "" and lines.tally.running == ("abs", "relu @TABLE")
+    lines(events(results[0], 2)[0])
+    assert stream.getvalue().count("\n") == 1 and lines.tally.done == 1
