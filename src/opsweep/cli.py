@@ -291,8 +291,11 @@ def cmd_pin_changed(args) -> int:
     from .pin import pin_change
     change = pin_change(args.base, args.head, args.pyproject, args.repo,
                         against_merge_base=not args.tip)
+    torch_moved = change.old != change.new
     print(f"torch pin: {change.old or 'none'} -> {change.new or 'none'} "
-          f"({'changed' if change.changed else 'unchanged'}; against {change.base[:12]})")
+          f"({'changed' if torch_moved else 'unchanged'}; against {change.base[:12]})")
+    if change.changed and not torch_moved:
+        print(f"other watched pins moved: {', '.join(m.name for m in change.moves)}")
     for move in change.moves:
         print(f"  moved: {move}")
     write_outputs({"changed": change.changed, "old": change.old or "", "new": change.new or "",
