@@ -313,8 +313,8 @@ def cmd_history(args) -> int:
     else:
         records = history.load_all(args.dir)
         art.write_atomic(args.out, history.render(records).encode("utf-8"))
-        print(f"opsweep: wrote {args.out}: {len(records)} torch versions "
-              f"({', '.join(r.version for r in records)})")
+        print(f"opsweep: wrote {args.out}: {len(records)} pin sets "
+              f"({', '.join(r.name for r in records)})")
     return EXIT_OK
 
 
