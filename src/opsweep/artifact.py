@@ -210,7 +210,8 @@ def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_i
     specs = {k: specs[k] for k in sorted(specs)}
     built = {name: make_target(*targets[name]) for name in sorted(targets or {})}
     return Artifact(fingerprint, profile, examples, regen_index, specs,
-                    build_operators(specs), shard, built, broken, dict(sorted((absent or {}).items())))
+                    build_operators(specs), shard, built, broken,
+                    dict(sorted((absent or {}).items())))
 
 
 # --- to and from plain data --------------------------------------------------

@@ -84,9 +84,18 @@ def absence(item: OpSpec) -> str | None:
 
 def _builtin_modules() -> list[ModuleType]:
     package = importlib.import_module(BUILTIN_PACKAGE)
-    return [importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
+    return [_import(f"{BUILTIN_PACKAGE}.{info.name}")
             for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name)
             if not info.name.startswith("_")]
+
+
+def _import(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except AttributeError as exc:  # `fn=torch.gone` evaluated at import
+        raise SpecError("*", f"importing {name} failed: {exc}; name a callable torch may "
+                        "remove through the family (unary('name')) or a lambda, so that its "
+                        "spec is recorded absent instead", source=name) from exc
 
 
 def _directory_modules(directory: Path) -> list[ModuleType]:

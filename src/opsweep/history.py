@@ -325,8 +325,8 @@ def bumps(records: Sequence[Record]) -> list[Bump]:
     for old, new in pairwise(records):
         shared = [t for t in new.targets if t in old.targets]
         shared.sort(key=lambda t: (t != STOCK, t))
-        out.append(Bump(old, new, {t: transitions(old.targets[t], new.targets[t],
-                                                  (old.failing, new.failing) if t == STOCK else ({}, {}))
+        examples = {t: (old.failing, new.failing) if t == STOCK else ({}, {}) for t in shared}
+        out.append(Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t])
                                    for t in shared}))
     return out
 
