@@ -158,11 +158,6 @@ def releases(records: Sequence[Record], op: str) -> tuple[tuple[ReleaseGrade, ..
     return codes, since
 
 
-def full_since(records: Sequence[Record], op: str) -> str:
-    """The first recorded point from which `op`'s export (stock exporter) has stayed full."""
-    return releases(records, op)[1]
-
-
 def target_groups(artifact: Artifact, op: str) -> list[GroupView]:
     """Failing groups of every target; a custom target's only where its grades differ."""
     out: list[GroupView] = []
