@@ -326,6 +326,8 @@ def cmd_list(args) -> int:
         print(f"{name:<30} {item.family:<16} {', '.join(item.aten_ops)}{gap}")
     print(f"{len(catalog.specs)} specs, {len(catalog.by_operator)} operators, "
           f"{len(catalog.excluded)} excluded rows", file=sys.stderr)
+    for name, absence in catalog.absent.items():
+        print(f"not present in this torch: {name} ({absence.reason})", file=sys.stderr)
     return EXIT_OK
 
 

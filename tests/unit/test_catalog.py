@@ -113,6 +113,15 @@ def test_specs_the_installed_torch_lacks_are_absent_with_the_reason(spec_dir):
         catalog.select(["gone_opp"])
 
 
+def test_list_names_what_the_installed_torch_lacks(spec_dir, capsys):
+    from opsweep.cli import main
+    write(spec_dir, "gone", 'SPECS = [replace(unary("sin"), name="gone_op", aten_ops=("no_op_xyz",))]')
+    assert main(["list", "--specs", str(spec_dir)]) == 0
+    out = capsys.readouterr()
+    assert "gone_op" not in out.out
+    assert "not present in this torch: gone_op (aten::no_op_xyz not in torch " in out.err
+
+
 def test_the_builtin_catalog_has_nothing_absent_under_the_measured_torch():
     """Under the torch the committed artifact measured, an absent spec is a typo, not a removal."""
     import json
