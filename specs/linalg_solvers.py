@@ -57,16 +57,17 @@ def _rhs(*, left_flag=False, **kwargs):
     return build
 
 
-def _pivots(draw, shape):
-    """Random LAPACK-style pivots: 1-based row swaps, always valid."""
-    n = shape[-1]
-    return TensorArg(shape[:-1], "int32", 1, n + 1)
+def _pivots(lu_shape):
+    """Random LAPACK-style pivots of an (m, n) LU factor: min(m, n) 1-based row
+    numbers in [1, m], the shape and range every torch validates (2.14 checks both)."""
+    m, n = lu_shape[-2:]
+    return TensorArg(lu_shape[:-2] + (min(m, n),), "int32", 1, m + 1)
 
 
 def _lu_inputs(draw, *, with_rhs=False, square=True):
     dtype = draw(st.sampled_from(F64))
     lu = _mat(draw, dtype, square=square)
-    piv = _pivots(draw, lu.shape[:-1] + (min(lu.shape[-2:]),))
+    piv = _pivots(lu.shape)
     if not with_rhs:
         return lu, piv
     return lu, piv, TensorArg(lu.shape[:-1] + (draw(st.integers(1, 3)),), dtype)

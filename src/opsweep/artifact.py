@@ -142,6 +142,8 @@ class Artifact:
     shard: tuple[int, int] | None = None  # (index, count) of a shard artifact
     targets: Mapping[str, TargetResult] = field(default_factory=dict)  # by Translations.name
     broken: Breakage | None = None  # the pin set could not export at all
+    #: spec name -> why the measured torch does not have it (not measured, not graded)
+    absent: Mapping[str, str] = field(default_factory=dict)
 
     def view(self, target: str = STOCK) -> Artifact | None:
         """The artifact as seen by one target (its specs and operators), or None
@@ -152,7 +154,7 @@ class Artifact:
             return None
         t = self.targets[target]
         return Artifact(self.fingerprint, self.profile, self.examples, self.regen_index,
-                        t.specs, t.operators, self.shard)
+                        t.specs, t.operators, self.shard, absent=self.absent)
 
     @property
     def target_names(self) -> tuple[str, ...]:
@@ -202,12 +204,14 @@ def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_i
                   specs: Mapping[str, SpecResult],
                   shard: tuple[int, int] | None = None,
                   targets: Mapping[str, tuple[Translations, Mapping[str, SpecResult]]] | None = None,
-                  broken: Breakage | None = None) -> Artifact:
+                  broken: Breakage | None = None,
+                  absent: Mapping[str, str] | None = None) -> Artifact:
     """`targets`: name -> (translations, spec results) of each custom-translation target."""
     specs = {k: specs[k] for k in sorted(specs)}
     built = {name: make_target(*targets[name]) for name in sorted(targets or {})}
     return Artifact(fingerprint, profile, examples, regen_index, specs,
-                    build_operators(specs), shard, built, broken)
+                    build_operators(specs), shard, built, broken,
+                    dict(sorted((absent or {}).items())))
 
 
 # --- to and from plain data --------------------------------------------------
@@ -285,7 +289,8 @@ def to_data(artifact: Artifact) -> dict[str, Any]:
         "targets": targets, **({"shard": {"index": artifact.shard[0], "count": artifact.shard[1]}}
            if artifact.shard else {}),
         **({"broken": {"target": artifact.broken.target, "stage": artifact.broken.stage,
-                       "error": artifact.broken.error}} if artifact.broken else {})}
+                       "error": artifact.broken.error}} if artifact.broken else {}),
+        **({"absent": dict(artifact.absent)} if artifact.absent else {})}
 
 
 def measurements(artifact: Artifact) -> dict[str, Any]:
@@ -370,7 +375,10 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
                              data["examples"], data["regen_index"], specs,
                              (shard["index"], shard["count"]) if shard else None, targets,
-                             Breakage(**broken) if broken else None)
+                             Breakage(**broken) if broken else None, data.get("absent"))
+    both = sorted(set(artifact.absent) & set(specs))
+    if both:
+        raise ArtifactError(path, f"absent.{both[0]}", "a spec recorded as absent is also measured")
     if broken and (specs or targets):
         raise ArtifactError(path, "broken", "an artifact of a pin set that breaks the exporter "
                             "measures no spec")

@@ -13,7 +13,7 @@ import pkgutil
 import sys
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 
@@ -37,26 +37,65 @@ class Exclusion:
 
 
 @dataclass(frozen=True)
+class Absence:
+    """A spec the installed torch cannot measure: its operator left the listing, or
+    its callable is gone. Recorded as not present in that torch, never measured."""
+
+    spec: OpSpec
+    reason: str
+
+
+@dataclass(frozen=True)
 class Catalog:
-    specs: Mapping[str, OpSpec]
+    specs: Mapping[str, OpSpec]  # the specs present in the installed torch
     excluded: Mapping[str, Exclusion]
-    by_operator: Mapping[str, tuple[str, ...]]  # aten name -> spec names
+    by_operator: Mapping[str, tuple[str, ...]]  # aten name -> spec names (present ones)
+    absent: Mapping[str, Absence] = field(default_factory=lambda: MappingProxyType({}))
 
     def select(self, names: Sequence[str] | None) -> list[OpSpec]:
+        """The present specs named (all when none is named); an absent one is skipped
+        (the artifact records it as absent), an unknown one is an error."""
         if not names:
             return [self.specs[n] for n in sorted(self.specs)]
-        unknown = [n for n in names if n not in self.specs]
+        unknown = [n for n in names if n not in self.specs and n not in self.absent]
         if unknown:
             raise SpecError(unknown[0], "no such spec in the catalog"
                             + (f" (also unknown: {', '.join(unknown[1:])})" if unknown[1:] else ""))
-        return [self.specs[n] for n in sorted(set(names))]
+        return [self.specs[n] for n in sorted(set(names)) if n in self.specs]
+
+
+def absence(item: OpSpec) -> str | None:
+    """Why the installed torch cannot measure `item`, or None when it can."""
+    import torch
+
+    from .families import MissingCallable
+    from .listing import missing_references, row_names
+    version = torch.__version__.split("+")[0]
+    gone = [op for op in item.aten_ops if op not in row_names()]
+    if gone:
+        return f"aten::{', aten::'.join(gone)} not in torch {version}'s operator listing"
+    if isinstance(item.fn, MissingCallable):
+        return f"{item.fn.reason} (torch {version})"
+    missing = missing_references(item.fn) if item.module is None else ()
+    if missing:
+        return f"{', '.join(missing)} does not exist in torch {version}"
+    return None
 
 
 def _builtin_modules() -> list[ModuleType]:
     package = importlib.import_module(BUILTIN_PACKAGE)
-    return [importlib.import_module(f"{BUILTIN_PACKAGE}.{info.name}")
+    return [_import(f"{BUILTIN_PACKAGE}.{info.name}")
             for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name)
             if not info.name.startswith("_")]
+
+
+def _import(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except AttributeError as exc:  # `fn=torch.gone` evaluated at import
+        raise SpecError("*", f"importing {name} failed: {exc}; name a callable torch may "
+                        "remove through the family (unary('name')) or a lambda, so that its "
+                        "spec is recorded absent instead", source=name) from exc
 
 
 def _directory_modules(directory: Path) -> list[ModuleType]:
@@ -88,6 +127,7 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
     """Import every spec module, validate, and build the derived tables."""
     modules = _builtin_modules() + [m for d in extra_dirs for m in _directory_modules(d)]
     specs: dict[str, OpSpec] = {}
+    absent: dict[str, Absence] = {}
     excluded: dict[str, Exclusion] = {}
     for module in modules:
         source = module.__name__
@@ -101,7 +141,14 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
                 raise SpecError(item.name, f"duplicate spec name, first defined in "
                                 f"{specs[item.name].source}", source=source)
             _validate(item)
-            specs[item.name] = item
+            if item.name in absent:
+                raise SpecError(item.name, f"duplicate spec name, first defined in "
+                                f"{absent[item.name].spec.source}", source=source)
+            why = absence(item)
+            if why is None:
+                specs[item.name] = item
+            else:
+                absent[item.name] = Absence(item, why)
         for row in getattr(module, "EXCLUDED", ()):
             if row.op in excluded:
                 raise SpecError(row.op, "excluded twice", source=source)
@@ -119,7 +166,8 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
         for item in specs.values():
             check_draw(item)
     return Catalog(MappingProxyType(specs), MappingProxyType(excluded),
-                   MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}))
+                   MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}),
+                   MappingProxyType(dict(sorted(absent.items()))))
 
 
 def _validate(item: OpSpec) -> None:

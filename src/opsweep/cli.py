@@ -268,8 +268,11 @@ def cmd_pin_changed(args) -> int:
     from .pin import pin_change
     change = pin_change(args.base, args.head, args.pyproject, args.repo,
                         against_merge_base=not args.tip)
+    torch_moved = change.old != change.new
     print(f"torch pin: {change.old or 'none'} -> {change.new or 'none'} "
-          f"({'changed' if change.changed else 'unchanged'}; against {change.base[:12]})")
+          f"({'changed' if torch_moved else 'unchanged'}; against {change.base[:12]})")
+    if change.changed and not torch_moved:
+        print(f"other watched pins moved: {', '.join(m.name for m in change.moves)}")
     for move in change.moves:
         print(f"  moved: {move}")
     sys.stdout.write(write_outputs(
@@ -288,8 +291,8 @@ def cmd_history(args) -> int:
     else:
         records = history.load_all(args.dir)
         art.write_atomic(args.out, history.render(records).encode("utf-8"))
-        print(f"opsweep: wrote {args.out}: {len(records)} torch versions "
-              f"({', '.join(r.version for r in records)})")
+        print(f"opsweep: wrote {args.out}: {len(records)} pin sets "
+              f"({', '.join(r.name for r in records)})")
     return EXIT_OK
 
 
@@ -301,6 +304,8 @@ def cmd_list(args) -> int:
         print(f"{name:<30} {item.family:<16} {', '.join(item.aten_ops)}{gap}")
     print(f"{len(catalog.specs)} specs, {len(catalog.by_operator)} operators, "
           f"{len(catalog.excluded)} excluded rows", file=sys.stderr)
+    for name, absence in catalog.absent.items():
+        print(f"not present in this torch: {name} ({absence.reason})", file=sys.stderr)
     return EXIT_OK
 
 

@@ -40,7 +40,28 @@ def optional(strategy: st.SearchStrategy) -> st.SearchStrategy:
     return st.one_of(st.just(ABSENT), strategy)
 
 
+class MissingCallable:
+    """Stands in for a callable the installed torch does not have (removed in a
+    release): the catalog still loads, and records the spec as not present."""
+
+    def __init__(self, name: str, where: str) -> None:
+        self.name, self.where = name, where
+
+    @property
+    def reason(self) -> str:
+        return f"no callable named {self.name!r} in {self.where}"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise AttributeError(f"{self.reason}: this torch does not have it")
+
+    def __repr__(self) -> str:
+        return f"MissingCallable({self.name!r}, {self.where!r})"
+
+
 def _resolve(name: str, fn: Callable | None, namespaces: Sequence[Any]) -> Callable:
+    """`fn`, or the callable called `name` in the first namespace that has one;
+    when none has it, a MissingCallable naming what is missing (never an import error:
+    a callable removed from torch makes its spec absent, not the catalog unloadable)."""
     if fn is not None:
         if not callable(fn):
             raise ValueError(f"fn: expected a callable for spec {name!r}, got {fn!r}")
@@ -49,8 +70,7 @@ def _resolve(name: str, fn: Callable | None, namespaces: Sequence[Any]) -> Calla
         found = getattr(ns, name, None)
         if callable(found):
             return found
-    where = ", ".join(getattr(ns, "__name__", repr(ns)) for ns in namespaces)
-    raise ValueError(f"fn: no callable named {name!r} in {where}; pass fn=")
+    return MissingCallable(name, ", ".join(getattr(ns, "__name__", repr(ns)) for ns in namespaces))
 
 
 def present(**drawn: Any) -> dict[str, Any]:

@@ -7,8 +7,11 @@ names dropped. No scraping, no network.
 
 from __future__ import annotations
 
+import builtins
+import dis
 from dataclasses import dataclass
 from functools import lru_cache
+from types import ModuleType
 
 import torch
 
@@ -77,3 +80,38 @@ def installed_listing() -> Listing:
     return Listing(torch.__version__, {
         n: Row(n, r["core"], r["inplace"], tuple(sorted(r["overloads"]))) for n, r in sorted(rows.items())},
         frozenset(core_packets))
+
+
+@lru_cache(maxsize=1)
+def row_names() -> frozenset[str]:
+    """The listing's row names alone: cheap (no tags read), for presence checks."""
+    return frozenset(filter(None, map(row_name, packet_names())))
+
+
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+
+
+def missing_references(fn: object) -> tuple[str, ...]:
+    """Dotted names a function's own code reaches through a torch module that the
+    installed torch does not have (``torch.cholesky`` once it is removed). Only
+    attribute chains rooted in a global that is a torch module are followed."""
+    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or scope is None:
+        return ()
+    missing: list[str] = []
+    base, path = None, ""
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL":
+            value = scope.get(ins.argval, getattr(builtins, ins.argval, None))
+            is_torch = isinstance(value, ModuleType) and value.__name__.split(".")[0] == "torch"
+            base, path = (value, ins.argval) if is_torch else (None, "")
+        elif ins.opname in _ATTRIBUTE_OPS and base is not None:
+            path = f"{path}.{ins.argval}"
+            base = getattr(base, ins.argval, None)
+            if base is None:
+                missing.append(path)
+            elif not isinstance(base, ModuleType):
+                base = None  # a function or class: what it is called with is not a reference
+        else:
+            base = None
+    return tuple(dict.fromkeys(missing))

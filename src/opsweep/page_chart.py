@@ -78,7 +78,7 @@ def svg(records: Sequence[Record]) -> str:
                      f'text-anchor="end">{v}</text>')
     for i, r in enumerate(records):
         parts.append(f'<text x="{x(i):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">'
-                     f'torch {escape(r.version)}</text>')
+                     f'torch {escape(r.name)}</text>')
     for row, s in enumerate(lines):
         points = [(x(i), y(v), v) for i, v in enumerate(s.values) if v is not None]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""

@@ -149,7 +149,7 @@ def _repros(groups: Sequence[GroupView]) -> tuple[Repro, ...]:
 
 def releases(records: Sequence[Record], op: str) -> tuple[tuple[ReleaseGrade, ...], str]:
     """Grades per recorded release (stock exporter) and the release export has been full since."""
-    codes = tuple(ReleaseGrade(r.version, r.targets.get(STOCK, {}).get(op, "")) for r in records)
+    codes = tuple(ReleaseGrade(r.name, r.targets.get(STOCK, {}).get(op, "")) for r in records)
     since = ""
     for r in reversed(codes):
         if not r.code.startswith("f"):

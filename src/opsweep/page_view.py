@@ -17,7 +17,7 @@ from dataclasses import replace
 from .artifact import STOCK, Artifact
 from .catalog import Catalog
 from .grade import AXES, Grades
-from .history import CODES, Record
+from .history import CODES, Record, removed_in
 from .page_detail import OperatorDetail, detail
 from .page_dtypes import MatrixRow, dtype_row, rank_row
 
@@ -36,7 +36,7 @@ def last_bump(records: Sequence[Record]) -> tuple[tuple[str, str] | None, Mappin
     for target in set(old.targets) & set(new.targets):
         a, b = old.targets[target], new.targets[target]
         changed[target] = frozenset(op for op in set(a) | set(b) if a.get(op) != b.get(op))
-    return (old.version, new.version), changed
+    return (old.name, new.name), changed
 
 
 def _matrices(rows, artifact: Artifact, catalog: Catalog):
@@ -68,10 +68,22 @@ def enrich(view, artifact: Artifact | None, catalog: Catalog, records: Sequence[
         codes = tuple(code(_result_grades(artifact, t, row.name)) for t in names)
         row = replace(row, codes=codes, failing_classes=failing.get(row.name, ()),
                       changed=tuple(row.name in changed.get(t, ()) for t in names))
-        rows.append(row)
         details.append(_detail(row, names, artifact, catalog, records, source_url))
+        rows.append(replace(row, full_since=details[-1].full_since))
     return replace(view, rows=tuple(rows), target_names=names, bump=bump, dtype_rows=dtypes,
-                   rank_rows=ranks, details=tuple(details))
+                   rank_rows=ranks, details=tuple(details),
+                   absent=absent_rows(artifact, catalog, records))
+
+
+def absent_rows(artifact: Artifact | None, catalog: Catalog, records: Sequence[Record]):
+    """The specs the measured torch does not have, with why and since when."""
+    from .render import AbsentRow
+    out = []
+    for name, why in sorted((artifact.absent if artifact is not None else {}).items()):
+        spec = catalog.absent[name].spec if name in catalog.absent else catalog.specs.get(name)
+        out.append(AbsentRow(name, spec.aten_ops if spec is not None else (), why,
+                             removed_in(records, name)))
+    return tuple(out)
 
 
 def _result_grades(artifact: Artifact | None, target: str, op: str) -> Grades | None:

@@ -75,6 +75,18 @@ class RowView:
     codes: tuple[str, ...] = ()
     changed: tuple[bool, ...] = ()  # per target: grades differ across the last recorded bump
     failing_classes: tuple[str, ...] = ()  # dtype classes with a failing example (stock)
+    #: the first recorded point from which export (stock) has stayed full; "" when not full
+    full_since: str = ""
+
+
+@dataclass(frozen=True)
+class AbsentRow:
+    """A spec the measured torch does not have: listed with why, never graded."""
+
+    spec: str
+    ops: tuple[str, ...]
+    reason: str
+    removed_in: str  # the first recorded point without it, "" when no record says
 
 
 @dataclass(frozen=True)
@@ -118,6 +130,7 @@ class PageView:
     legend: tuple[tuple[str, str, str], ...] = LEGEND
     target_names: tuple[str, ...] = (STOCK,)
     bump: tuple[str, str] | None = None  # (old, new) torch versions of the last recorded bump
+    absent: tuple[AbsentRow, ...] = ()  # specs the measured torch does not have
     dtype_rows: tuple[MatrixRow, ...] = ()
     rank_rows: tuple[MatrixRow, ...] = ()
     details: tuple[OperatorDetail, ...] = ()

@@ -85,4 +85,5 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
         merged[target] = specs
     return make_artifact(first.fingerprint, first.profile, first.examples, first.regen_index,
                          merged[STOCK], None,
-                         {n: (t.translations, merged[n]) for n, t in first.targets.items()})
+                         {n: (t.translations, merged[n]) for n, t in first.targets.items()},
+                         absent={n: why for _, part in parts for n, why in part.absent.items()})

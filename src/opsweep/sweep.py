@@ -489,7 +489,8 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     if request.only and not request.shard and previous and previous.fingerprint == fingerprint \
             and previous.profile == config.profile.name:
         _carry_unselected(previous, targets, catalog, results)
-    artifact = _assemble(fingerprint, config, regen_index, request, targets, results)
+    artifact = _assemble(fingerprint, config, regen_index, request, targets, results,
+                         {n: a.reason for n, a in catalog.absent.items()})
     art.save(request.out, artifact)
     journal.close(finished=True)  # only once the artifact is safely written
     final = {t: {n: decisions[t].get(n, NOT_SELECTED) for n in sorted(artifact.view(t).specs)}
@@ -513,12 +514,14 @@ def _open_journal(request: Request, fingerprint: Fingerprint, config: SweepConfi
 
 def _assemble(fingerprint: Fingerprint, config: SweepConfig, regen_index: int, request: Request,
               targets: Mapping[str, Translations | None],
-              results: Mapping[tuple[str, str], SpecResult]) -> Artifact:
+              results: Mapping[tuple[str, str], SpecResult],
+              absent: Mapping[str, str]) -> Artifact:
     by_target = {t: {n: r for (tt, n), r in results.items() if tt == t} for t in targets}
     return art.make_artifact(
         fingerprint, config.profile.name, config.profile.max_examples, regen_index,
         by_target[STOCK], request.shard,
-        {t: (info, by_target[t]) for t, info in targets.items() if info is not None})
+        {t: (info, by_target[t]) for t, info in targets.items() if info is not None},
+        absent=absent)
 
 
 def _write_run_log(request: Request, artifact: Artifact,

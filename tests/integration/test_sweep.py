@@ -78,3 +78,29 @@ def test_bad_input_exits_with_a_clear_message_and_writes_nothing(tmp_path, capsy
     assert main(["sweep", "--only", "no_such_spec", "--out", str(out)]) == 1
     assert "spec 'no_such_spec': no such spec" in capsys.readouterr().err
     assert not out.exists()
+
+
+GONE = '''
+import torch
+from dataclasses import replace
+from opsweep.families import spec, unary
+from opsweep.strategies import examples
+
+SPECS = [
+    replace(unary("sin"), name="gone_op", aten_ops=("no_such_op_xyz",)),
+    spec("gone_callable", examples(lambda d: ((), {})), fn=lambda: torch.no_such_fn_xyz(),
+         aten=("sin",)),
+]
+'''
+
+
+def test_specs_this_torch_lacks_are_recorded_absent_not_measured(tmp_path, spec_dir):
+    """The catalog follows torch: what the installed torch does not have is no failure."""
+    (spec_dir / "gone.py").write_text(textwrap.dedent(GONE))
+    out = tmp_path / "a.json"
+    assert main(["sweep", "--only", "gone_op", "gone_callable", "relu", "--specs", str(spec_dir),
+                 "--no-dynamic", "--out", str(out)]) == 0
+    a = art.load(out)
+    assert set(a.specs) == {"relu"}
+    assert a.absent["gone_op"].startswith("aten::no_such_op_xyz not in torch ")
+    assert a.absent["gone_callable"].startswith("torch.no_such_fn_xyz does not exist in torch ")

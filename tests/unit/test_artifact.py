@@ -131,6 +131,25 @@ def test_shard_marker_round_trips(tmp_path, artifact):
     assert "shard" not in json.loads(art.canonical_bytes(artifact))
 
 
+def test_absent_specs_round_trip_ungraded_and_never_beside_a_measurement(tmp_path, artifact):
+    why = "aten::cholesky not in torch 2.15.0's operator listing"
+    absent = art.make_artifact(FP, "ci", 25, 3, artifact.specs, absent={"cholesky": why})
+    art.save(tmp_path / "a.json", absent)
+    loaded = art.load(tmp_path / "a.json")
+    assert loaded.absent == {"cholesky": why} and "cholesky" not in loaded.operators
+    assert loaded.view("stock").absent == {"cholesky": why}
+    assert "absent" not in json.loads(art.canonical_bytes(artifact))  # nothing absent: no field
+    data = json.loads(art.canonical_bytes(absent))
+    data["absent"]["sin"] = "gone"
+    (tmp_path / "b.json").write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match=r"b\.json.*absent\.sin.*also measured"):
+        art.load(tmp_path / "b.json")
+    data["absent"] = {"cholesky": ""}
+    (tmp_path / "c.json").write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match=r"c\.json.*absent"):
+        art.load(tmp_path / "c.json")
+
+
 def test_fingerprint_changes():
     new = Fingerprint("2.14.1", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo-fast")
     assert art.fingerprint_changes(FP, new) == ["torch 2.13.0 → 2.14.1", "exporter dynamo → dynamo-fast"]

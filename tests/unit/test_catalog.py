@@ -85,3 +85,51 @@ def test_unknown_only_names_are_reported():
     catalog = load_catalog(check_draws=False)
     with pytest.raises(SpecError, match="'nope'.*no such spec"):
         catalog.select(["sin", "nope"])
+
+
+def test_specs_the_installed_torch_lacks_are_absent_with_the_reason(spec_dir):
+    """An operator not in the listing, a callable gone from torch, or a lambda reaching
+    a torch attribute that does not exist: the spec is absent, not a load failure."""
+    import torch
+    version = torch.__version__.split("+")[0]
+    write(spec_dir, "gone", '''
+        SPECS = [replace(unary("sin"), name="gone_op", aten_ops=("no_such_op_xyz",)),
+                 replace(unary("not_in_torch_xyz"), aten_ops=("sin",)),
+                 spec("gone_lambda", examples(lambda d: ((), {})),
+                      fn=lambda a: torch.linalg.not_there_xyz(a), aten=("sin",))]
+    ''')
+    catalog = load_catalog([spec_dir])
+    mine = ("gone_op", "not_in_torch_xyz", "gone_lambda")  # builtins may be absent too
+    reasons = {n: a.reason for n, a in catalog.absent.items() if n in mine}
+    assert reasons == {
+        "gone_op": f"aten::no_such_op_xyz not in torch {version}'s operator listing",
+        "not_in_torch_xyz": f"no callable named 'not_in_torch_xyz' in torch (torch {version})",
+        "gone_lambda": f"torch.linalg.not_there_xyz does not exist in torch {version}"}
+    assert not set(reasons) & set(catalog.specs)
+    assert "gone_op" not in {n for names in catalog.by_operator.values() for n in names}
+    # --only an absent spec measures nothing (the artifact records it absent); a typo is an error
+    assert catalog.select(["gone_op", "sin"]) == [catalog.specs["sin"]]
+    with pytest.raises(SpecError, match="no such spec"):
+        catalog.select(["gone_opp"])
+
+
+def test_list_names_what_the_installed_torch_lacks(spec_dir, capsys):
+    from opsweep.cli import main
+    write(spec_dir, "gone", 'SPECS = [replace(unary("sin"), name="gone_op", aten_ops=("no_op_xyz",))]')
+    assert main(["list", "--specs", str(spec_dir)]) == 0
+    out = capsys.readouterr()
+    assert "gone_op" not in out.out
+    assert "not present in this torch: gone_op (aten::no_op_xyz not in torch " in out.err
+
+
+def test_the_builtin_catalog_has_nothing_absent_under_the_measured_torch():
+    """Under the torch the committed artifact measured, an absent spec is a typo, not a removal."""
+    import json
+    from pathlib import Path
+
+    import torch
+    artifact = Path(__file__).parents[2] / "docs" / "onnx_support_measured.json"
+    measured = json.loads(artifact.read_text("utf-8"))["fingerprint"]["torch"].split("+")[0]
+    if torch.__version__.split("+")[0] != measured:
+        pytest.skip(f"torch {torch.__version__} is not the measured {measured}")
+    assert not load_catalog(check_draws=False).absent

@@ -94,3 +94,12 @@ def test_cli_exit_status_tells_regressions(tmp_path, capsys):
     assert json.loads(out.read_text())["counts"]["regression"] == 1
     (tmp_path / "bad.json").write_text("{}")
     assert main(["diff", str(a), str(tmp_path / "bad.json")]) == 2
+
+
+def test_a_bump_of_an_exporter_pin_alone_is_named_in_the_comment():
+    old, _ = artifacts()
+    new = replace(old, fingerprint=replace(FP, onnxscript="0.7.3", onnxruntime="1.33.0"))
+    d = diff(old, new)
+    assert d.fingerprint_changes == ("onnxruntime 1.32.0 → 1.33.0", "onnxscript 0.7.2 → 0.7.3")
+    assert "Environment: `onnxruntime 1.32.0 → 1.33.0`, `onnxscript 0.7.2 → 0.7.3`." in \
+        to_markdown(d, new)

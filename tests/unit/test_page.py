@@ -112,6 +112,22 @@ def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog
                      r"<td>1</td><td>1</td>", text)
 
 
+def test_the_table_says_since_when_export_has_stayed_full_and_lists_absent_specs(tmp_path, catalog):
+    records, new = _records(tmp_path)
+    why = "aten::cholesky not in torch 2.14.1's operator listing"
+    new = replace(new, absent={"cholesky": why})
+    v = build_view(LISTING, catalog, new, DOCUMENTED, frozenset(), LINKS, "2.14.1", records=records)
+    rows = {r.name: r for r in v.rows}
+    assert (rows["cos"].full_since, rows["sin"].full_since) == ("2.14.1", "")
+    details = {d.name: d for d in v.details}
+    assert rows["cos"].full_since == details["cos"].full_since  # the same logic, one place
+    page = render_page(v)
+    assert re.search(r'<tr data-op="cos"[^\n]*<td class="since">2\.14\.1</td>', page)
+    assert "<th title=\"the first recorded release from which export has stayed full\">Full since" in page
+    assert "## Not present in torch 2.14.1" in page
+    assert f"| `cholesky` | `cholesky` | {why} | - |" in page  # no record shows it before
+
+
 def test_groups_sharing_an_error_print_it_once():
     from opsweep.page_detail import GroupView, OperatorDetail
     g = [GroupView("", False, "runtime", "float32", r, 1, err, f"f32[{r}]", "x")

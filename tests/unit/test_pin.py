@@ -98,3 +98,34 @@ def test_a_branch_behind_a_bump_on_main_did_not_move_the_pin(repo):
     change = pin_change("main", "feature", repo=repo)
     assert not change.changed, change.moves  # against the merge base, nothing moved
     assert pin_change("main", "feature", repo=repo, against_merge_base=False).changed
+
+
+def test_the_sweep_env_pins_the_whole_stack_at_the_committed_fingerprint():
+    """torch, onnx, onnxruntime, onnxscript and hypothesis are pinned exactly, at the
+    versions the committed artifact measured: the README's command reproduces it."""
+    from pathlib import Path
+
+    from opsweep import artifact as art
+    from opsweep.pin import FINGERPRINT_PINS, fingerprint_mismatches
+    root = Path(__file__).parents[2]
+    pins = read_pins((root / "pyproject.toml").read_text("utf-8"))
+    assert set(FINGERPRINT_PINS) | {"hypothesis"} <= set(pins), pins
+    measured = art.load(root / "docs" / "onnx_support_measured.json").fingerprint
+    assert fingerprint_mismatches(measured, pins) == []
+
+
+def test_an_exporter_pin_moving_alone_is_reported_by_name(repo, tmp_path, capsys):
+    (repo / "pyproject.toml").write_text(PYPROJECT.format(torch="2.13.0", version="1", hyp="1")
+                                         .replace('"numpy"', '"onnxscript==0.7.1", "onnx==1.23.2"'))
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qam", "a")
+    (repo / "pyproject.toml").write_text(PYPROJECT.format(torch="2.13.0", version="1", hyp="1")
+                                         .replace('"numpy"', '"onnxscript==0.7.2", "onnx==1.23.2"'))
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qam", "b")
+    out = tmp_path / "gh_output"
+    assert main(["pin-changed", "--base", "HEAD~1", "--repo", str(repo),
+                 "--github-output", str(out)]) == 0
+    assert "moved=onnxscript:0.7.1:0.7.2\n" in out.read_text()
+    assert "changed=true\n" in out.read_text()
+    printed = capsys.readouterr().out
+    assert "(unchanged; against" in printed and "other watched pins moved: onnxscript" in printed
+    assert "moved: onnxscript 0.7.1 -> 0.7.2" in printed

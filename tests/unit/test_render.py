@@ -77,7 +77,7 @@ def test_page_renders_bars_legend_table_and_appendix(catalog):
     assert ('<tr data-op="sin" data-core="1" data-g="fff-" data-chg="0" data-fail="">'
             '<td class="op"><a href="../operators/#op-sin"><code>sin</code></a></td><td>core</td>'
             '<td class="g">✅</td><td class="g">✅</td><td class="g">✅</td><td class="g">n/a</td>'
-            '<td>opset 9</td><td>yes</td></tr>') in page
+            '<td>opset 9</td><td>yes</td><td class="since"></td></tr>') in page
     assert '<tr data-op="tan" data-core="1" data-g=""' in page  # unmeasured: no letters
     assert "| `dim` | tensor metadata query" in page
     assert "E: x" not in page  # the failure detail lives on the operators page, not in the table

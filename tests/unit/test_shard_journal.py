@@ -118,3 +118,12 @@ def test_the_run_log_keeps_every_decision_beside_the_artifact(tmp_path):
     path.write_text("{not json\n")
     with pytest.raises(ArtifactError, match="a.json.run.jsonl.*not a readable run log"):
         read_run(path)
+
+
+def test_merge_keeps_the_specs_the_measured_torch_does_not_have():
+    why = "aten::qr not in torch 2.15.0's operator listing"
+    gone = art.make_artifact(FP, "ci", 25, 1, B, (2, 2), absent={"qr": why})
+    merged = merge([("a", part(A, 1, 2)), ("b", gone)])
+    assert merged.absent == {"qr": why}
+    assert art.canonical_bytes(merged) == art.canonical_bytes(
+        art.make_artifact(FP, "ci", 25, 1, {**A, **B}, absent={"qr": why}))

@@ -25,9 +25,17 @@ def test_tensors_reject_unknown_dtype_and_empty_ranges():
         tensors(dtypes=("float32",), min_value=1.0, max_value=1.0)
 
 
+def test_a_callable_torch_lacks_is_named_not_an_import_error():
+    """A callable removed from torch leaves the spec loadable; the catalog records it absent."""
+    missing = unary("not_an_op").fn
+    assert missing.reason == "no callable named 'not_an_op' in torch"
+    with pytest.raises(AttributeError, match="no callable named 'not_an_op' in torch"):
+        missing()
+
+
 def test_family_constructors_fail_at_construction_with_the_argument():
-    with pytest.raises(ValueError, match="^fn: no callable named 'not_an_op'"):
-        unary("not_an_op")
+    with pytest.raises(ValueError, match="^fn: expected a callable"):
+        unary("sin", fn=3)
     with pytest.raises(ValueError, match="^dim:"):
         reduction("sum", dim="several")
     with pytest.raises(ValueError, match="^gap: unknown stage"):

@@ -179,8 +179,8 @@ def test_history_records_round_trip_order_by_release_and_render(tmp_path):
     new = with_target({"sin": result(["sin"], Stage.OK, Stage.NO_TRANSLATION),
                        "cos": result(["cos"], Stage.OK)},
                       {"cos": result(["cos"], Stage.OK)}, fingerprint=newer)
-    assert history.write(new, tmp_path).name == "torch-2.14.1.json"
-    assert history.write(old, tmp_path).name == "torch-2.13.0.json"
+    assert history.write(new, tmp_path).name == "torch-2.14.1+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json"
+    assert history.write(old, tmp_path).name == "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json"
     records = history.load_all(tmp_path)
     assert [r.version for r in records] == ["2.13.0", "2.14.1"]  # 2.14 after 2.13, not before
     assert records[0].targets[STOCK] == {"cos": "n---", "sin": "fff-"}
@@ -227,7 +227,7 @@ def test_bad_history_records_are_refused_naming_the_field(tmp_path, edit, field)
     data = json.loads(path.read_text())
     edit(data)
     path.write_text(json.dumps(data))
-    with pytest.raises(ArtifactError, match=rf"torch-2\.13\.0\.json.*{field}"):
+    with pytest.raises(ArtifactError, match=rf"torch-2\.13\.0\+onnx-.*\.json.*{field}"):
         history.load(path)
 
 
