@@ -82,7 +82,7 @@ class _CheapCallable(metaclass=_CheapCallableMeta):
 
 _DECOMP_CACHE: dict[int, tuple[Any, dict, dict]] = {}
 #: id(registry) -> the recorder of the exporter that owns that registry (see `FastExporter.watch`)
-_RECORDERS: dict[int, "_Recorder"] = {}
+_RECORDERS: dict[int, _Recorder] = {}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from .runner import Phase, references_of, run_dynamic, static_outcomes
 Progress = Callable[[dict[str, list[Outcome]], dict[str, list[Outcome]]], None]
 
 
-def _same(exporter: Exporter, base: Exporter, trace, shortcut: bool) -> bool:
+def _same(exporter: Exporter, trace, shortcut: bool) -> bool:
     return shortcut and unchanged_by(exporter.custom_translation_table, trace)
 
 
@@ -44,7 +44,7 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
     trace = None
     for name in names:
         exporter = exporters[name]
-        if static and _same(exporter, base, trace, shortcut):
+        if static and _same(exporter, trace, shortcut):
             static[name] = static[names[0]]
         else:
             static[name] = static_outcomes(spec, group, exporter, call, invalid, references,
@@ -68,7 +68,7 @@ def _dynamic(spec, group, exporters, static, call, phase, checkpoint, shortcut):
         if not any(o.stage.exported for o in outcomes):
             final[name] = outcomes
         elif (exporter is not base and outcomes is static[names[0]]
-              and _same(exporter, base, trace, shortcut)):
+              and _same(exporter, trace, shortcut)):
             final[name] = final[names[0]]
         else:
             exporter.last_trace = None  # no dynamic export (no plan): nothing traced

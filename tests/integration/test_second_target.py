@@ -93,3 +93,15 @@ def test_no_trace_no_shortcut():
 def test_sweep_exporters_watch_every_table_key():
     exporters = make_exporters(True, (f"{EXAMPLES}:TABLE",))
     assert exporters[STOCK]._recorder.watched == {k.name() for k in _example_table()}
+
+
+@pytest.mark.parametrize("name", ["frobenius_norm", "pairwise_distance", "linalg_vecdot"])
+def test_watching_leaves_the_stock_outcome_alone(specs, exporters, name):
+    """The watched decompositions run through a recording wrapper: same outcomes
+    as an exporter that watches nothing (and as the public call)."""
+    spec = specs[name]
+    group = group_by_signature(draw_examples(spec, PROFILES["ci"]))[0]
+    watched = run_targets(spec, group, {STOCK: exporters[STOCK]}, dynamic=True)[STOCK]
+    assert exporters[STOCK].last_trace.decomposed  # the wrappers ran
+    assert watched == run_targets(spec, group, {STOCK: FastExporter()}, dynamic=True)[STOCK]
+    assert watched == run_targets(spec, group, {STOCK: Exporter()}, dynamic=True)[STOCK]
