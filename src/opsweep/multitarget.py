@@ -28,53 +28,47 @@ def _same(exporter: Exporter, trace, shortcut: bool) -> bool:
     return shortcut and unchanged_by(exporter.custom_translation_table, trace)
 
 
+def _prefixed(phase: Phase, target: str) -> Phase:
+    """Phases as `target|phase`: a lost worker's outcomes land on the right target."""
+    return lambda name: phase(f"{target}|{name}")
+
+
 def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, Exporter],
                 phase: Phase = lambda _: None, *, dynamic: bool = False,
                 checkpoint: Progress = lambda _s, _f: None,
                 shortcut: bool = True) -> dict[str, list[Outcome]]:
-    """Outcomes per target (the first exporter is the stock one, the base of the
-    shortcut). `shortcut=False` measures every target in full (the previous engine)."""
+    """Outcomes per target, each target finished (static, then dynamic) before the
+    next. The first exporter is the stock one, the base of the shortcut.
+    `shortcut=False` measures every target in full (the previous engine)."""
     names = list(exporters)
-    base = exporters[names[0]]
-    invalid, references, call = references_of(spec, group, lambda p: phase(f"{names[0]}|{p}"))
+    invalid, references, call = references_of(spec, group, _prefixed(phase, names[0]))
     if call is None:
         outcomes = [invalid[i] for i in range(len(group))]
         return dict.fromkeys(names, outcomes)
     static: dict[str, list[Outcome]] = {}
-    trace = None
+    final: dict[str, list[Outcome]] = {}
+    traces: dict[str, object] = {}  # the stock exports' traces: "static", "dynamic"
+    shared: dict = {}  # the dynamic plans and references, for every target
     for name in names:
         exporter = exporters[name]
-        if static and _same(exporter, trace, shortcut):
+        here = _prefixed(phase, name)
+        if name != names[0] and _same(exporter, traces.get("static"), shortcut):
             static[name] = static[names[0]]
         else:
-            static[name] = static_outcomes(spec, group, exporter, call, invalid, references,
-                                           lambda p, n=name: phase(f"{n}|{p}"))
-            if exporter is base:
-                trace = base.last_trace
-        checkpoint(static, {})
-    if not dynamic:
-        return static
-    return _dynamic(spec, group, exporters, static, call, phase, checkpoint, shortcut)
-
-
-def _dynamic(spec, group, exporters, static, call, phase, checkpoint, shortcut):
-    names = list(exporters)
-    base = exporters[names[0]]
-    final: dict[str, list[Outcome]] = {}
-    shared: dict = {}
-    trace = None
-    for name in names:
-        exporter, outcomes = exporters[name], static[name]
-        if not any(o.stage.exported for o in outcomes):
+            static[name] = static_outcomes(spec, group, exporter, call, invalid, references, here)
+            if name == names[0]:
+                traces["static"] = exporter.last_trace
+        checkpoint(static, final)
+        outcomes = static[name]
+        if not dynamic or not any(o.stage.exported for o in outcomes):
             final[name] = outcomes
-        elif (exporter is not base and outcomes is static[names[0]]
-              and _same(exporter, trace, shortcut)):
+        elif (name != names[0] and outcomes is static[names[0]]
+              and _same(exporter, traces.get("dynamic"), shortcut)):
             final[name] = final[names[0]]
         else:
             exporter.last_trace = None  # no dynamic export (no plan): nothing traced
-            final[name] = run_dynamic(spec, group, outcomes, call, exporter,
-                                      lambda p, n=name: phase(f"{n}|{p}"), shared)
-            if exporter is base:
-                trace = base.last_trace
+            final[name] = run_dynamic(spec, group, outcomes, call, exporter, here, shared)
+            if name == names[0]:
+                traces["dynamic"] = exporter.last_trace
         checkpoint(static, final)
     return final
