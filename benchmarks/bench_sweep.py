@@ -1,16 +1,24 @@
-"""Sweep throughput, measured side by side in one run (not a timed test).
+"""Sweep throughput for the main command's full work, measured side by side in
+one run on the same drawn examples (not a timed test).
 
-A fixed subset of the catalog is measured on the same drawn examples:
+The main command measures every spec for two targets (the stock exporter and the
+example translation table), each with the dynamic axis. Here, on a sample of specs
+spread over the families:
 
-  plain    one process, one public ``torch.onnx.export(dynamo=True)`` call per
-           example (what a hand-written loop does);
-  opsweep  the sweep as shipped: one export per signature, the fast path,
-           a pool of --jobs workers, first without the dynamic axis (the same
-           work as plain), then with it (one more export per signature that
-           exported, with the leading dimension dynamic, run at a second size).
+  plain     one process, public ``torch.onnx.export(dynamo=True)`` calls: per
+            example and target, one static export and one dynamic re-export (what a
+            hand-written loop does); timed on the first --plain-examples of each spec;
+  previous  the engine before the second-target shortcut: one export per signature,
+            the fast path, --jobs workers, the custom target measured in full
+            (``SweepConfig(shortcut=False)``);
+  new       the same with the shortcut: the custom target measured only where its
+            table can change the outcome, references computed once per group.
 
-Prints examples per second for each, the ratio, whether every grade is
-identical, what the dynamic axis costs, and the peak resident memory of a worker.
+Prints examples/s (an example measured for one target counts once), the ratio to
+plain, whether previous and new give identical results per target, a per-stage
+time breakdown of the new path (inline, --breakdown specs), the full-catalog time
+extrapolated from the sample by exports (signatures in the committed artifact) and
+the peak resident memory of a worker.
 
     python benchmarks/bench_sweep.py [--jobs 2] [--specs N ...]
 """
@@ -19,86 +27,173 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
-from dataclasses import replace
+from collections import defaultdict
+from pathlib import Path
 
+from opsweep import artifact as art
 from opsweep.adapter import Exporter, quiet_exporter
+from opsweep.artifact import STOCK
 from opsweep.catalog import load_catalog
-from opsweep.draw import PROFILES, draw_examples
+from opsweep.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.reuse import spec_digest
 from opsweep.runner import run_group
-from opsweep.sweep import SweepConfig, _Job, measure, spec_result
+from opsweep.sweep import SweepConfig, _Job, measure
 
-SUBSET = ["sin", "relu", "add", "mul", "sum", "amax", "softmax", "cat", "index_select",
-          "conv2d", "layer_norm", "mm", "where", "eq", "cdist", "equal"]
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = "examples/custom_translations.py:TABLE"
+#: 40 specs over the families, with the six the example table touches
+SAMPLE = ["sin", "relu", "add", "mul", "sum", "amax", "softmax", "cat", "index_select", "conv2d",
+          "layer_norm", "mm", "where", "eq", "cdist", "equal", "hypot", "fmax", "fmin",
+          "detach_copy", "fft_fftfreq", "fft_rfftfreq", "frobenius_norm", "pairwise_distance",
+          "linalg_vecdot", "cross_entropy", "gelu", "max_pool2d", "batch_norm", "embedding",
+          "sort", "cumsum", "scatter_add", "gather", "flip", "reshape", "atan2", "logsumexp",
+          "nll_loss", "lstm_cell"]
 
 
-def plain(specs, profile):
+def sweep(specs, profile, jobs: int, shortcut: bool):
+    """(results by (target, spec), examples measured over both targets, seconds)."""
+    results = {}
+    config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), shortcut=shortcut)
+    targets = (STOCK, _target_name())
+    start = time.perf_counter()
+    measure([_Job(s, spec_digest(s), targets) for s in specs], config,
+            lambda job, t, r: results.__setitem__((t, job.spec.name), r))
+    return results, sum(r.examples for r in results.values()), time.perf_counter() - start
+
+
+def _target_name() -> str:
+    from opsweep.translations import load
+    return load(TABLE)[0].name
+
+
+def plain(specs, profile, per_spec: int):
+    """Examples measured (per target) and seconds, public call per example, both
+    targets, each example re-exported with the dynamic axis."""
+    from opsweep.translations import load
     quiet_exporter()
-    exporter = Exporter()
-    results, n = {}, 0
+    exporters = [Exporter(), Exporter(load(TABLE)[1])]
+    n, start = 0, time.perf_counter()
     for spec in specs:
-        examples = draw_examples(spec, profile)
-        outcomes = [o for e in examples for o in run_group(spec, [e], exporter)]
-        n += len(outcomes)
-        results[spec.name] = spec_result(spec, outcomes, profile, "", len(examples)).grades
-    return results, n
+        for example in draw_examples(spec, profile)[:per_spec]:
+            for exporter in exporters:
+                run_group(spec, [example], exporter, dynamic=True)
+                n += 1
+    return n, time.perf_counter() - start
 
 
-def opsweep(specs, profile, jobs, dynamic):
-    results, n = {}, 0
+def breakdown(specs, profile) -> dict[str, float]:
+    """Seconds per stage of the new path, inline (one process), by wrapping the
+    exporter's steps and the runner's."""
+    import onnx
+    from torch.onnx._internal.exporter import _capture_strategies, _core, _onnx_program
 
-    def done(job, result):
-        nonlocal n
-        results[job.spec.name] = result.grades
-        n += result.examples
+    from opsweep import multitarget, runner
+    from opsweep.sweep import _inline_exporters, _run_targets
+    spent: dict[str, float] = defaultdict(float)
 
-    measure([_Job(s, spec_digest(s), "benchmark") for s in specs],
-            SweepConfig(profile, jobs=jobs, dynamic=dynamic), done)
-    return results, n
+    def timed(owner, name, stage):
+        original = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[stage] += time.perf_counter() - start
+        setattr(owner, name, wrapper)
+        return owner, name, original
+
+    from torch.onnx._internal.exporter import _fx_passes
+    config = SweepConfig(profile, jobs=0, translations=(TABLE,))
+    exporters = _inline_exporters(config)  # the fast path's decomposition is installed now
+    patches = [timed(_capture_strategies.CaptureStrategy, "__call__", "capture"),
+               timed(_fx_passes, "decompose_with_registry", "decomposition"),
+               timed(_core, "_exported_program_to_onnx_program", "translation"),
+               timed(_onnx_program.ONNXProgram, "optimize", "optimize"),
+               timed(onnx.checker, "check_model", "checker"),
+               timed(runner, "make_session", "session"),
+               timed(runner, "run_session", "runs"),
+               timed(runner, "choose_plan", "references"),
+               timed(runner, "_dynamic_reference", "references"),
+               timed(multitarget, "references_of", "references")]
+    start = time.perf_counter()
+    try:
+        for spec in specs:
+            for group in group_by_signature(draw_examples(spec, profile)):
+                _run_targets(spec, group, exporters, (STOCK, _target_name()), lambda _: None,
+                             True, True)
+    finally:
+        for owner, name, original in patches:
+            setattr(owner, name, original)
+    total = time.perf_counter() - start
+    spent["other (draws, comparison, export glue)"] = total - sum(spent.values())
+    spent["total"] = total
+    return dict(spent)
+
+
+def committed_signatures() -> dict[str, int]:
+    committed = art.load(ROOT / "docs" / "onnx_support_measured.json")
+    return {n: r.signatures for n, r in committed.specs.items()}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--specs", nargs="+", default=SUBSET)
+    parser.add_argument("--specs", nargs="+", default=SAMPLE)
+    parser.add_argument("--plain-examples", type=int, default=1,
+                        help="examples per spec timed through the plain loop")
+    parser.add_argument("--breakdown", type=int, default=8,
+                        help="specs of the sample timed inline for the per-stage breakdown")
     args = parser.parse_args()
+    quiet_exporter()
     catalog = load_catalog(check_draws=False)
     specs = catalog.select(args.specs)
     profile = PROFILES["ci"]
+    families = sorted({s.family for s in specs})
+    print(f"specs: {len(specs)} over {len(families)} families ({', '.join(families)}), "
+          f"profile ci, targets: {STOCK} + {TABLE}, dynamic axis on, {args.jobs} workers")
 
-    t = time.perf_counter()
-    fast_grades, fast_n = opsweep(specs, profile, args.jobs, dynamic=False)
-    fast_s = time.perf_counter() - t
-    t = time.perf_counter()
-    dyn_grades, dyn_n = opsweep(specs, profile, args.jobs, dynamic=True)
-    dyn_s = time.perf_counter() - t
+    previous, prev_n, prev_s = sweep(specs, profile, args.jobs, shortcut=False)
+    new, new_n, new_s = sweep(specs, profile, args.jobs, shortcut=True)
     worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    plain_n, plain_s = plain(specs, profile, args.plain_examples)
+    plain_rate = plain_n / plain_s
 
-    t = time.perf_counter()
-    plain_grades, plain_n = plain(specs, profile)
-    plain_s = time.perf_counter() - t
+    def line(label, n, s, what):
+        print(f"{label:9}: {n:5} examples in {s:7.1f}s = {n / s:7.2f} examples/s "
+              f"= {(n / s) / plain_rate:5.1f}x plain ({what})")
+    line("plain", plain_n, plain_s, f"public call per example and target, static + dynamic, "
+         f"first {args.plain_examples} example(s) of each spec")
+    line("previous", prev_n, prev_s, "export per signature, fast path, custom target in full")
+    line("new", new_n, new_s, "custom target only where its table can change the outcome")
+    ratio = (new_n / new_s) / plain_rate
+    print(f"new / previous: {prev_s / new_s:.2f}x faster; goal for the main command's full "
+          f"work: >= 40x plain, measured {ratio:.1f}x ({'met' if ratio >= 40 else 'not met'})")
+    same = previous == new
+    print(f"results identical per target (previous vs new): {same}")
+    for key in sorted(k for k in previous if previous[k] != new.get(k)):
+        print(f"  differs: {key}")
 
-    print(f"specs: {len(specs)} ({', '.join(s.name for s in specs)}), profile ci")
-    print(f"plain   : {plain_n} examples in {plain_s:7.1f}s = {plain_n / plain_s:6.2f} examples/s "
-          "(public call per example, one process)")
-    print(f"opsweep : {fast_n} examples in {fast_s:7.1f}s = {fast_n / fast_s:6.2f} examples/s "
-          f"(export per signature, fast path, {args.jobs} workers)")
-    print(f"ratio   : {(fast_n / fast_s) / (plain_n / plain_s):.1f}x")
-    print(f"dynamic : {dyn_n} examples in {dyn_s:7.1f}s = {dyn_n / dyn_s:6.2f} examples/s "
-          f"(opsweep with the dynamic axis); the axis costs {dyn_s / fast_s:.2f}x the time "
-          f"of the sweep without it, and is still {(dyn_n / dyn_s) / (plain_n / plain_s):.1f}x "
-          "plain")
-    static_same = all(dyn_grades[n] == replace(g, dynamic=dyn_grades[n].dynamic)
-                      for n, g in fast_grades.items())
-    print(f"static grades unchanged by the dynamic axis: {static_same}")
-    same = plain_grades == fast_grades
-    print(f"grades identical: {same}")
-    if not same:
-        for name in sorted(plain_grades):
-            if plain_grades[name] != fast_grades.get(name):
-                print(f"  {name}: plain {plain_grades[name]} opsweep {fast_grades.get(name)}")
+    signatures = committed_signatures()
+    sample = sum(signatures.get(s.name, 0) for s in specs)
+    total = sum(signatures.values())
+    print(f"full catalog ({len(signatures)} specs, {total} signatures in the committed artifact; "
+          f"the sample has {sample}): new ~{new_s * total / sample / 60:.1f} min, previous "
+          f"~{prev_s * total / sample / 60:.1f} min (scaled by signatures; "
+          f"by spec count: new ~{new_s * len(signatures) / len(specs) / 60:.1f} min)")
     print(f"peak memory per worker: {worker_peak:.0f} MiB (largest resident set of any worker)")
+
+    spent = breakdown(specs[:args.breakdown], profile)
+    names = ", ".join(s.name for s in specs[:args.breakdown])
+    print(f"per-stage time of the new path, inline, both targets + dynamic ({names}):")
+    for stage, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
+        if stage != "total":
+            print(f"  {stage:40} {seconds:7.2f}s {100 * seconds / spent['total']:5.1f}%")
+    print(f"  {'total':40} {spent['total']:7.2f}s")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

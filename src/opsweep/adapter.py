@@ -92,6 +92,9 @@ class Exporter:
     optional ``custom_translation_table`` passed through untouched."""
 
     path = PUBLIC_PATH
+    #: What the last export's decomposition saw (fastpath.Trace), when this exporter can
+    #: tell; the public call cannot, so a second target is then measured in full.
+    last_trace = None
 
     def __init__(self, custom_translation_table: Mapping[Callable, Any] | None = None,
                  opset: int | None = None) -> None:

@@ -3,7 +3,6 @@ and validation on load with errors naming the file and the field."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import tempfile
@@ -17,10 +16,16 @@ from typing import Any
 import jsonschema
 
 from .errors import ArtifactError
+from .migrations import MIGRATIONS as _MIGRATIONS
+from .migrations import migrate
 from .grade import Counts, DynamicTally, FailureGroup, Grades, dynamic_tally, grade, merge_failures
 from .model import UNGRADED, Grade, Stage
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+#: Since version 4 a custom target is written as what differs from the stock target:
+#: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
+#: the stock specs the target has no result for. Readers get complete results.
+DIFF_SINCE = 4
 #: Fields derived from the spec results that arrived in a later schema version than some
 #: readable artifact has: the loader derives them for an older artifact instead of checking.
 _DERIVED_SINCE = {"dynamic_counts": 3}
@@ -271,13 +276,30 @@ def _translations_out(t: Translations) -> dict[str, Any]:
             "overrides": list(t.overrides)}
 
 
+def _target_out(artifact: Artifact, t: TargetResult) -> dict[str, Any]:
+    """A custom target as what differs from the stock target."""
+    stock_specs = {n: spec_to_data(r) for n, r in artifact.specs.items()}
+    stock_ops = _operators_out(artifact.operators)
+    specs = {n: d for n, d in ((n, spec_to_data(r)) for n, r in t.specs.items())
+             if stock_specs.get(n) != d}
+    operators = {op: d for op, d in _operators_out(t.operators).items() if stock_ops.get(op) != d}
+    absent = sorted(set(artifact.specs) - set(t.specs))
+    return {"fingerprint": _translations_out(t.translations), "specs": specs,
+            "operators": operators, **({"absent": absent} if absent else {})}
+
+
+def _target_in(stock: Mapping[str, SpecResult], data: dict[str, Any]) -> dict[str, SpecResult]:
+    """A custom target's complete spec results from its difference to the stock target."""
+    absent = set(data.get("absent", ()))
+    specs = {n: r for n, r in stock.items() if n not in absent}
+    specs.update({n: spec_from_data(d) for n, d in data["specs"].items()})
+    return specs
+
+
 def to_data(artifact: Artifact) -> dict[str, Any]:
     specs = {name: spec_to_data(r) for name, r in artifact.specs.items()}
     operators = _operators_out(artifact.operators)
-    targets = {name: {"fingerprint": _translations_out(t.translations),
-                      "specs": {n: spec_to_data(r) for n, r in t.specs.items()},
-                      "operators": _operators_out(t.operators)}
-               for name, t in artifact.targets.items()}
+    targets = {name: _target_out(artifact, t) for name, t in artifact.targets.items()}
     fp = artifact.fingerprint
     return {
         "schema_version": SCHEMA_VERSION,
@@ -325,33 +347,6 @@ def _grades_in(d: dict[str, Any]) -> Grades:
                   _grade_in(d["dynamic"]))
 
 
-def _v2_to_v3(data: dict[str, Any]) -> None:
-    """Version 2 kept one run's bookkeeping in the artifact: the sweep's time and each
-    spec's reuse decision. Both are dropped; the measurements are unchanged."""
-    data.pop("generated_at", None)
-    tables = [data.get("specs")] + [t.get("specs") for t in (data.get("targets") or {}).values()
-                                    if isinstance(t, dict)]
-    for table in tables:
-        for spec in (table or {}).values() if isinstance(table, dict) else ():
-            if isinstance(spec, dict):
-                spec.pop("reuse", None)
-
-
-#: schema version -> the step that lifts an artifact of that version to the next
-_MIGRATIONS = {2: _v2_to_v3}
-
-
-def migrate(data: Any) -> Any:
-    """An artifact of an older, still readable schema, as data of the current one (a copy)."""
-    if not isinstance(data, dict) or data.get("schema_version") not in _MIGRATIONS:
-        return data
-    data = copy.deepcopy(data)
-    while data.get("schema_version") in _MIGRATIONS:
-        _MIGRATIONS[data["schema_version"]](data)
-        data["schema_version"] += 1
-    return data
-
-
 def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
     """An artifact from plain data; an older readable schema is migrated on load."""
     recorded = data.get("schema_version") if isinstance(data, dict) else None
@@ -370,7 +365,11 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
         if translations.name != name:
             raise ArtifactError(path, f"targets.{name}.fingerprint",
                                 f"names {translations.name!r}, not the target it is filed under")
-        targets[name] = (translations, {n: spec_from_data(d) for n, d in t["specs"].items()})
+        for spec in t.get("absent", ()):
+            if spec not in specs:
+                raise ArtifactError(path, f"targets.{name}.absent",
+                                    f"{spec!r} is not a spec of the stock target")
+        targets[name] = (translations, _target_in(specs, t))
     shard, broken = data.get("shard"), data.get("broken")
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
                              data["examples"], data["regen_index"], specs,

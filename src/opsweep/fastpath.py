@@ -28,7 +28,8 @@ two give the same outcome on specs reaching every stage.
 from __future__ import annotations
 
 from collections.abc import Callable as AbcCallable
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -80,6 +81,94 @@ class _CheapCallable(metaclass=_CheapCallableMeta):
 
 
 _DECOMP_CACHE: dict[int, tuple[Any, dict, dict]] = {}
+#: id(registry) -> the recorder of the exporter that owns that registry (see `FastExporter.watch`)
+_RECORDERS: dict[int, _Recorder] = {}
+
+
+@dataclass(frozen=True)
+class Trace:
+    """What one export's decomposition saw: the operators (by qualified name) of the
+    captured graph and of the decomposed graph, and the watched operators whose
+    decomposition ran on the way (an operator reached only inside another one's
+    decomposition shows in neither graph). `captured`: the capture succeeded."""
+
+    captured: bool = False
+    before: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
+    decomposed: frozenset[str] = frozenset()
+
+    @property
+    def seen(self) -> frozenset[str]:
+        return self.before | self.after | self.decomposed
+
+
+def graph_ops(program) -> frozenset[str]:
+    """Qualified names of every operator called in a program's graph and subgraphs."""
+    names = set()
+    for module in program.graph_module.modules():
+        graph = getattr(module, "graph", None)
+        for node in graph.nodes if graph is not None else ():
+            if node.op == "call_function":
+                name = getattr(node.target, "name", None)
+                names.add(str(name()) if callable(name) else str(node.target))
+    return frozenset(names)
+
+
+class _Recorder:
+    """Records, for the exports of one registry, the graph operators and which
+    watched operators were decomposed (through wrapped decomposition entries)."""
+
+    def __init__(self, registry: Any, watched: frozenset[str]) -> None:
+        self.registry, self.watched = registry, watched
+        self.tables: tuple[Any, dict, dict] | None = None  # (source tables, cia, python)
+        self.reset()
+
+    def reset(self) -> None:
+        self.captured, self.before, self.after, self.hits = False, frozenset(), frozenset(), set()
+
+    def trace(self) -> Trace:
+        return Trace(self.captured, self.before, self.after, frozenset(self.hits))
+
+    def _wrap(self, op: Any, fn: AbcCallable) -> AbcCallable:
+        name = op.name()
+
+        def recorded(*args, **kwargs):
+            self.hits.add(name)
+            return fn(*args, **kwargs)
+        return recorded
+
+    def wrapped(self, cached: tuple[Any, dict, dict], preserve: Any) -> tuple[dict, dict]:
+        """The cached tables with every watched entry recording its use (built once)."""
+        if self.tables is None or self.tables[0] is not cached:
+            def wrap(table: dict) -> dict:
+                return {op: self._wrap(op, fn) if fn is not preserve and _name(op) in self.watched
+                        else fn for op, fn in table.items()}
+            self.tables = (cached, wrap(cached[1]), wrap(cached[2]))
+        return self.tables[1], self.tables[2]
+
+
+def _name(op: Any) -> str:
+    name = getattr(op, "name", None)
+    return str(name()) if callable(name) else str(op)
+
+
+def unchanged_by(table: Mapping[Any, Any] | None, trace: Trace | None) -> bool:
+    """Whether exporting with `table` must give exactly the stock export's outcome,
+    judged from the stock export's trace: the capture does not depend on the table;
+    the table changes the decomposition only by removing its keys from the
+    decomposition table (the exporter keeps an op it has a translation for), and the
+    translation only of nodes calling its keys. So: no key was captured, decomposed
+    or left in the decomposed graph. False when that cannot be judged."""
+    if trace is None or not table:
+        return False
+    if not trace.captured:
+        return True
+    names = set()
+    for key in table:
+        if not isinstance(key, torch._ops.OpOverload):
+            return False
+        names.add(key.name())
+    return not (names & trace.seen)
 #: `_source_digest` of torch.export.exported_program._override_composite_implicit_decomp
 #: as `_make_override_cia` replicates it (torch 2.13.0; 2.14.1 differs only in a comment).
 #: Any other code keeps torch's own.
@@ -184,6 +273,13 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
             cia, python_table = ep._split_decomp_table_to_cia_and_python_decomp(dict(table))
             cached = _DECOMP_CACHE[id(registry)] = (registry, cia, python_table)
         _, cia, python_table = cached
+        recorder = _RECORDERS.get(id(registry))
+        if recorder is not None and recorder.registry is registry:
+            recorder.captured, recorder.before = True, graph_ops(exported_program)
+            if recorder.watched:
+                cia, python_table = recorder.wrapped(cached, _preserve_marker(ep))
+        else:
+            recorder = None
 
         # what ExportedProgram.run_decompositions does after splitting the table
         @ep._disable_prexisiting_fake_mode
@@ -191,10 +287,17 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
             return ep._decompose_exported_program(
                 exported_program, cia_to_decomp=dict(cia), python_decomp_table=dict(python_table),
                 joint_loss_index=None, decompose_custom_triton_ops=False)
-        return run()
+        decomposed = run()
+        if recorder is not None:
+            recorder.after = graph_ops(decomposed)
+        return decomposed
 
     decompose_with_registry._opsweep = True  # type: ignore[attr-defined]
     _fx_passes.decompose_with_registry = decompose_with_registry
+
+
+def _preserve_marker(ep) -> Any:
+    return getattr(ep, "_special_op_to_preserve_cia", None)
 
 
 class FastExporter(Exporter):
@@ -213,11 +316,26 @@ class FastExporter(Exporter):
         for torch_op, onnx_op in (self.custom_translation_table or {}).items():
             self.registry.register_op(torch_op, onnx_op, is_complex=False)
         _install(ops, ep, decomp, fx_passes)
+        self._recorder: _Recorder | None = None
+        self.last_trace: Trace | None = None  # of the last export, when watching
+
+    def watch(self, ops: Iterable[str]) -> None:
+        """Trace every later export: which operators its graphs hold, and which of
+        `ops` (qualified names) were decomposed (see :func:`unchanged_by`)."""
+        self._recorder = _RECORDERS[id(self.registry)] = _Recorder(self.registry, frozenset(ops))
 
     def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
-        program = self._core.export(module, args, None, registry=self.registry,
-                                    dynamic_shapes=dynamic_shapes, opset_version=self.opset,
-                                    verbose=False, optimize=True)
+        recorder = self._recorder
+        self.last_trace = None
+        if recorder is not None:
+            recorder.reset()
+        try:
+            program = self._core.export(module, args, None, registry=self.registry,
+                                        dynamic_shapes=dynamic_shapes, opset_version=self.opset,
+                                        verbose=False, optimize=True)
+        finally:
+            if recorder is not None:
+                self.last_trace = recorder.trace()
         return program.model_proto
 
 

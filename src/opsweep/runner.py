@@ -225,8 +225,21 @@ def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
 
 def _run_static(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
                 phase: Phase) -> tuple[list[Outcome], Call | None]:
+    invalid, references, call = references_of(spec, group, phase)
+    if call is None:
+        return [invalid[i] for i in range(len(group))], None
+    return static_outcomes(spec, group, exporter, call, invalid, references, phase), call
+
+
+References = dict[int, tuple[tuple, list[torch.Tensor]]]
+
+
+def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
+                  ) -> tuple[dict[int, Outcome], References, Call | None]:
+    """PyTorch's outputs for each example (computed once, whatever the target):
+    (invalid outcomes, references by index, the first valid example's call)."""
     outcomes: dict[int, Outcome] = {}
-    references: dict[int, tuple[tuple, list[torch.Tensor]]] = {}
+    references: References = {}
     call: Call | None = None  # the first valid example's module: the one exported
     for i, example in enumerate(group):
         phase("reference")
@@ -242,13 +255,19 @@ def _run_static(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
         references[i] = (this.inputs, expected)
         if call is None:
             call = this
-    if call is None:
-        return [outcomes[i] for i in range(len(group))], None
+    return outcomes, references, call
+
+
+def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: Exporter, call: Call,
+                    invalid: dict[int, Outcome], references: References,
+                    phase: Phase) -> list[Outcome]:
+    """One export of `call`, then every valid example run against its reference."""
+    outcomes = dict(invalid)
     stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, "")
     for i, (inputs, expected) in references.items():
         outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, "")
                                ) if session is not None else _outcome(group[i], stage, error)
-    return [outcomes[i] for i in range(len(group))], call
+    return [outcomes[i] for i in range(len(group))]
 
 
 def target_of(spec: OpSpec, call: Call) -> Callable:
@@ -381,14 +400,19 @@ def dynamic_shapes(plan: DynamicPlan, count: int) -> tuple:
 
 
 def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome], call: Call,
-                exporter: Exporter, phase: Phase) -> list[Outcome]:
+                exporter: Exporter, phase: Phase, shared: dict | None = None) -> list[Outcome]:
     """Re-export the group with its batch dimension dynamic (traced at the plan's
     export size) and run every statically exported example at the second size
-    against PyTorch at that size. Fills `Outcome.dynamic`."""
+    against PyTorch at that size. Fills `Outcome.dynamic`. `shared` keeps the plans
+    and references between targets measuring the same group (they depend only on
+    the examples)."""
     eligible = [i for i, o in enumerate(outcomes) if o.stage.exported]
     target = target_of(spec, call)
+    shared = {} if shared is None else shared
     phase("dynamic-reference")
-    plan, traced, why = choose_plan(spec, target, group[eligible[0]])
+    if ("plan", eligible[0]) not in shared:
+        shared["plan", eligible[0]] = choose_plan(spec, target, group[eligible[0]])
+    plan, traced, why = shared["plan", eligible[0]]
     result = list(outcomes)
 
     def mark(indices, stage: Stage, error: str) -> list[Outcome]:
@@ -407,11 +431,21 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
         return mark(eligible, stage, error)
     for i in eligible:
         phase("dynamic-reference")
-        try:
-            this = Call(target, *materialize(resize(group[i], plan.inputs, plan.run_size)))
-            expected = flat_outputs(this(*[t.clone() for t in this.inputs]))
-        except Exception as exc:
-            mark([i], Stage.INVALID, error_line(exc))
+        if ("ref", i, plan) not in shared:
+            shared["ref", i, plan] = _dynamic_reference(target, group[i], plan)
+        inputs, expected, invalid = shared["ref", i, plan]
+        if invalid:
+            mark([i], Stage.INVALID, invalid)
             continue
-        mark([i], *_run_one(spec, session, this.inputs, expected, phase, "dynamic-"))
+        mark([i], *_run_one(spec, session, inputs, expected, phase, "dynamic-"))
     return result
+
+
+def _dynamic_reference(target: Callable, example: Example, plan: DynamicPlan
+                       ) -> tuple[tuple, list[torch.Tensor], str]:
+    """(inputs, PyTorch's outputs, "") at the plan's run size, or ((), [], why not)."""
+    try:
+        this = Call(target, *materialize(resize(example, plan.inputs, plan.run_size)))
+        return this.inputs, flat_outputs(this(*[t.clone() for t in this.inputs])), ""
+    except Exception as exc:
+        return (), [], error_line(exc)

@@ -71,6 +71,9 @@ class SweepConfig:
     translations: tuple[str, ...] = ()  # MODULE:TABLE of each custom-translation target
     dynamic: bool = True  # re-export what exported with the leading dimension dynamic
     verbose: bool = False  # let the exporter's and onnxruntime's own logging through
+    #: a custom target takes the stock outcome wherever its table cannot change it
+    #: (False: every target measured in full, the previous engine)
+    shortcut: bool = True
 
     @property
     def exporter_path(self) -> str:
@@ -149,6 +152,10 @@ def make_exporters(fast: bool, translations: Sequence[str]) -> dict[str, object]
     for text in translations:
         info, table = load(text)
         exporters[info.name] = make_exporter(fast, table)
+    keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
+            if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
+    if keys and hasattr(exporters[STOCK], "watch"):
+        exporters[STOCK].watch(keys)  # type: ignore[attr-defined]
     return exporters
 
 
@@ -183,9 +190,8 @@ def _canary_in_worker() -> None:
     run_canary(_WORKER["exporters"])  # type: ignore[arg-type]
 
 
-def _run_in_worker(spec_name: str, target: str, group: list[Example], phase_file: str,
-                   dynamic: bool) -> list[Outcome]:
-    from .runner import run_group
+def _run_in_worker(spec_name: str, targets: tuple[str, ...], group: list[Example],
+                   phase_file: str, dynamic: bool, shortcut: bool) -> dict[str, list[Outcome]]:
     _worker_ready()
     catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
 
@@ -193,29 +199,51 @@ def _run_in_worker(spec_name: str, target: str, group: list[Example], phase_file
         with open(phase_file, "w") as handle:
             handle.write(name)
 
-    def checkpoint(outcomes: list[Outcome]) -> None:
+    def checkpoint(static: dict, final: dict) -> None:
         with open(phase_file + _STATIC_SUFFIX, "wb") as handle:
-            pickle.dump(outcomes, handle)
+            pickle.dump((static, final), handle)
 
-    return run_group(catalog.specs[spec_name], group, _WORKER["exporters"][target],  # type: ignore[index]
-                     phase, dynamic=dynamic, checkpoint=checkpoint)
+    return _run_targets(catalog.specs[spec_name], group, _WORKER["exporters"], targets,  # type: ignore[arg-type]
+                        phase, dynamic, shortcut, checkpoint)
 
 
-def _lost_group(group: list[Example], phase_file: Path, why: str) -> list[Outcome]:
+def _run_targets(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
+                 targets: tuple[str, ...], phase, dynamic: bool, shortcut: bool,
+                 checkpoint=lambda _s, _f: None) -> dict[str, list[Outcome]]:
+    """The wanted targets' outcomes; the stock exporter always runs first (the base of
+    the shortcut), even when only a custom target is wanted."""
+    from .multitarget import run_targets
+    used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
+    got = run_targets(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
+                      checkpoint=checkpoint, shortcut=shortcut)
+    return {t: got[t] for t in targets}
+
+
+def _lost_group(group: list[Example], phase_file: Path, why: str,
+                targets: tuple[str, ...] = (STOCK,)) -> dict[str, list[Outcome]]:
+    """Each target's outcomes when the worker was lost: what had finished is kept
+    (a target's static outcomes, then its dynamic ones); the rest is recorded at the
+    phase the worker had reached (`target|phase` in the phase file)."""
     try:
         reached = phase_file.read_text().strip() or "reference"
     except FileNotFoundError:
         reached = "reference"
+    reached = reached.rpartition("|")[2]
     error = f"WorkerLost: {why} during {reached}"
-    static = phase_file.with_name(phase_file.name + _STATIC_SUFFIX)
-    if reached.startswith("dynamic-") and static.exists():
-        # the static export had finished: keep it, and lose only the dynamic re-export
-        outcomes = pickle.loads(static.read_bytes())
-        stage = _CRASH_STAGE.get(reached.removeprefix("dynamic-"), Stage.RAW_ERROR)
-        return [replace(o, dynamic=stage, dynamic_error=error) if o.stage.exported else o
-                for o in outcomes]
+    saved = phase_file.with_name(phase_file.name + _STATIC_SUFFIX)
+    static, final = pickle.loads(saved.read_bytes()) if saved.exists() else ({}, {})
+    dynamic_stage = _CRASH_STAGE.get(reached.removeprefix("dynamic-"), Stage.RAW_ERROR)
     stage = _CRASH_STAGE.get(reached, Stage.RAW_ERROR)
-    return [Outcome(stage, e.signature, e.dtype, e.rank, e.size, error) for e in group]
+    out = {}
+    for t in targets:
+        if t in final:
+            out[t] = final[t]
+        elif t in static:  # the static export had finished: lose only the dynamic re-export
+            out[t] = [replace(o, dynamic=dynamic_stage, dynamic_error=error)
+                      if o.stage.exported else o for o in static[t]]
+        else:
+            out[t] = [Outcome(stage, e.signature, e.dtype, e.rank, e.size, error) for e in group]
+    return out
 
 
 def _describe_exit(exc: BaseException) -> str:
@@ -228,21 +256,22 @@ def _describe_exit(exc: BaseException) -> str:
     return f"worker exited ({type(exc).__name__}: {exc})"
 
 
-def _collect(future, group: list[Example], phase_file: Path) -> list[Outcome]:
+def _collect(future, group: list[Example], phase_file: Path,
+             targets: tuple[str, ...]) -> dict[str, list[Outcome]]:
     from concurrent.futures.process import BrokenProcessPool
 
     from pebble import ProcessExpired
     try:
         return future.result()
     except FutureTimeout:
-        return _lost_group(group, phase_file, "timed out")
+        return _lost_group(group, phase_file, "timed out", targets)
     except ProcessExpired as exc:
-        return _lost_group(group, phase_file, _describe_exit(exc))
+        return _lost_group(group, phase_file, _describe_exit(exc), targets)
     except (ExporterBroken, BrokenProcessPool) as exc:
         raise PoolBroken(f"the worker pool broke ({type(exc).__name__}: {exc}); no further "
                          "spec could be measured") from exc
     except Exception as exc:
-        return _lost_group(group, phase_file, f"{type(exc).__name__}: {exc}")
+        return _lost_group(group, phase_file, f"{type(exc).__name__}: {exc}", targets)
 
 
 def _check_stack(pool, timeout: float) -> None:
@@ -268,30 +297,34 @@ def _check_stack(pool, timeout: float) -> None:
 
 @dataclass(frozen=True)
 class _Job:
+    """One spec, measured for the given targets together (one task per group)."""
+
     spec: OpSpec
     digest: str
-    target: str = STOCK
+    targets: tuple[str, ...] = (STOCK,)
 
 
 def measure(jobs: Sequence[_Job], config: SweepConfig,
-            done: Callable[[_Job, SpecResult], None],
+            done: Callable[[_Job, str, SpecResult], None],
             running: Callable[[tuple[str, ...]], None] = lambda _: None) -> None:
-    """Measure each job's spec, calling `done` as each finishes, in job order, and
-    `running` with the specs the workers are busy with whenever that changes.
-    Examples are drawn spec by spec while workers are already busy."""
-    def finish(job: _Job, groups: list[list[Example]], outcomes: list[Outcome]) -> None:
-        done(job, spec_result(job.spec, outcomes, config.profile, job.digest, len(groups),
-                              job.target))
+    """Measure each job's spec, calling `done(job, target, result)` as each
+    finishes, in job order, and `running` with the specs the workers are busy with
+    whenever that changes. Examples are drawn spec by spec while workers are
+    already busy."""
+    def finish(job: _Job, groups: list[list[Example]],
+               outcomes: list[dict[str, list[Outcome]]]) -> None:
+        for t in job.targets:
+            done(job, t, spec_result(job.spec, [o for g in outcomes for o in g[t]],
+                                     config.profile, job.digest, len(groups), t))
 
     if not jobs:
         return
     if config.jobs == 0:
         exporters = _inline_exporters(config)
-        from .runner import run_group
         for job in jobs:
             groups = group_by_signature(draw_examples(job.spec, config.profile))
-            finish(job, groups, [o for g in groups for o in run_group(
-                job.spec, g, exporters[job.target], dynamic=config.dynamic)])  # type: ignore[arg-type]
+            finish(job, groups, [_run_targets(job.spec, g, exporters, job.targets, lambda _: None,
+                                              config.dynamic, config.shortcut) for g in groups])
         return
     from pebble import ProcessPool
     context = multiprocessing.get_context("spawn")
@@ -338,8 +371,9 @@ def _measure_in_pool(pool, jobs, config, phases: Path, finish, running) -> None:
     busy: list[tuple[str, ...]] = [()]
 
     def report_running(k: int) -> None:
-        """The specs (and targets) whose groups a worker is running now: one per worker."""
-        names = tuple(sorted({_job_label(job) for job, _, futures in submitted[k:]
+        """The specs whose groups a worker is running now (every target of a group runs in
+        one task): one per worker."""
+        names = tuple(sorted({job.spec.name for job, _, futures in submitted[k:]
                               for _, _, f in futures if f.running()}))
         if names != busy[0]:
             busy[0] = names
@@ -351,11 +385,12 @@ def _measure_in_pool(pool, jobs, config, phases: Path, finish, running) -> None:
         futures = []
         for g, group in enumerate(groups):
             phase_file = phases / f"{k}-{g}"
-            exports = 2 if config.dynamic else 1  # the dynamic re-export gets its own budget
+            # the dynamic re-export gets its own budget, and so does each target
+            exports = (2 if config.dynamic else 1) * (1 + len(set(job.targets) - {STOCK}))
             budget = exports * (config.timeout + PER_RUN_SECONDS * len(group))
             try:
-                future = pool.submit(_run_in_worker, budget, job.spec.name, job.target, group,
-                                     str(phase_file), config.dynamic)
+                future = pool.submit(_run_in_worker, budget, job.spec.name, job.targets, group,
+                                     str(phase_file), config.dynamic, config.shortcut)
             except RuntimeError as exc:  # pebble: "Unexpected error within the Pool"
                 raise PoolBroken(f"the worker pool broke ({exc}); no further spec could be "
                                  "measured") from exc
@@ -372,14 +407,10 @@ def _measure_in_pool(pool, jobs, config, phases: Path, finish, running) -> None:
         for _, _, future in futures:  # wake at least once a second to say who is busy
             while not wait([future], timeout=1.0).done:
                 report_running(k)
-        outcomes = [o for group, phase_file, future in futures
-                    for o in _collect(future, group, phase_file)]
+        outcomes = [_collect(future, group, phase_file, job.targets)
+                    for group, phase_file, future in futures]
         finish(job, groups, outcomes)
         submitted[k] = (job, groups, [])  # let finished futures go
-
-
-def _job_label(job: _Job) -> str:
-    return job.spec.name if job.target == STOCK else f"{job.spec.name} @{job.target.split(':')[-1]}"
 
 
 # --- regenerating the artifact ------------------------------------------------------
@@ -473,12 +504,13 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     for index, (t, name) in enumerate(sorted(results), start=1):
         progress(SpecDone(name, index, total, results[t, name], t, (t, name) in reused))
 
-    def done(job: _Job, result: SpecResult) -> None:
-        results[job.target, job.spec.name] = result
-        journal.record(_journal_key(job.target, job.spec.name), result)
-        progress(SpecDone(job.spec.name, len(results), total, result, job.target))
+    def done(job: _Job, target: str, result: SpecResult) -> None:
+        results[target, job.spec.name] = result
+        journal.record(_journal_key(target, job.spec.name), result)
+        progress(SpecDone(job.spec.name, len(results), total, result, target))
 
-    jobs = [_Job(s, digests[s.name], t) for s in specs for t in targets if (t, s.name) not in results]
+    jobs = [_Job(s, digests[s.name], wanted) for s in specs
+            if (wanted := tuple(t for t in targets if (t, s.name) not in results))]
     try:
         measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
     except ExporterBroken as exc:

@@ -234,3 +234,67 @@ def test_one_changed_spec_moves_only_its_own_lines_its_operators_and_the_header(
     again = replace(artifact, regen_index=4)
     assert changed_paths(art.canonical_bytes(artifact), art.canonical_bytes(again)) == {
         ("regen_index",)}
+
+
+# --- a custom target is written as what differs from the stock target (schema 4) ----------
+
+TABLE = art.Translations("tables.py", "TABLE", "fedcba9876543210", ("aten::cos",))
+
+
+@pytest.fixture
+def with_target(artifact):
+    specs = dict(artifact.specs)
+    target = {**{n: r for n, r in specs.items() if n != "sin_alt"},  # sin_alt not measured
+              "cos": result(["cos"], Stage.OK, Stage.OK)}  # the table fixes cos
+    return art.make_artifact(FP, "ci", 25, 3, specs, targets={TABLE.name: (TABLE, target)})
+
+
+def test_a_target_is_written_as_its_difference_from_stock(tmp_path, with_target):
+    data = json.loads(art.canonical_bytes(with_target))
+    written = data["targets"][TABLE.name]
+    assert sorted(written["specs"]) == ["cos"] and written["absent"] == ["sin_alt"]
+    assert sorted(written["operators"]) == ["cos", "sin"]  # sin loses sin_alt; abs follows the specs
+    art.save(tmp_path / "a.json", with_target)
+    loaded = art.load(tmp_path / "a.json")
+    assert loaded == with_target  # readers see the complete results
+    assert sorted(loaded.view(TABLE.name).specs) == ["cos", "sin"]
+    assert art.canonical_bytes(loaded) == (tmp_path / "a.json").read_bytes()
+
+
+def test_a_target_equal_to_stock_writes_nothing_but_its_fingerprint(artifact):
+    same = art.make_artifact(FP, "ci", 25, 3, dict(artifact.specs),
+                             targets={TABLE.name: (TABLE, dict(artifact.specs))})
+    written = json.loads(art.canonical_bytes(same))["targets"][TABLE.name]
+    assert written["specs"] == {} and written["operators"] == {} and "absent" not in written
+    assert art.from_data(json.loads(art.canonical_bytes(same))) == same
+
+
+def as_version_3(artifact):
+    """The artifact as schema version 3 wrote it: every target in full."""
+    data = json.loads(art.canonical_bytes(artifact))
+    data["schema_version"] = 3
+    for name, t in artifact.targets.items():
+        data["targets"][name]["specs"] = {n: art.spec_to_data(r) for n, r in t.specs.items()}
+        data["targets"][name]["operators"] = art._operators_out(t.operators)
+        data["targets"][name].pop("absent", None)
+    return data
+
+
+def test_a_version_3_artifact_reads_as_complete_results(with_target):
+    data = as_version_3(with_target)
+    assert len(data["targets"][TABLE.name]["specs"]) == 2
+    assert art.from_data(data, "v3.json") == with_target
+    data["targets"][TABLE.name]["operators"]["cos"]["export"] = "none"
+    with pytest.raises(ArtifactError, match=r"v3.json at targets\..*\.operators\.cos\.export"):
+        art.from_data(data, "v3.json")
+
+
+def test_a_hand_edited_difference_is_refused(with_target):
+    data = json.loads(art.canonical_bytes(with_target))
+    data["targets"][TABLE.name]["absent"] = ["nosuch"]
+    with pytest.raises(ArtifactError, match=r"absent.*'nosuch' is not a spec of the stock target"):
+        art.from_data(data, "a.json")
+    data = json.loads(art.canonical_bytes(with_target))
+    del data["targets"][TABLE.name]["operators"]["cos"]  # cos differs, so it must be written
+    with pytest.raises(ArtifactError, match=r"operators\.cos.*missing"):
+        art.from_data(data, "a.json")

@@ -1,0 +1,52 @@
+"""Reading older artifacts: each step lifts the plain data of one schema version
+to the next; the artifact module validates the result as the current version."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+def _v2_to_v3(data: dict[str, Any]) -> None:
+    """Version 2 kept one run's bookkeeping in the artifact: the sweep's time and each
+    spec's reuse decision. Both are dropped; the measurements are unchanged."""
+    data.pop("generated_at", None)
+    tables = [data.get("specs")] + [t.get("specs") for t in (data.get("targets") or {}).values()
+                                    if isinstance(t, dict)]
+    for table in tables:
+        for spec in (table or {}).values() if isinstance(table, dict) else ():
+            if isinstance(spec, dict):
+                spec.pop("reuse", None)
+
+
+def _v3_to_v4(data: dict[str, Any]) -> None:
+    """Version 3 wrote each custom target in full; version 4 writes what differs from
+    the stock target. The complete results are the same; only the spelling changes."""
+    stock = data.get("specs") if isinstance(data.get("specs"), dict) else {}
+    stock_ops = data.get("operators") if isinstance(data.get("operators"), dict) else {}
+    for target in (data.get("targets") or {}).values() if isinstance(data.get("targets"), dict) else ():
+        if not isinstance(target, dict):
+            continue
+        specs, operators = target.get("specs"), target.get("operators")
+        if isinstance(specs, dict):
+            absent = sorted(set(stock) - set(specs))
+            target["specs"] = {n: d for n, d in specs.items() if stock.get(n) != d}
+            if absent:
+                target["absent"] = absent
+        if isinstance(operators, dict):
+            target["operators"] = {op: d for op, d in operators.items() if stock_ops.get(op) != d}
+
+
+#: schema version -> the step that lifts an artifact of that version to the next
+MIGRATIONS = {2: _v2_to_v3, 3: _v3_to_v4}
+
+
+def migrate(data: Any) -> Any:
+    """An artifact of an older, still readable schema, as data of the current one (a copy)."""
+    if not isinstance(data, dict) or data.get("schema_version") not in MIGRATIONS:
+        return data
+    data = copy.deepcopy(data)
+    while data.get("schema_version") in MIGRATIONS:
+        MIGRATIONS[data["schema_version"]](data)
+        data["schema_version"] += 1
+    return data

@@ -1,0 +1,33 @@
+"""A worker lost while measuring one target of a group keeps what the others finished."""
+
+import pickle
+
+from opsweep.model import Example, Outcome, Stage, TensorArg
+from opsweep.sweep import STOCK, _lost_group
+
+T = "tables.py:TABLE"
+GROUP = [Example((TensorArg((2, 3), "float32"),), seed=s) for s in (1, 2)]
+
+
+def outcomes(stage, dynamic=None):
+    return [Outcome(stage, e.signature, e.dtype, e.rank, e.size, "", dynamic) for e in GROUP]
+
+
+def test_the_finished_target_is_kept_and_the_lost_one_recorded_where_it_was(tmp_path):
+    phase = tmp_path / "0-0"
+    stock = outcomes(Stage.OK, Stage.OK)
+    phase.with_name("0-0.static").write_bytes(pickle.dumps(
+        ({STOCK: outcomes(Stage.OK), T: outcomes(Stage.OK)}, {STOCK: stock})))
+    phase.write_text(f"{T}|dynamic-export")
+    lost = _lost_group(GROUP, phase, "worker killed by SIGSEGV", (STOCK, T))
+    assert lost[STOCK] == stock
+    assert {(o.stage, o.dynamic) for o in lost[T]} == {(Stage.OK, Stage.RAW_ERROR)}
+    assert "SIGSEGV during dynamic-export" in lost[T][0].dynamic_error
+
+
+def test_a_target_not_reached_is_lost_at_the_phase_reached(tmp_path):
+    phase = tmp_path / "0-0"
+    phase.write_text(f"{STOCK}|export")
+    lost = _lost_group(GROUP, phase, "timed out", (STOCK, T))
+    assert {o.stage for t in (STOCK, T) for o in lost[t]} == {Stage.RAW_ERROR}
+    assert lost[T][0].error == "WorkerLost: timed out during export"
