@@ -25,6 +25,7 @@ import pytest
 
 from opsweep.bot import MARKER
 from opsweep.gitops import TRAILER
+from opsweep.pin import read_pins
 
 from .fake_github import FakeGitHub
 
@@ -322,6 +323,9 @@ def test_the_scheduled_bump_opens_one_pull_request(built, httpserver, tmp_path):
         index = FakeIndex(server)
         index.packages.update({"torch": releases("2.12.0", "2.13.0"),
                                "hypothesis": releases("6.170.17")})
+        # the rest of the watched stack, current on the index: nothing else moves
+        index.packages.update({name: releases(version) for name, version in read_pins(
+            (ROOT / "pyproject.toml").read_text()).items() if name not in index.packages})
         fake = FakeGitHub(httpserver)
         fake.repo(REPO)
         origin = fresh_origin(built, tmp_path)
