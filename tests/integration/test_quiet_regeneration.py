@@ -17,7 +17,9 @@ import torch
 from opsweep import artifact as art
 from opsweep.publish import NO_CHANGE
 from opsweep.cli import main
+from opsweep.history import pin_path
 from opsweep.journal import read_run, run_path
+from opsweep.sweep import versions
 
 from ..unit.test_artifact import changed_paths
 
@@ -27,7 +29,7 @@ ARTIFACT, PAGE = "docs/onnx_support_measured.json", "docs/supported_operators.md
 DETAILS = "docs/operators.md"  # the operators page, beside the support page
 HISTORY, HISTORY_PAGE = "docs/history", "docs/history.md"
 VERSION = torch.__version__.split("+")[0]
-RECORD = f"{HISTORY}/torch-{VERSION}.json"
+RECORD = pin_path(Path(HISTORY), versions()).as_posix()  # this pin set's record
 # t_full is measured full and reused (not in the rotation at regen_index 1 or 2); cdist is
 # none, so it is re-measured every time, to the same result
 ONLY = ["t_full", "cdist"]
