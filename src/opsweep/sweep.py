@@ -404,7 +404,8 @@ def _measure_in_pool(pool, jobs, config, phases: Path, finish, running) -> None:
             submit(ahead)
             ahead += 1
         job, groups, futures = submitted[k]
-        for _, _, future in futures:  # wake at least once a second to say who is busy
+        for _, _, future in futures:  # say who is busy, then again at least once a second
+            report_running(k)
             while not wait([future], timeout=1.0).done:
                 report_running(k)
         outcomes = [_collect(future, group, phase_file, job.targets)

@@ -103,14 +103,15 @@ def run_in_a_terminal(cmd: list[str], columns: int = 80) -> str:
 def test_on_a_terminal_one_live_bar_within_80_columns(tmp_path):
     out = tmp_path / "a.json"
     text = run_in_a_terminal([sys.executable, "-m", "opsweep.cli", "sweep", "--only", "relu",
-                              "abs", "--jobs", "2", "--no-dynamic", "--out", str(out)])
+                              "abs", "sin", "cos", "--jobs", "2", "--no-dynamic", "--out", str(out)])
     frames = [f for f in re.split(r"[\r\n]+", text) if f.strip()]
     bars = [f for f in frames if re.match(r"opsweep [━╸╺ ]+ \d+/(\d+|\?) ", f)]
-    assert bars and bars[-1].startswith("opsweep ━━") and " 2/2 " in bars[-1], frames[-20:]
+    assert bars and bars[-1].startswith("opsweep ━━") and " 4/4 " in bars[-1], frames[-20:]
     assert "ETA 0:00:00" in bars[-1] and "elapsed 0:0" in bars[-1]
-    assert any("reused 0  measured 2  last " in f for f in frames)
+    assert any("reused 0  measured 4  last " in f for f in frames)
     # what each worker is measuring, while it does
-    assert any(re.search(r"^\s+now (abs|relu)(, (abs|relu))?\s*$", f) for f in frames), frames[-20:]
+    busy = r"(abs|cos|relu|sin)"
+    assert any(re.search(rf"^\s+now {busy}(, {busy})?\s*$", f) for f in frames), frames[-20:]
     assert not [f for f in frames if PROGRESS.match(f)]  # no plain lines on a terminal
     shown = [f for f in frames if str(out) not in f]  # the summary names the artifact
     assert all(len(f) <= 80 for f in shown), max(shown, key=len)
