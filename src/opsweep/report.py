@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .artifact import STOCK, Artifact
+from .artifact import PINS, STOCK, Artifact
 from .diff import KINDS_ORDER as KINDS
 from .diff import Diff, Transition, smallest
 from .grade import FailureGroup
@@ -141,7 +141,7 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
                    for t in d.of_kind(k)]) for k in KINDS[2:]]
 
     def render(regs, imps, other, truncated=False) -> str:
-        return template.render(marker=MARKER, title=title, d=d, history=history,
+        return template.render(marker=MARKER, title=title, d=d, history=history, pins=PINS,
                                counts=[(k, counts[k]) for k in KINDS], regressions=regs,
                                improvements=imps, others=other, truncated=truncated)
 

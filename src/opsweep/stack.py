@@ -50,8 +50,3 @@ def import_error() -> str:
         return f"importing the worker's modules killed the interpreter (signal {-done.returncode})"
     return lines[-1].strip() if lines else f"importing the worker's modules exited {done.returncode}"
 
-
-def pins(fingerprint) -> str:
-    """`torch 2.13.0, onnx 1.23.2, ...`: the pin set a breakage belongs to."""
-    return ", ".join(f"{name} {getattr(fingerprint, name)}"
-                     for name in ("torch", "onnx", "onnxruntime", "onnxscript"))

@@ -180,8 +180,9 @@ def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[st
 
 
 def _worker_ready() -> None:
+    from .stack import IMPORT_STAGE
     if "broken" in _WORKER:
-        raise ExporterBroken(STOCK, "import", str(_WORKER["broken"]))
+        raise ExporterBroken(STOCK, IMPORT_STAGE, str(_WORKER["broken"]))
 
 
 def _canary_in_worker() -> None:
