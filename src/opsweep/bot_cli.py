@@ -296,7 +296,7 @@ def cmd_bump(args) -> int:
     from .pin import read_pins
     token = actions.push_token()
     base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
-    moves = bump.behind(read_pins(text, args.pyproject), bump.index_url(args.index_url))
+    moves = bump.behind(read_pins(text, args.pyproject), bump.index_url(args.index))
     for move in moves:
         print(f"opsweep: {move}")
     if not moves:
@@ -423,8 +423,8 @@ def _privileged_parsers(steps, login: dict) -> None:
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--pyproject", default="pyproject.toml")
     p.add_argument("--base", default="main", help="the branch the bump starts from and targets")
-    p.add_argument("--index-url", default="",
-                   help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index-url)")
+    p.add_argument("--index", default="", metavar="URL",
+                   help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index)")
     p.set_defaults(run=cmd_bump)
 
     p = steps.add_parser("commit", help="commit and push regenerated files, never forcing "

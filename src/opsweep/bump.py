@@ -7,7 +7,7 @@ manager reads a `[tool.tox.*]` pin; a Renovate `customManagers` rule is the othe
 documented source (docs/github_action.md).
 
 The index's address is never written into the project: it comes from
-``--index-url``, ``$OPSWEEP_INDEX_URL``, or pip's configured index
+``--index``, ``$OPSWEEP_INDEX_URL``, or pip's configured index
 (``$PIP_INDEX_URL`` or ``pip config``); a `/simple` suffix is dropped.
 """
 
@@ -36,15 +36,26 @@ def index_url(explicit: str = "") -> str:
     """The index's base URL, from the argument, the environment or pip's configuration."""
     url = explicit or os.environ.get("OPSWEEP_INDEX_URL") or os.environ.get("PIP_INDEX_URL", "")
     if not url:
-        found = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
-                               capture_output=True, text=True, check=False)
-        url = found.stdout.strip() if found.returncode == 0 else ""
+        url = _pip_index()
     if not url:
-        raise UsageError("no package index configured: pass --index-url, or set "
-                         "OPSWEEP_INDEX_URL or pip's global.index-url")
+        raise UsageError("no package index configured: pass --index, or set "
+                         "OPSWEEP_INDEX_URL, PIP_INDEX_URL or pip's global index setting")
     if not re.match(r"^https?://", url):
         raise UsageError(f"index URL {url!r}: expected http:// or https://")
     return re.sub(r"/simple/?$", "", url.rstrip("/"))
+
+
+def _pip_index() -> str:
+    """The index pip itself is configured with (its global section, either spelling)."""
+    found = subprocess.run([sys.executable, "-m", "pip", "config", "list"],
+                           capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        return ""
+    for line in found.stdout.splitlines():
+        m = re.match(r"^global\.index[-_]url\s*=\s*'?([^']*)'?\s*$", line.strip())
+        if m:
+            return m.group(1)
+    return ""
 
 
 def _key(version: str) -> tuple[int, ...]:

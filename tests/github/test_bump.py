@@ -31,7 +31,7 @@ class FakeIndex:
     def __init__(self, server):
         self.server, self.packages = server, {}
         server.expect_request(re.compile(r"/pypi/[^/]+/json")).respond_with_handler(self.handle)
-        self.url = server.url_for("/simple/")  # as pip's index-url reads
+        self.url = server.url_for("/simple/")  # as pip's index setting reads
 
     def handle(self, request):
         from werkzeug import Response
@@ -75,6 +75,10 @@ def test_the_index_address_comes_from_configuration_only(monkeypatch, tmp_path):
     monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "none.conf"))
     with pytest.raises(UsageError, match="no package index configured"):
         bump.index_url()
+    # pip's own configuration (a config file, as pip reads it)
+    (tmp_path / "pip.conf").write_text("[global]\nindex_url = http://127.0.0.1:8/simple/\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
+    assert bump.index_url() == "http://127.0.0.1:8"
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
     assert bump.index_url() == "http://127.0.0.1:9"
     with pytest.raises(UsageError, match="expected http"):
@@ -133,7 +137,7 @@ def run_bump(github, index, monkeypatch, tmp_path, work):
     monkeypatch.setenv("GITHUB_API_URL", github.base)
     monkeypatch.setenv("GITHUB_OUTPUT", str(out))
     assert main(["bot", "bump", "--repo", REPO, "--repo-dir", str(work),
-                 "--index-url", index.url]) == 0
+                 "--index", index.url]) == 0
     return dict(line.split("=", 1) for line in out.read_text().splitlines())
 
 
