@@ -21,11 +21,10 @@ from .migrations import migrate
 from .grade import Counts, DynamicTally, FailureGroup, Grades, dynamic_tally, grade, merge_failures
 from .model import UNGRADED, Grade, Stage
 
-SCHEMA_VERSION = 4
 #: Since version 4 a custom target is written as what differs from the stock target:
 #: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
 #: the stock specs the target has no result for. Readers get complete results.
-DIFF_SINCE = 4
+SCHEMA_VERSION = 4
 #: Fields derived from the spec results that arrived in a later schema version than some
 #: readable artifact has: the loader derives them for an older artifact instead of checking.
 _DERIVED_SINCE = {"dynamic_counts": 3}

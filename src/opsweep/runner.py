@@ -23,9 +23,6 @@ from .adapter import Exporter, classify_export_error, error_line
 from .model import VALUES_DIFFER, Example, OpSpec, Outcome, Stage, TensorArg
 
 Phase = Callable[[str], None]
-#: Called with the static outcomes of a group before its dynamic re-export, so a
-#: worker lost during the dynamic phase does not take the static results with it.
-Checkpoint = Callable[[list["Outcome"]], None]
 _DTYPES = {name: getattr(torch, name) for name in (
     "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
     "int64", "int32", "int16", "int8", "uint8", "bool")}
@@ -212,23 +209,12 @@ def _outcome(example: Example, stage: Stage, error: str = "") -> Outcome:
 
 
 def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
-              phase: Phase = lambda _: None, *, dynamic: bool = False,
-              checkpoint: Checkpoint = lambda _: None) -> list[Outcome]:
-    """All examples of one signature: one export, one session, many runs; then,
-    with `dynamic`, one re-export with the leading dimension dynamic."""
-    outcomes, call = _run_static(spec, group, exporter, phase)
-    if dynamic and call is not None and any(o.stage.exported for o in outcomes):
-        checkpoint(outcomes)
-        outcomes = run_dynamic(spec, group, outcomes, call, exporter, phase)
-    return outcomes
-
-
-def _run_static(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
-                phase: Phase) -> tuple[list[Outcome], Call | None]:
-    invalid, references, call = references_of(spec, group, phase)
-    if call is None:
-        return [invalid[i] for i in range(len(group))], None
-    return static_outcomes(spec, group, exporter, call, invalid, references, phase), call
+              phase: Phase = lambda _: None, *, dynamic: bool = False) -> list[Outcome]:
+    """All examples of one signature through one exporter, exactly as the sweep runs a
+    group (one export, one session, many runs; then, with `dynamic`, one re-export with
+    the leading dimension dynamic): the sweep's own path with a single target."""
+    from .multitarget import run_targets
+    return run_targets(spec, group, {"stock": exporter}, phase, dynamic=dynamic)["stock"]
 
 
 References = dict[int, tuple[tuple, list[torch.Tensor]]]
