@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .model import UNGRADED, Grade, Outcome, Stage
+from .model import UNGRADED, Grade, Mismatch, Outcome, Stage
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,17 @@ def dynamic_grade(dynamic: Mapping[Stage, int], regressed: int) -> Grade | None:
     return axis_grade(reached - regressed, reached)
 
 
+def dynamic_regressed(o: Outcome) -> bool:
+    """The dynamic export got less far than the static one (invalid never counts).
+    Values that differ at the second size (drawn afresh for it) are the numerics
+    axis's business; wrong shapes, dtypes or output counts there count."""
+    if o.dynamic is None or o.dynamic in UNGRADED:
+        return False
+    if o.dynamic is Stage.NUMERICS and o.dynamic_mismatch is Mismatch.VALUES:
+        return o.stage.depth < Stage.NUMERICS.depth
+    return o.dynamic.depth < o.stage.depth
+
+
 def stage_counts(outcomes: Iterable[Outcome]) -> dict[Stage, int]:
     counts = Counter(o.stage for o in outcomes)
     return {s: counts[s] for s in sorted(counts, key=lambda s: s.value)}
@@ -158,14 +169,14 @@ def dynamic_counts(outcomes: Iterable[Outcome]) -> tuple[dict[Stage, int], int]:
     outcomes = [o for o in outcomes if o.dynamic is not None]
     counts = Counter(o.dynamic for o in outcomes)
     return ({s: counts[s] for s in sorted(counts, key=lambda s: s.value)},
-            sum(o.dynamic_regressed for o in outcomes))
+            sum(dynamic_regressed(o) for o in outcomes))
 
 
 def dynamic_failures(outcomes: Iterable[Outcome]) -> tuple[FailureGroup, ...]:
     """Groups of the examples whose dynamic export got less far than the static one."""
     return merge_failures(FailureGroup(o.dtype, o.rank, o.dynamic, o.dynamic_error, 1,  # type: ignore[arg-type]
                                        o.signature, o.size)
-                          for o in outcomes if o.dynamic_regressed)
+                          for o in outcomes if dynamic_regressed(o))
 
 
 def merge_failures(groups: Iterable[FailureGroup]) -> tuple[FailureGroup, ...]:

@@ -47,8 +47,15 @@ class Stage(str, enum.Enum):
         return _PIPELINE.index(self) if self in _PIPELINE else -1
 
 
-#: What a numerics error says when only values differ (not shapes, dtypes or output counts).
-VALUES_DIFFER = "elements differ"
+class Mismatch(str, enum.Enum):
+    """What differed when onnxruntime's outputs did not match PyTorch's."""
+
+    COUNT = "count"  # a different number of outputs
+    SHAPE = "shape"
+    DTYPE = "dtype"
+    VALUES = "values"  # same outputs, shapes and dtypes; some elements differ
+
+
 _EXPORTED = frozenset({Stage.CHECKER, Stage.RUNTIME, Stage.NUMERICS, Stage.OK})
 _PIPELINE = (Stage.CAPTURE, Stage.NO_TRANSLATION, Stage.TRANSLATION_ERROR, Stage.RAW_ERROR,
              Stage.CHECKER, Stage.RUNTIME, Stage.NUMERICS, Stage.OK)
@@ -241,14 +248,6 @@ class Outcome:
     #: leading dimension dynamic and run at a second size (None: not re-exported)
     dynamic: Stage | None = None
     dynamic_error: str = ""
-
-    @property
-    def dynamic_regressed(self) -> bool:
-        """The dynamic export got less far than the static one (invalid never counts).
-        Values that differ at the second size (drawn afresh for it) are the numerics
-        axis's business; wrong shapes, dtypes or output counts there count."""
-        if self.dynamic is None or self.dynamic in UNGRADED:
-            return False
-        if self.dynamic is Stage.NUMERICS and VALUES_DIFFER in self.dynamic_error:
-            return self.stage.depth < Stage.NUMERICS.depth
-        return self.dynamic.depth < self.stage.depth
+    #: what differed, for the `numerics` stage of the static and of the dynamic run
+    mismatch: Mismatch | None = None
+    dynamic_mismatch: Mismatch | None = None

@@ -20,7 +20,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from .adapter import Exporter, classify_export_error, error_line
-from .model import VALUES_DIFFER, Example, OpSpec, Outcome, Stage, TensorArg
+from .model import Example, Mismatch, OpSpec, Outcome, Stage, TensorArg
 
 Phase = Callable[[str], None]
 _DTYPES = {name: getattr(torch, name) for name in (
@@ -169,27 +169,38 @@ def run_session(session: ort.InferenceSession, inputs: Sequence[torch.Tensor]) -
 
 # --- numerics ---------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Difference:
+    """Why outputs did not match: what kind of difference, and one line saying it."""
+
+    kind: Mismatch
+    message: str
+
+
 def compare(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
-            spec: OpSpec) -> str:
-    """Empty string when outputs agree; otherwise what differs (no values)."""
+            spec: OpSpec) -> Difference | None:
+    """None when outputs agree; otherwise what differs (never values)."""
     if len(expected) != len(actual):
-        return f"PyTorch gives {len(expected)} outputs, onnxruntime {len(actual)}"
+        return Difference(Mismatch.COUNT,
+                          f"PyTorch gives {len(expected)} outputs, onnxruntime {len(actual)}")
     for i, (want, got) in enumerate(zip(expected, actual)):
         want = want.detach().resolve_conj().resolve_neg()
         if want.is_complex() and not got.is_complex() and got.dim() == want.dim() + 1 \
                 and got.shape[-1] == 2 and got.dtype.is_floating_point:
             got = torch.view_as_complex(got.contiguous())  # back from the real/imag pair
         if tuple(want.shape) != tuple(got.shape):
-            return f"output {i}: shape {tuple(got.shape)}, PyTorch gives {tuple(want.shape)}"
+            return Difference(Mismatch.SHAPE, f"output {i}: shape {tuple(got.shape)}, "
+                                              f"PyTorch gives {tuple(want.shape)}")
         if want.dtype != got.dtype:
-            return f"output {i}: dtype {got.dtype}, PyTorch gives {want.dtype}"
+            return Difference(Mismatch.DTYPE, f"output {i}: dtype {got.dtype}, PyTorch gives {want.dtype}")
         tol = spec.tolerance(str(want.dtype).removeprefix("torch."))
         if want.dtype.is_complex:
             want, got = torch.view_as_real(want), torch.view_as_real(got)
         if tol is None or not want.dtype.is_floating_point:
             if not torch.equal(want, got):
                 bad = int((want != got).sum())
-                return f"output {i}: {bad}/{want.numel()} {VALUES_DIFFER} (exact comparison)"
+                return Difference(Mismatch.VALUES, f"output {i}: {bad}/{want.numel()} elements "
+                                                   "differ (exact comparison)")
             continue
         w, g = want.double(), got.double()
         close = torch.isclose(g, w, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
@@ -197,15 +208,18 @@ def compare(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
             bad = int((~close).sum())
             finite = torch.isfinite(w) & torch.isfinite(g)
             err = float((w - g).abs()[finite].max()) if bool(finite.any()) else float("nan")
-            return (f"output {i}: {bad}/{w.numel()} {VALUES_DIFFER} beyond rtol={tol.rtol:g} "
-                    f"atol={tol.atol:g} (max abs error {err:.3g}; NaN/inf placement counts)")
-    return ""
+            return Difference(Mismatch.VALUES, (
+                f"output {i}: {bad}/{w.numel()} elements differ beyond rtol={tol.rtol:g} "
+                f"atol={tol.atol:g} (max abs error {err:.3g}; NaN/inf placement counts)"))
+    return None
 
 
 # --- one group --------------------------------------------------------------
 
-def _outcome(example: Example, stage: Stage, error: str = "") -> Outcome:
-    return Outcome(stage, example.signature, example.dtype, example.rank, example.size, error)
+def _outcome(example: Example, stage: Stage, error: str = "",
+             mismatch: Mismatch | None = None) -> Outcome:
+    return Outcome(stage, example.signature, example.dtype, example.rank, example.size, error,
+                   mismatch=mismatch)
 
 
 def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
@@ -286,15 +300,15 @@ def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase
 
 
 def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phase: Phase,
-             prefix: str) -> tuple[Stage, str]:
+             prefix: str) -> tuple[Stage, str, Mismatch | None]:
     phase(prefix + "runtime")
     try:
         actual = run_session(session, inputs)
     except Exception as exc:
-        return Stage.RUNTIME, error_line(exc)
+        return Stage.RUNTIME, error_line(exc), None
     phase(prefix + "numerics")
-    mismatch = "" if spec.nondeterministic else compare(expected, actual, spec)
-    return (Stage.NUMERICS, mismatch) if mismatch else (Stage.OK, "")
+    differs = None if spec.nondeterministic else compare(expected, actual, spec)
+    return (Stage.NUMERICS, differs.message, differs.kind) if differs else (Stage.OK, "", None)
 
 
 # --- the dynamic axis -----------------------------------------------------------
@@ -401,9 +415,10 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
     plan, traced, why = shared["plan", eligible[0]]
     result = list(outcomes)
 
-    def mark(indices, stage: Stage, error: str) -> list[Outcome]:
+    def mark(indices, stage: Stage, error: str, mismatch: Mismatch | None = None) -> list[Outcome]:
         for i in indices:
-            result[i] = replace(result[i], dynamic=stage, dynamic_error=error)
+            result[i] = replace(result[i], dynamic=stage, dynamic_error=error,
+                                dynamic_mismatch=mismatch)
         return result
 
     if plan is None or traced is None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from opsweep import artifact as art
 from opsweep.cli import main
 from opsweep.fastpath import make_exporter
+from opsweep.grade import dynamic_regressed
 from opsweep.model import Example, Grade, OpSpec, Stage, TensorArg
 from opsweep.repro import snippet
 from opsweep.runner import run_group
@@ -78,7 +79,7 @@ def test_dynamic_stage_of_one_example(fn, arg, batch, static, dynamic, regressed
     exporter = make_exporter(True)
     [outcome] = run_group(_spec("probe", fn, arg, batch), [Example((arg,), seed=3)], exporter,
                           dynamic=True)
-    assert (outcome.stage, outcome.dynamic, outcome.dynamic_regressed) == (static, dynamic, regressed)
+    assert (outcome.stage, outcome.dynamic, dynamic_regressed(outcome)) == (static, dynamic, regressed)
 
 
 DYNCRASH = '''

@@ -3,7 +3,7 @@ import math
 import torch
 
 from opsweep.families import unary
-from opsweep.model import Example, TensorArg, Tolerance
+from opsweep.model import Example, Mismatch, TensorArg, Tolerance
 from opsweep.runner import Call, compare, make_tensor, materialize
 
 SPEC = unary("sin")
@@ -40,38 +40,46 @@ def test_call_takes_exactly_the_tensors_and_bakes_the_rest():
     assert torch.equal(call(torch.full((2,), 3.0), b), torch.tensor([3.0, 3.0, 0.0, 0.0]))
 
 
+def _says(diff, kind: Mismatch, text: str) -> bool:
+    return diff is not None and diff.kind is kind and text in diff.message
+
+
 def test_compare_agrees_within_tolerance_and_nan_aware():
     x = torch.tensor([1.0, math.nan, math.inf])
-    assert compare([x], [x + 1e-7], SPEC) == ""
-    assert "1/3 elements differ" in compare([x], [torch.tensor([1.0, 0.0, math.inf])], SPEC)
-    assert "1/3" in compare([x], [torch.tensor([1.0, math.nan, -math.inf])], SPEC)
+    assert compare([x], [x + 1e-7], SPEC) is None
+    assert _says(compare([x], [torch.tensor([1.0, 0.0, math.inf])], SPEC), Mismatch.VALUES,
+                 "1/3 elements differ")
+    assert _says(compare([x], [torch.tensor([1.0, math.nan, -math.inf])], SPEC), Mismatch.VALUES,
+                 "1/3")
 
 
 def test_compare_signed_zero_matters_only_through_values():
     pi = torch.tensor([math.pi])
-    assert "max abs error 6.28" in compare([pi], [-pi], SPEC)
+    assert _says(compare([pi], [-pi], SPEC), Mismatch.VALUES, "max abs error 6.28")
 
 
 def test_compare_complex_through_real_view():
     z = torch.tensor([1 + 2j], dtype=torch.complex64)
-    assert compare([z], [z.clone()], SPEC) == ""
-    assert "1/2 elements differ" in compare([z], [torch.tensor([1 - 2j], dtype=torch.complex64)], SPEC)
+    assert compare([z], [z.clone()], SPEC) is None
+    assert _says(compare([z], [torch.tensor([1 - 2j], dtype=torch.complex64)], SPEC),
+                 Mismatch.VALUES, "1/2 elements differ")
 
 
 def test_compare_shape_dtype_count_and_exact_kinds():
     a = torch.zeros(2, 3)
-    assert "shape (3, 2)" in compare([a], [torch.zeros(3, 2)], SPEC)
-    assert "dtype torch.float64" in compare([a], [a.double()], SPEC)
-    assert "2 outputs" in compare([a, a], [a], SPEC)
+    assert _says(compare([a], [torch.zeros(3, 2)], SPEC), Mismatch.SHAPE, "shape (3, 2)")
+    assert _says(compare([a], [a.double()], SPEC), Mismatch.DTYPE, "dtype torch.float64")
+    assert _says(compare([a, a], [a], SPEC), Mismatch.COUNT, "2 outputs")
     i = torch.tensor([1, 2])
-    assert "exact comparison" in compare([i], [torch.tensor([1, 3])], SPEC)
-    assert compare([a], [a + 1e-9], EXACT) != ""
+    assert _says(compare([i], [torch.tensor([1, 3])], SPEC), Mismatch.VALUES, "exact comparison")
+    assert compare([a], [a + 1e-9], EXACT).kind is Mismatch.VALUES
 
 
 def test_complex_outputs_come_back_from_the_real_imag_pair():
     z = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
-    assert compare([z], [torch.view_as_real(z)], SPEC) == ""
-    assert "elements differ" in compare([z], [torch.view_as_real(z.conj().resolve_conj())], SPEC)
+    assert compare([z], [torch.view_as_real(z)], SPEC) is None
+    assert _says(compare([z], [torch.view_as_real(z.conj().resolve_conj())], SPEC),
+                 Mismatch.VALUES, "elements differ")
 
 
 # --- which inputs carry the batch: evidence from eager PyTorch -----------------------

@@ -10,8 +10,8 @@ from opsweep import history
 from opsweep.artifact import STOCK, Translations
 from opsweep.diff import diff
 from opsweep.errors import ArtifactError, UsageError
-from opsweep.grade import Counts, grade
-from opsweep.model import Example, Grade, Outcome, Stage, TensorArg
+from opsweep.grade import Counts, dynamic_regressed, grade
+from opsweep.model import Example, Grade, Mismatch, Outcome, Stage, TensorArg
 from opsweep.report import to_json, to_markdown
 from opsweep.runner import DynamicPlan, dynamic_shapes, plan_candidates, resize
 from opsweep.translations import load as load_translations
@@ -50,11 +50,11 @@ def test_plan_traces_small_leading_sizes_at_two_and_skips_scalars():
 
 def test_dynamic_regressed_means_less_far_than_static():
     ok = Outcome(Stage.OK, "s", "float32", 1)
-    assert replace(ok, dynamic=Stage.CAPTURE).dynamic_regressed
-    assert not replace(ok, dynamic=Stage.INVALID).dynamic_regressed  # a spec matter, not a verdict
+    assert dynamic_regressed(replace(ok, dynamic=Stage.CAPTURE))
+    assert not dynamic_regressed(replace(ok, dynamic=Stage.INVALID))  # a spec matter, not a verdict
     numerics = Outcome(Stage.NUMERICS, "s", "float16", 1)
-    assert not replace(numerics, dynamic=Stage.NUMERICS).dynamic_regressed  # same as static
-    assert replace(numerics, dynamic=Stage.RUNTIME).dynamic_regressed
+    assert not dynamic_regressed(replace(numerics, dynamic=Stage.NUMERICS))  # same as static
+    assert dynamic_regressed(replace(numerics, dynamic=Stage.RUNTIME))
 
 
 def test_dynamic_grade_over_re_exported_examples():
@@ -239,7 +239,12 @@ def test_shard_artifacts_make_no_history_record(tmp_path):
 
 def test_values_differing_at_the_second_size_are_the_numerics_axis_business():
     ok = Outcome(Stage.OK, "s", "float16", 1)
-    values = replace(ok, dynamic=Stage.NUMERICS,
-                     dynamic_error="output 0: 1/12 elements differ beyond rtol=0.01 atol=0.001")
-    shape = replace(ok, dynamic=Stage.NUMERICS, dynamic_error="output 0: shape (3,), PyTorch gives (4,)")
-    assert not values.dynamic_regressed and shape.dynamic_regressed
+    values = replace(ok, dynamic=Stage.NUMERICS, dynamic_mismatch=Mismatch.VALUES)
+    assert not dynamic_regressed(values)
+    for kind in (Mismatch.SHAPE, Mismatch.DTYPE, Mismatch.COUNT):  # wrong at the second size
+        assert dynamic_regressed(replace(ok, dynamic=Stage.NUMERICS, dynamic_mismatch=kind))
+    # the kind decides, never the wording: a message that happens to say "elements differ"
+    # with a shape mismatch still regresses
+    worded = replace(ok, dynamic=Stage.NUMERICS, dynamic_mismatch=Mismatch.SHAPE,
+                     dynamic_error="output 0: 1/12 elements differ")
+    assert dynamic_regressed(worded)
