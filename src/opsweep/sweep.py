@@ -25,6 +25,7 @@ from pathlib import Path
 from . import artifact as art
 from .adapter import PUBLIC_PATH, default_opset, quiet_exporter
 from .artifact import (
+    PINS,
     STOCK,
     Artifact,
     Fingerprint,
@@ -43,6 +44,7 @@ from .grade import (
     dynamic_failures,
     failure_groups,
     grade,
+    outcome_counts,
     stage_counts,
 )
 from .journal import Journal, journal_path, run_path, write_run
@@ -112,7 +114,7 @@ class SpecsRunning:
 
 def versions() -> dict[str, str]:
     out = {}
-    for dist in ("torch", "onnx", "onnxruntime", "onnxscript"):
+    for dist in PINS:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -137,7 +139,8 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
     counts = Counts(stages, spec.nondeterministic, dynamic, regressed)
     return SpecResult(spec.aten_ops, spec.family, profile.name, len(outcomes), stages,
                       failure_groups(outcomes), grade([counts]), spec.nondeterministic, gap,
-                      digest, signatures, dynamic, regressed, dynamic_failures(outcomes))
+                      digest, signatures, dynamic, regressed, dynamic_failures(outcomes),
+                      outcome_counts(outcomes))
 
 
 # --- worker side -------------------------------------------------------------
