@@ -51,7 +51,7 @@ def _gqa(draw):
 
 
 def sdpa(name, build):
-    return spec(name, examples(build), fn=F.scaled_dot_product_attention, family="attention",
+    return spec(name, examples(build), fn=F.scaled_dot_product_attention,
                 aten=("scaled_dot_product_attention",), dtypes=SDPA_DTYPES, ranks=(3, 4))
 
 

@@ -140,7 +140,7 @@ def _unfold(draw):
 
 
 def rs(name, build, fn, *, dtypes=RS_DTYPES, ranks=(3, 5), **fields):
-    return spec(name, examples(build), fn=fn, family="resampling", dtypes=dtypes, ranks=ranks,
+    return spec(name, examples(build), fn=fn, dtypes=dtypes, ranks=ranks,
                 **fields)
 
 

@@ -135,8 +135,7 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
             if not isinstance(item, OpSpec):
                 raise SpecError(repr(item)[:60], "SPECS holds something that is not an OpSpec",
                                 source=source)
-            # a spec's family is the module it lives in, whatever its support status
-            item = replace(item, source=source, family=Path(module.__file__).stem)
+            item = _placed(item, module)
             if item.name in specs:
                 raise SpecError(item.name, f"duplicate spec name, first defined in "
                                 f"{specs[item.name].source}", source=source)
@@ -168,6 +167,17 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
     return Catalog(MappingProxyType(specs), MappingProxyType(excluded),
                    MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}),
                    MappingProxyType(dict(sorted(absent.items()))))
+
+
+def _placed(item: OpSpec, module: ModuleType) -> OpSpec:
+    """`item` as loaded from `module`: its family is the module's name, whatever its
+    support status, so a spec may not state one of its own."""
+    family = Path(module.__file__).stem
+    if item.family:
+        raise SpecError(item.name, f"sets family={item.family!r}, but a spec's family is the "
+                        f"name of the module it lives in ({family!r}): remove family= "
+                        "(or move the spec to that family's module)", source=module.__name__)
+    return replace(item, source=module.__name__, family=family)
 
 
 def _validate(item: OpSpec) -> None:
@@ -216,3 +226,4 @@ def check_draw(item: OpSpec) -> Example:
         got = type(found[0]).__name__ if found else "nothing"
         raise SpecError(item.name, f"its strategy drew {got}, not an Example", source=item.source)
     return found[0]
+

@@ -1,9 +1,11 @@
 import textwrap
+from dataclasses import replace
 
 import pytest
 
 from opsweep.catalog import load_catalog
 from opsweep.errors import SpecError
+from opsweep.families import unary
 
 HEADER = """
 from dataclasses import replace
@@ -68,6 +70,20 @@ def test_a_strategy_drawing_something_else_fails(spec_dir):
     write(spec_dir, "wrongtype", 'SPECS = [spec("wrong", st.just(3), fn=torch.sin, aten=("sin",))]')
     with pytest.raises(SpecError, match="spec 'wrong'.*drew int, not an Example"):
         load_catalog([spec_dir])
+
+
+def test_a_spec_may_not_set_its_family(spec_dir):
+    """A spec's family is the module it lives in; one stating another is refused."""
+    write(spec_dir, "scans", 'SPECS = [replace(unary("sin"), name="s1"), '
+                             'unary("cos", family="reductions")]')
+    with pytest.raises(SpecError, match=r"spec 'cos' \(in opsweep_user_specs\.scans_[0-9a-f]+\): "
+                                        r"sets family='reductions', but .* \('scans'\)"):
+        load_catalog([spec_dir], check_draws=False)
+
+
+def test_the_family_is_the_module_whatever_the_family_constructor(spec_dir):
+    write(spec_dir, "scans", 'SPECS = [replace(unary("cumsum", min_rank=1), name="my_cumsum")]')
+    assert load_catalog([spec_dir], check_draws=False).specs["my_cumsum"].family == "scans"
 
 
 def test_import_errors_name_the_file(spec_dir):
