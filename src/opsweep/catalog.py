@@ -225,5 +225,23 @@ def check_draw(item: OpSpec) -> Example:
     if not found or not isinstance(found[0], Example):
         got = type(found[0]).__name__ if found else "nothing"
         raise SpecError(item.name, f"its strategy drew {got}, not an Example", source=item.source)
+    check_declared(item, found[0])
     return found[0]
 
+
+def check_declared(item: OpSpec, example: Example) -> None:
+    """`example` stays inside the spec's declaration: the dtype and rank it is filed
+    under (its first tensor input's, `Example.dtype` and `Example.rank`) are among
+    `dtypes` and within `ranks` (inclusive). An example without tensor inputs is
+    filed under no dtype and rank 0: only its rank is checked."""
+    low, high = item.ranks
+    whose = "its first tensor's" if example.tensors else "it has no tensor input"
+    if example.tensors and example.dtype not in item.dtypes:
+        field, detail = "dtypes", f"dtype {example.dtype} ({whose}) is not among {item.dtypes}"
+    elif not low <= example.rank <= high:
+        field, detail = "ranks", f"rank {example.rank} ({whose}) is outside {item.ranks}"
+    else:
+        return
+    raise SpecError(item.name, f"the drawn example {example.signature!r} is outside its declared "
+                    f"{field}: {detail}; declare what the strategy draws, or narrow the "
+                    "strategy", source=item.source)
