@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from opsweep import documented, links
-from opsweep.errors import ArtifactError
+from opsweep.errors import DataFileError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_committed_claims_load_and_name_their_source():
 
 def test_bad_claims_file(tmp_path):
     (tmp_path / "d.json").write_text(json.dumps({"source": "x", "since_opset": {"a": "nine"}}))
-    with pytest.raises(ArtifactError, match="since_opset"):
+    with pytest.raises(DataFileError, match=r"d\.json at since_opset\.a: 'nine' is not of type"):
         documented.load(tmp_path / "d.json")
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from opsweep import artifact as art
 from opsweep import history
-from opsweep.errors import ArtifactError
+from opsweep.errors import DataFileError
 from opsweep.model import Stage
 
 from .test_artifact import FP, result
@@ -57,7 +57,7 @@ def test_a_legacy_record_is_read_and_rewritten_in_place_not_doubled(tmp_path):
     assert history.write(measured(FP, (Stage.NO_TRANSLATION,)), tmp_path) == legacy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["torch-2.13.0.json"]
     shutil.copy(legacy, tmp_path / "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json")
-    with pytest.raises(ArtifactError, match="the same pin set as torch-2.13.0"):
+    with pytest.raises(DataFileError, match="the same pin set as torch-2.13.0"):
         history.load_all(tmp_path)
 
 
@@ -66,7 +66,7 @@ def test_a_record_named_after_other_pins_than_it_holds_is_refused(tmp_path):
     data = json.loads(path.read_text())
     data["fingerprint"]["onnxscript"] = "0.9.0"
     path.write_text(json.dumps(data))
-    with pytest.raises(ArtifactError, match=r"onnxscript-0\.7\.2\.json at torch.*file name"):
+    with pytest.raises(DataFileError, match=r"onnxscript-0\.7\.2\.json at torch.*file name"):
         history.load(path)
 
 
