@@ -12,7 +12,7 @@ from opsweep.errors import ArtifactError, DataFileError
 from opsweep.grade import AXES
 from opsweep.model import Stage
 
-from .test_artifact import FP, result
+from ..factories import FP, result
 
 ROOT = Path(__file__).resolve().parents[2]
 
