@@ -2,15 +2,8 @@
 page's inputs, written out by hand so that a test states exactly what it measures."""
 
 from opsweep import artifact as art
+from opsweep import grade as grading
 from opsweep.artifact import Fingerprint, SpecResult, Translations
-from opsweep.grade import (
-    Counts,
-    dynamic_counts,
-    dynamic_failures,
-    failure_groups,
-    grade,
-    stage_counts,
-)
 from opsweep.links import Link
 from opsweep.listing import Listing, Row
 from opsweep.model import Outcome, Stage
@@ -25,12 +18,12 @@ def result(ops, *stages, nondeterministic=False, dynamic=()):
     outs = [Outcome(s, f"f32[{i}]", "float32", 1, i, "" if s is Stage.OK else "E: x",
                     d, "" if d in (None, Stage.OK) else "D: y")
             for i, (s, d) in enumerate(zip(stages, dynamic))]
-    counts = stage_counts(outs)
-    dyn, regressed = dynamic_counts(outs)
-    return SpecResult(tuple(ops), "unary", "ci", len(outs), counts, failure_groups(outs),
-                      grade([Counts(counts, nondeterministic, dyn, regressed)]), nondeterministic,
-                      None, "0123456789abcdef", len(outs), dyn,
-                      regressed, dynamic_failures(outs))
+    counts = grading.stage_counts(outs)
+    dyn, regressed = grading.dynamic_counts(outs)
+    return SpecResult(tuple(ops), "unary", "ci", len(outs), counts, grading.failure_groups(outs),
+                      grading.grade([grading.Counts(counts, nondeterministic, dyn, regressed)]),
+                      nondeterministic, None, "0123456789abcdef", len(outs), dyn,
+                      regressed, grading.dynamic_failures(outs))
 
 
 T = Translations("examples/custom_translations.py", "TABLE", "0123456789abcdef", ("prims::hypot",))
