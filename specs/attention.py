@@ -50,9 +50,9 @@ def _gqa(draw):
     return _qkv(draw, gqa=True), {"enable_gqa": True, **_scale(draw)}
 
 
-def sdpa(name, build):
-    return spec(name, examples(build), fn=F.scaled_dot_product_attention, family="attention",
-                aten=("scaled_dot_product_attention",), dtypes=SDPA_DTYPES, ranks=(3, 4))
+def sdpa(name, build, *, ranks=(3, 4)):
+    return spec(name, examples(build), fn=F.scaled_dot_product_attention,
+                aten=("scaled_dot_product_attention",), dtypes=SDPA_DTYPES, ranks=ranks)
 
 
 SPECS = [
@@ -60,5 +60,5 @@ SPECS = [
     sdpa("sdpa_bool_mask", _mask(boolean=True)),
     sdpa("sdpa_float_mask", _mask(boolean=False)),
     sdpa("sdpa_causal", _causal),
-    sdpa("sdpa_gqa", _gqa),
+    sdpa("sdpa_gqa", _gqa, ranks=(4, 4)),  # grouped heads always come with a batch
 ]

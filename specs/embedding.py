@@ -99,19 +99,17 @@ def _one_hot(draw):
 
 
 SPECS = [
-    spec("embedding", examples(_embedding()), fn=_weight_first(F.embedding), family="embedding",
+    spec("embedding", examples(_embedding()), fn=_weight_first(F.embedding),
          dtypes=EMB_DTYPES, ranks=(2, 2)),
-    spec("embedding_renorm", examples(_embedding(max_norm=True)), fn=_weight_first(F.embedding),
-         family="embedding", dtypes=("float32", "float64"), ranks=(2, 2)),
-    spec("embedding_bag", examples(_bag_2d), fn=_weight_first(F.embedding_bag),
-         family="embedding", dtypes=("float32", "float64"), ranks=(2, 2)),
+    spec("embedding_renorm", examples(_embedding(max_norm=True)), fn=_weight_first(F.embedding), dtypes=("float32", "float64"), ranks=(2, 2)),
+    spec("embedding_bag", examples(_bag_2d), fn=_weight_first(F.embedding_bag), dtypes=("float32", "float64"), ranks=(2, 2)),
     spec("embedding_bag_offsets", examples(_bag_offsets), fn=_bag_offsets_fn,
-         aten=("embedding_bag",), family="embedding", dtypes=("float32", "float64"),
+         aten=("embedding_bag",), dtypes=("float32", "float64"),
          ranks=(2, 2)),
     # the core packet embedding_bag decomposes into, called directly
     spec("embedding_bag_packet", examples(_bag_packet), fn=_bag_packet_fn,
-         aten=("embedding_bag",), family="embedding", dtypes=("float32", "float64"),
+         aten=("embedding_bag",), dtypes=("float32", "float64"),
          ranks=(2, 2)),
-    spec("one_hot", examples(_one_hot), fn=F.one_hot, family="embedding", dtypes=("int64",),
+    spec("one_hot", examples(_one_hot), fn=F.one_hot, dtypes=("int64",),
          ranks=(0, 3)),
 ]

@@ -89,29 +89,29 @@ def _istft(draw):
                   "center": draw(st.booleans()), "normalized": draw(st.booleans())}
 
 
-def fft(name, kind, ndim, *, ranks=(1, 3)):
-    return spec(name, examples(_fft(kind, ndim)), fn=getattr(torch.fft, name[4:]), family="fft",
-                dtypes=_dtypes(kind), ranks=ranks)
+def fft(name, kind, ndim):
+    return spec(name, examples(_fft(kind, ndim)), fn=getattr(torch.fft, name[4:]),
+                dtypes=_dtypes(kind), ranks=(1 if ndim == 1 else 2, 3))
 
 
 SPECS = [
     fft("fft_fft", "c2c", 1), fft("fft_ifft", "c2c", 1),
     fft("fft_rfft", "r2c", 1), fft("fft_irfft", "c2r", 1),
     fft("fft_hfft", "c2r", 1), fft("fft_ihfft", "r2c", 1),
-    fft("fft_fft2", "c2c", 2, ranks=(2, 3)), fft("fft_ifft2", "c2c", 2, ranks=(2, 3)),
-    fft("fft_rfft2", "r2c", 2, ranks=(2, 3)), fft("fft_irfft2", "c2r", 2, ranks=(2, 3)),
-    fft("fft_hfft2", "c2r", 2, ranks=(2, 3)), fft("fft_ihfft2", "r2c", 2, ranks=(2, 3)),
+    fft("fft_fft2", "c2c", 2), fft("fft_ifft2", "c2c", 2),
+    fft("fft_rfft2", "r2c", 2), fft("fft_irfft2", "c2r", 2),
+    fft("fft_hfft2", "c2r", 2), fft("fft_ihfft2", "r2c", 2),
     fft("fft_fftn", "c2c", 0), fft("fft_ifftn", "c2c", 0),
     fft("fft_rfftn", "r2c", 0), fft("fft_irfftn", "c2r", 0),
     fft("fft_hfftn", "c2r", 0), fft("fft_ihfftn", "r2c", 0),
-    spec("fft_fftshift", examples(_shift), fn=torch.fft.fftshift, family="fft",
+    spec("fft_fftshift", examples(_shift), fn=torch.fft.fftshift,
          dtypes=REAL + CPLX + ("int64",), ranks=(1, 4)),
-    spec("fft_ifftshift", examples(_shift), fn=torch.fft.ifftshift, family="fft",
+    spec("fft_ifftshift", examples(_shift), fn=torch.fft.ifftshift,
          dtypes=REAL + CPLX + ("int64",), ranks=(1, 4)),
-    spec("fft_fftfreq", examples(_freq), fn=torch.fft.fftfreq, family="fft", ranks=(0, 0),
+    spec("fft_fftfreq", examples(_freq), fn=torch.fft.fftfreq, ranks=(0, 0),
          gap=no_translation("fft_fftfreq", closed_by=EXAMPLE_TABLE)),
-    spec("fft_rfftfreq", examples(_freq), fn=torch.fft.rfftfreq, family="fft", ranks=(0, 0),
+    spec("fft_rfftfreq", examples(_freq), fn=torch.fft.rfftfreq, ranks=(0, 0),
          gap=no_translation("fft_rfftfreq", closed_by=EXAMPLE_TABLE)),
-    spec("stft", examples(_stft), fn=torch.stft, family="fft", dtypes=REAL, ranks=(1, 2)),
-    spec("istft", examples(_istft), fn=torch.istft, family="fft", dtypes=CPLX, ranks=(2, 3)),
+    spec("stft", examples(_stft), fn=torch.stft, dtypes=REAL, ranks=(1, 2)),
+    spec("istft", examples(_istft), fn=torch.istft, dtypes=CPLX, ranks=(2, 3)),
 ]

@@ -177,7 +177,8 @@ SPECS = [
     spec("masked_fill", examples(_masked_fill), fn=torch.masked_fill, dtypes=ALL),
     spec("masked_fill_tensor", examples(_masked_fill_tensor), fn=torch.masked_fill,
          aten=("masked_fill",), dtypes=ALL),
-    spec("where", examples(_where), fn=torch.where, dtypes=ALL),
+    # filed under its first tensor, the condition; x and y are drawn across ALL dtypes
+    spec("where", examples(_where), fn=torch.where, dtypes=("bool",)),
     spec("masked_select", examples(_masked_select), fn=torch.masked_select, dtypes=FLOAT,
          ranks=(1, 4)),
     spec("nonzero", examples(_nonzero), fn=torch.nonzero, dtypes=ALL, ranks=(1, 4)),

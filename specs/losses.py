@@ -182,7 +182,7 @@ def _pdist(draw):
 
 
 def loss(name, build, *, fn=None, dtypes=F64, ranks=(0, 4), **fields):
-    return spec(name, examples(build), fn=fn or getattr(F, name), family="losses",
+    return spec(name, examples(build), fn=fn or getattr(F, name),
                 dtypes=dtypes, ranks=ranks, **fields)
 
 

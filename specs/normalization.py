@@ -138,7 +138,7 @@ SPECS = [
     spec("batch_norm", examples(_batch_norm), fn=F.batch_norm, dtypes=("float32", "float64"),
          ranks=(2, 4), traces={"batch_norm": ("_native_batch_norm_legit_no_training",)}),
     spec("group_norm", examples(_group_norm), fn=F.group_norm, dtypes=("float32", "float64"),
-         ranks=(2, 4), traces={"group_norm": ("native_group_norm",)}),
+         ranks=(3, 4), traces={"group_norm": ("native_group_norm",)}),
     spec("instance_norm", examples(_instance_norm), fn=F.instance_norm,
          dtypes=("float32", "float64"), ranks=(3, 4)),
     spec("normalize", examples(_normalize), fn=F.normalize, aten=("linalg_vector_norm",),

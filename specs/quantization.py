@@ -95,7 +95,7 @@ def _dynamic(draw):
 
 
 def q(name, build, fn, *, dtypes=FQ_DTYPES, ranks=(0, 4), **fields):
-    return spec(name, examples(build), fn=fn, family="quantization", dtypes=dtypes, ranks=ranks,
+    return spec(name, examples(build), fn=fn, dtypes=dtypes, ranks=ranks,
                 **fields)
 
 

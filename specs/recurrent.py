@@ -63,7 +63,7 @@ def _cell(*, lstm=False):
 
 
 def rnn(name, build, module, *, ranks):
-    return spec(name, examples(build), module=module, family="recurrent", dtypes=RNN_DTYPES,
+    return spec(name, examples(build), module=module, dtypes=RNN_DTYPES,
                 ranks=ranks)
 
 

@@ -159,36 +159,33 @@ SPECS = [
     with_nans(reduction("nanmedian_dim", fn=torch.nanmedian, dim="one", aten=("nanmedian",),
                         dtypes=NUMERIC)),
     reduction("mode", dim="one", dtypes=ALL),
-    spec("kthvalue", examples(_kthvalue), fn=torch.kthvalue, dtypes=NUMERIC, family="reductions"),
-    spec("quantile", examples(_quantile), fn=torch.quantile, dtypes=F32_64,
-         family="reductions"),
-    with_nans(spec("nanquantile", examples(_quantile), fn=torch.nanquantile, dtypes=F32_64,
-                   family="reductions")),
-    unary("histc", family="reductions", params={
+    spec("kthvalue", examples(_kthvalue), fn=torch.kthvalue, dtypes=NUMERIC),
+    spec("quantile", examples(_quantile), fn=torch.quantile, dtypes=F32_64),
+    with_nans(spec("nanquantile", examples(_quantile), fn=torch.nanquantile, dtypes=F32_64)),
+    unary("histc", params={
         "bins": st.sampled_from([1, 4, 10]), "min": optional(st.sampled_from([-2.0, -1.0])),
         "max": optional(st.sampled_from([1.0, 2.0]))}),
-    unary("histogram", dtypes=F32_64, family="reductions", params={
+    unary("histogram", dtypes=F32_64, params={
         "bins": st.sampled_from([1, 3, 5]), "density": optional(st.booleans())}),
     spec("histogramdd", examples(_histogramdd), fn=torch.histogramdd, dtypes=F32_64,
-         ranks=(2, 2), family="reductions"),
-    spec("bincount", examples(_bincount), fn=torch.bincount, dtypes=INTEGRAL, ranks=(1, 1),
-         family="reductions"),
-    unary("renorm", dtypes=FLOAT + COMPLEX, min_rank=2, family="reductions", params={
+         ranks=(2, 2)),
+    spec("bincount", examples(_bincount), fn=torch.bincount, dtypes=INTEGRAL, ranks=(1, 1)),
+    unary("renorm", dtypes=FLOAT + COMPLEX, min_rank=2, params={
         "p": st.sampled_from([1, 2, 3]), "dim": st.sampled_from([0, 1, -1]),
         "maxnorm": st.sampled_from([0.5, 1.0])}),
-    binary("dist", dtypes=FLOAT + COMPLEX, scalar_other=False, family="reductions",
+    binary("dist", dtypes=FLOAT + COMPLEX, scalar_other=False,
            params={"p": optional(st.sampled_from([0, 1, 2, 3, float("inf")]))}),
-    unary("trace", dtypes=NUMERIC + COMPLEX, min_rank=2, max_rank=2, family="reductions"),
-    unary("trapezoid", dtypes=NUMERIC + COMPLEX, min_rank=1, family="reductions", params={
+    unary("trace", dtypes=NUMERIC + COMPLEX, min_rank=2, max_rank=2),
+    unary("trapezoid", dtypes=NUMERIC + COMPLEX, min_rank=1, params={
         "dx": optional(st.sampled_from([0.5, 2.0])), "dim": st.sampled_from([0, -1])}),
     spec("trapezoid_x", examples(_trapezoid_x), fn=torch.trapezoid, aten=("trapezoid",),
-         ranks=(1, 4), family="reductions"),
-    unary("trapz", dtypes=NUMERIC, min_rank=1, family="reductions", params={
+         ranks=(1, 4)),
+    unary("trapz", dtypes=NUMERIC, min_rank=1, params={
         "dx": optional(st.sampled_from([0.5, 2.0])), "dim": st.sampled_from([0, -1])}),
-    unary("cov", dtypes=NUMERIC + COMPLEX, max_rank=2, family="reductions",
+    unary("cov", dtypes=NUMERIC + COMPLEX, max_rank=2,
           params={"correction": optional(st.sampled_from([0, 1]))},
           traces={"cov": ("mm",)}),
-    unary("corrcoef", dtypes=NUMERIC + COMPLEX, max_rank=2, family="reductions",
+    unary("corrcoef", dtypes=NUMERIC + COMPLEX, max_rank=2,
           traces={"corrcoef": ("mm",)}),
     spec("sum_to_size", examples(_sum_to_size), fn=lambda x, size: x.sum_to_size(size),
          dtypes=NUMERIC, ranks=(1, 4)),

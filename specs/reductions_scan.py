@@ -50,10 +50,9 @@ SPECS = [
     with_nans(reduction("cummax", dim="one", keepdim=False, dtypes=ALL)),
     with_nans(reduction("cummin", dim="one", keepdim=False, dtypes=ALL)),
     with_nans(reduction("logcumsumexp", dim="one", keepdim=False, dtypes=FLOAT + COMPLEX)),
-    unary("cumulative_trapezoid", dtypes=NUMERIC + COMPLEX, min_rank=1, family="reductions",
+    unary("cumulative_trapezoid", dtypes=NUMERIC + COMPLEX, min_rank=1,
           params={"dx": optional(st.sampled_from([0.5, 2.0])), "dim": st.sampled_from([0, -1])}),
-    spec("diff", examples(_diff), fn=torch.diff, dtypes=ALL + COMPLEX, ranks=(1, 4),
-         family="reductions"),
+    spec("diff", examples(_diff), fn=torch.diff, dtypes=ALL + COMPLEX, ranks=(1, 4)),
     spec("gradient", examples(_gradient), fn=torch.gradient, dtypes=NUMERIC + COMPLEX,
-         ranks=(1, 4), family="reductions"),
+         ranks=(1, 4)),
 ]

@@ -140,7 +140,7 @@ def _unfold(draw):
 
 
 def rs(name, build, fn, *, dtypes=RS_DTYPES, ranks=(3, 5), **fields):
-    return spec(name, examples(build), fn=fn, family="resampling", dtypes=dtypes, ranks=ranks,
+    return spec(name, examples(build), fn=fn, dtypes=dtypes, ranks=ranks,
                 **fields)
 
 
@@ -157,8 +157,10 @@ SPECS = [
     rs("grid_sampler_3d", _grid_sample(3, ["bilinear", "nearest"]), F.grid_sample,
        dtypes=F64, ranks=(5, 5), aten=("grid_sampler_3d", "grid_sampler")),
     rs("affine_grid_generator", _affine_grid, F.affine_grid, dtypes=F64, ranks=(3, 3)),
-    rs("pixel_shuffle", _pixel_shuffle, F.pixel_shuffle, dtypes=RS_DTYPES + ("int64",)),
-    rs("pixel_unshuffle", _pixel_unshuffle, F.pixel_unshuffle, dtypes=RS_DTYPES + ("int64",)),
+    rs("pixel_shuffle", _pixel_shuffle, F.pixel_shuffle, dtypes=RS_DTYPES + ("int64",),
+       ranks=(3, 4)),
+    rs("pixel_unshuffle", _pixel_unshuffle, F.pixel_unshuffle, dtypes=RS_DTYPES + ("int64",),
+       ranks=(3, 4)),
     rs("channel_shuffle", _channel_shuffle, F.channel_shuffle, dtypes=RS_DTYPES + ("int64",),
        ranks=(3, 4)),
     rs("native_channel_shuffle", _channel_shuffle, torch.native_channel_shuffle,

@@ -16,12 +16,12 @@ SP = torch.special
 
 def special(name, **kw):
     """A unary torch.special function: row `special_<name>`."""
-    return unary(f"special_{name}", fn=getattr(SP, name), family="special", **kw)
+    return unary(f"special_{name}", fn=getattr(SP, name), **kw)
 
 
 def special2(name, **kw):
     """A binary torch.special function (Tensor-Tensor and Tensor-Scalar overloads)."""
-    return binary(f"special_{name}", fn=getattr(SP, name), family="special", **kw)
+    return binary(f"special_{name}", fn=getattr(SP, name), **kw)
 
 
 def _polynomial(low, high):
@@ -44,8 +44,7 @@ def _polynomial(low, high):
 
 
 def polynomial(name, low=-1.0, high=1.0):
-    return spec(f"special_{name}", _polynomial(low, high), fn=getattr(SP, name), dtypes=WIDE,
-                family="special")
+    return spec(f"special_{name}", _polynomial(low, high), fn=getattr(SP, name), dtypes=WIDE)
 
 
 SPECS = [
@@ -85,7 +84,7 @@ SPECS = [
     special("digamma", dtypes=NUMERIC, min_value=0.1, max_value=6.0),
     special("psi", dtypes=NUMERIC, min_value=0.1, max_value=6.0),
     unary("special_polygamma", fn=lambda x, n: SP.polygamma(n, x), dtypes=NUMERIC,
-          min_value=0.5, max_value=5.0, params={"n": st.integers(0, 3)}, family="special"),
+          min_value=0.5, max_value=5.0, params={"n": st.integers(0, 3)}),
     special("multigammaln", dtypes=NUMERIC, min_value=2.0, max_value=6.0,
             params={"p": st.integers(1, 3)}),
     special2("xlogy", dtypes=NUMERIC, other_min_value=0.0, other_max_value=4.0,
@@ -108,6 +107,5 @@ SPECS = [
     polynomial("hermite_polynomial_he", -2.0, 2.0),
     polynomial("laguerre_polynomial_l", 0.0, 4.0),
     polynomial("legendre_polynomial_p"),
-    reduction("special_logsumexp", fn=SP.logsumexp, dim="many", dtypes=NUMERIC,
-              family="special"),
+    reduction("special_logsumexp", fn=SP.logsumexp, dim="many", dtypes=NUMERIC),
 ]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -15,6 +14,7 @@ from typing import Any
 
 import jsonschema
 
+from .atomic import write_atomic
 from .errors import ArtifactError
 from .migrations import MIGRATIONS as _MIGRATIONS
 from .migrations import migrate
@@ -497,29 +497,6 @@ def load(path: str | os.PathLike) -> Artifact:
         return from_data(data, path)
     except RecursionError:
         raise ArtifactError(path, "", "not an artifact: nested too deeply") from None
-
-
-def write_atomic(path: str | os.PathLike, payload: bytes) -> None:
-    """Write to a temporary file beside `path`, fsync, then os.replace: a reader
-    (or a crash) sees either the old file or the new one, never half of one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; the result is an ordinary file
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def save(path: str | os.PathLike, artifact: Artifact) -> None:

@@ -67,7 +67,7 @@ def cmd_command(args) -> int:
 
 
 def _write_request(path: Path, event: str, pr: int, sha: str, profile: str, comment: int) -> None:
-    from .artifact import write_atomic
+    from .atomic import write_atomic
     data = {"event": event, "pr": int(pr or 0), "sha": sha, "profile": profile,
             "comment_id": int(comment or 0)}
     write_atomic(path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"))
@@ -182,11 +182,12 @@ def cmd_assemble(args) -> int:
             or target.read_bytes() != art.canonical_bytes(old):
         art.save(target, new)  # unchanged measurements leave the committed file as it is
     from . import history
+    from .atomic import write_atomic
     from .render import details_path, render_files
     directory = Path(args.repo_dir, args.history_dir)
     record = history.write(new, directory)  # first: the page shows the grades per release
-    art.write_atomic(Path(args.repo_dir, args.history_page),
-                     history.render(history.load_all(directory)).encode("utf-8"))
+    write_atomic(Path(args.repo_dir, args.history_page),
+                 history.render(history.load_all(directory)).encode("utf-8"))
     data_dir = Path(args.repo_dir, "docs/data")
     render_files(target, Path(args.repo_dir, args.page), documented_path=data_dir / "documented.json",
                  data_dir=data_dir, history_dir=directory)

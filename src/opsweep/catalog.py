@@ -135,8 +135,7 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
             if not isinstance(item, OpSpec):
                 raise SpecError(repr(item)[:60], "SPECS holds something that is not an OpSpec",
                                 source=source)
-            # a spec's family is the module it lives in, whatever its support status
-            item = replace(item, source=source, family=Path(module.__file__).stem)
+            item = _placed(item, module)
             if item.name in specs:
                 raise SpecError(item.name, f"duplicate spec name, first defined in "
                                 f"{specs[item.name].source}", source=source)
@@ -168,6 +167,17 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -
     return Catalog(MappingProxyType(specs), MappingProxyType(excluded),
                    MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}),
                    MappingProxyType(dict(sorted(absent.items()))))
+
+
+def _placed(item: OpSpec, module: ModuleType) -> OpSpec:
+    """`item` as loaded from `module`: its family is the module's name, whatever its
+    support status, so a spec may not state one of its own."""
+    family = Path(module.__file__).stem
+    if item.family:
+        raise SpecError(item.name, f"sets family={item.family!r}, but a spec's family is the "
+                        f"name of the module it lives in ({family!r}): remove family= "
+                        "(or move the spec to that family's module)", source=module.__name__)
+    return replace(item, source=module.__name__, family=family)
 
 
 def _validate(item: OpSpec) -> None:
@@ -215,4 +225,23 @@ def check_draw(item: OpSpec) -> Example:
     if not found or not isinstance(found[0], Example):
         got = type(found[0]).__name__ if found else "nothing"
         raise SpecError(item.name, f"its strategy drew {got}, not an Example", source=item.source)
+    check_declared(item, found[0])
     return found[0]
+
+
+def check_declared(item: OpSpec, example: Example) -> None:
+    """`example` stays inside the spec's declaration: the dtype and rank it is filed
+    under (its first tensor input's, `Example.dtype` and `Example.rank`) are among
+    `dtypes` and within `ranks` (inclusive). An example without tensor inputs is
+    filed under no dtype and rank 0: only its rank is checked."""
+    low, high = item.ranks
+    whose = "its first tensor's" if example.tensors else "it has no tensor input"
+    if example.tensors and example.dtype not in item.dtypes:
+        field, detail = "dtypes", f"dtype {example.dtype} ({whose}) is not among {item.dtypes}"
+    elif not low <= example.rank <= high:
+        field, detail = "ranks", f"rank {example.rank} ({whose}) is outside {item.ranks}"
+    else:
+        return
+    raise SpecError(item.name, f"the drawn example {example.signature!r} is outside its declared "
+                    f"{field}: {detail}; declare what the strategy draws, or narrow the "
+                    "strategy", source=item.source)

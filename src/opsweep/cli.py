@@ -256,7 +256,7 @@ def cmd_diff(args) -> int:
     text = (json.dumps(to_json(result), indent=1, sort_keys=True) + "\n" if args.json
             else to_markdown(result, new))
     if args.out:
-        from .artifact import write_atomic
+        from .atomic import write_atomic
         write_atomic(args.out, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
@@ -285,12 +285,13 @@ def cmd_pin_changed(args) -> int:
 def cmd_history(args) -> int:
     from . import artifact as art
     from . import history
+    from .atomic import write_atomic
     if args.step == "record":
         path = history.write(art.load(args.artifact), args.dir)
         print(f"opsweep: wrote {path}")
     else:
         records = history.load_all(args.dir)
-        art.write_atomic(args.out, history.render(records).encode("utf-8"))
+        write_atomic(args.out, history.render(records).encode("utf-8"))
         print(f"opsweep: wrote {args.out}: {len(records)} pin sets "
               f"({', '.join(r.name for r in records)})")
     return EXIT_OK

@@ -27,7 +27,9 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .errors import ArtifactError
+from . import datafile
+from .atomic import write_atomic
+from .errors import DataFileError
 
 _OPSET_FILE = re.compile(r"symbolic_opset(\d+)\.py$")
 _DECORATORS = {"_onnx_symbolic", "onnx_symbolic"}
@@ -122,25 +124,18 @@ def from_wheel(wheel: Path) -> dict[str, int]:
         files = {n: archive.read(n).decode("utf-8") for n in archive.namelist()
                  if n.startswith("torch/onnx/") and _OPSET_FILE.search(n)}
     if not files:
-        raise ArtifactError(wheel, "", "no torch/onnx/**/symbolic_opset*.py in this wheel")
+        raise DataFileError(wheel, "", "no torch/onnx/**/symbolic_opset*.py in this wheel")
     return from_sources(files)
 
 
 def save(path: Path, claims: Mapping[str, int], source: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"source": source, "since_opset": dict(claims)},
-                               indent=1, sort_keys=True) + "\n")
+    data = {"source": source, "since_opset": dict(claims)}
+    datafile.validate(data, "documented", path)  # never write what would be refused on load
+    write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def load(path: Path) -> tuple[str, dict[str, int]]:
-    try:
-        data = json.loads(Path(path).read_text("utf-8"))
-        claims = data["since_opset"]
-        source = data["source"]
-    except FileNotFoundError:
-        raise ArtifactError(path, "", "no such file; run scripts/recompute_documented.py") from None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ArtifactError(path, "since_opset", f"not a documented-claims file ({exc})") from None
-    if not isinstance(claims, dict) or not all(isinstance(v, int) for v in claims.values()):
-        raise ArtifactError(path, "since_opset", "expected a mapping of operator -> opset")
-    return str(source), claims
+    """The claims and their source, validated against ``schema/documented.schema.json``."""
+    data = datafile.load(path, "documented", missing="no such file; run "
+                         "scripts/recompute_documented.py")
+    return data["source"], data["since_opset"]

@@ -16,14 +16,21 @@ class SpecError(OpsweepError):
         self.spec = spec
 
 
-class ArtifactError(OpsweepError):
-    """An artifact file is missing, unreadable or fails validation."""
+class DataFileError(OpsweepError):
+    """A file opsweep reads as data (an artifact, a history record, the documented
+    claims, the link cache) is missing, unreadable or fails validation. The message
+    names the file and, where one is to blame, the field."""
 
     def __init__(self, path: object, field: str, message: str) -> None:
         where = f" at {field}" if field else ""
         super().__init__(f"{path}{where}: {message}")
         self.path = path
         self.field = field
+
+
+class ArtifactError(DataFileError):
+    """A measured artifact (or a shard of one, or its run log) is missing, unreadable
+    or fails validation."""
 
 
 class ExporterUnavailable(OpsweepError):

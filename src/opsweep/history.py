@@ -27,9 +27,11 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from .artifact import PINS, STOCK, Artifact, write_atomic
+from . import datafile
+from .artifact import PINS, STOCK, Artifact
+from .atomic import write_atomic
 from .diff import KINDS_ORDER, _axis_failures, grade_changes
-from .errors import ArtifactError, UsageError
+from .errors import ArtifactError, DataFileError, UsageError
 from .grade import AXES, Grades
 from .model import Grade
 
@@ -37,7 +39,6 @@ HISTORY_VERSION = 1
 CODES = {Grade.FULL: "f", Grade.PARTIAL: "p", Grade.NONE: "n", Grade.BLOCKED: "b",
          Grade.SKIPPED: "s", None: "-"}
 GRADES = {v: k for k, v in CODES.items()}
-_CODE = re.compile(r"^[fpnbs-]{4}$")
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def write(artifact: Artifact, directory: Path, now: datetime | None = None) -> P
     if path.exists():
         try:
             before = load(path)
-        except ArtifactError:
+        except DataFileError:
             before = None  # an unreadable record is replaced
         if before is not None and replace(before, generated_at=stamp) == r:
             return path
@@ -185,40 +186,18 @@ def _existing(directory: Path, r: Record) -> Path | None:
         try:
             if load(path).pins == r.pins:
                 return path
-        except ArtifactError:
+        except DataFileError:
             continue  # an unreadable record is not this pin set's
     return None
 
 
-def _require(cond: bool, path: Path, field: str, message: str) -> None:
-    if not cond:
-        raise ArtifactError(path, field, message)
-
-
 def load(path: Path) -> Record:
-    try:
-        data = json.loads(Path(path).read_text("utf-8"))
-    except FileNotFoundError:
-        raise ArtifactError(path, "", "no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArtifactError(path, "", f"not a readable JSON history record: {exc}") from None
-    _require(isinstance(data, dict), path, "(top level)", "not an object")
-    _require(data.get("history_version") == HISTORY_VERSION, path, "history_version",
-             f"expected {HISTORY_VERSION}, got {data.get('history_version')!r}")
-    _require(data.get("axes") == list(AXES), path, "axes", f"expected {list(AXES)}")
-    for key, kind in (("torch", str), ("profile", str), ("generated_at", str), ("examples", int),
-                      ("fingerprint", dict), ("targets", dict), ("translations", dict)):
-        _require(isinstance(data.get(key), kind), path, key, f"missing or not a {kind.__name__}")
-    _require(STOCK in data["targets"], path, "targets", f"has no {STOCK!r} target")
-    _require(_names_ok(Path(path), data), path, "torch",
-             f"{data['torch']!r} and its pins do not match the file name")
-    for key in ("failing", "absent"):
-        _require(isinstance(data.get(key, {}), dict), path, key, "not an object")
-    for target, ops in data["targets"].items():
-        _require(isinstance(ops, dict), path, f"targets.{target}", "not an object")
-        for op, code in ops.items():
-            _require(isinstance(code, str) and bool(_CODE.match(code)), path,
-                     f"targets.{target}.{op}", f"expected four grade letters, got {code!r}")
+    """A record, validated against ``schema/history.schema.json``; its file name must
+    be the one its pins give (or the legacy ``torch-<version>.json``)."""
+    data = datafile.load(path, "history")
+    if not _names_ok(Path(path), data):
+        raise DataFileError(path, "torch", f"{data['torch']!r} and its pins do not match the "
+                            "file name")
     return Record(data["torch"], data["fingerprint"], data["profile"], data["examples"],
                   data["generated_at"], data["targets"], data["translations"],
                   data.get("failing", {}), data.get("absent", {}))
@@ -231,7 +210,7 @@ def load_all(directory: Path) -> list[Record]:
     seen: dict[tuple, Path] = {}
     for path, r in loaded.items():
         if r.pins in seen:
-            raise ArtifactError(path, "fingerprint", f"the same pin set as {seen[r.pins].name}")
+            raise DataFileError(path, "fingerprint", f"the same pin set as {seen[r.pins].name}")
         seen[r.pins] = path
     records = sorted(loaded.values(), key=lambda r: tuple(version_key(v) for _, v in r.pins))
     return [replace(r, label=_label(r, records)) for r in records]
@@ -357,7 +336,7 @@ def rows(records: Sequence[Record], target: str) -> list[HistoryRow]:
 def render(records: Sequence[Record]) -> str:
     from .render import environment
     if not records:
-        raise ArtifactError("<history>", "", "no history records to render")
+        raise DataFileError("<history>", "", "no history records to render")
     targets = sorted({t for r in records for t in r.targets}, key=lambda t: (t != STOCK, t))
     from .page_chart import svg, table
     template = environment().get_template("history.md.j2")

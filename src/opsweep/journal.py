@@ -24,8 +24,8 @@ from .artifact import (
     spec_from_data,
     spec_to_data,
     validate_data,
-    write_atomic,
 )
+from .atomic import write_atomic
 from .errors import ArtifactError
 
 if TYPE_CHECKING:

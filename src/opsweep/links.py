@@ -18,6 +18,9 @@ from pathlib import Path
 
 import torch
 
+from . import datafile
+from .atomic import write_atomic
+
 DOCS_ROOT = "https://docs.pytorch.org/docs"
 _ALIAS = re.compile(r"Alias for :(?:func|meth):`~?(torch\.[\w.]+)`")
 _PREFIXED = (("linalg_", "torch.linalg"), ("special_", "torch.special"), ("fft_", "torch.fft"))
@@ -82,11 +85,9 @@ def cache_path(directory: Path, version: str) -> Path:
 def cached(rows: Iterable[str], version: str, directory: Path) -> dict[str, Link]:
     """The links for `version`, from its cache file; computed and written when absent."""
     path = cache_path(directory, version)
-    if path.exists():
-        data = json.loads(path.read_text("utf-8"))
-        return {row: Link(**entry) for row, entry in data.items()}
+    if path.exists():  # validated against schema/links.schema.json
+        return {row: Link(**entry) for row, entry in datafile.load(path, "links").items()}
     links = compute(rows, version)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({r: vars(l) for r, l in sorted(links.items())}, indent=1,
-                               sort_keys=True) + "\n")
+    text = json.dumps({r: vars(l) for r, l in sorted(links.items())}, indent=1, sort_keys=True)
+    write_atomic(path, (text + "\n").encode("utf-8"))
     return links

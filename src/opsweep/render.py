@@ -302,7 +302,7 @@ def check_versions(artifact: Artifact | None, installed: str, explicit: str | No
 
 
 def write_page(path: Path, text: str) -> None:
-    from .artifact import write_atomic
+    from .atomic import write_atomic
     write_atomic(path, text.encode("utf-8"))
 
 

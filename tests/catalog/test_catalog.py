@@ -4,7 +4,9 @@ import pytest
 
 from opsweep.adapter import quiet_exporter
 from opsweep.attribution import attribute, invalid_examples
-from opsweep.catalog import load_catalog
+from opsweep.catalog import check_declared, load_catalog
+from opsweep.draw import PROFILES, draw_examples
+from opsweep.errors import SpecError
 from opsweep.listing import installed_listing
 from opsweep.model import Stage
 
@@ -72,6 +74,23 @@ def test_no_spec_draws_examples_pytorch_rejects(chunk):
         if rejected:
             bad[name] = rejected[:2]
     assert not bad, f"specs drawing examples eager PyTorch rejects: {bad}"
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk):
+    """A spec's dtypes= and ranks= say what it measures: every example the ci profile
+    draws (what the committed artifact measures) is filed under one of them."""
+    outside = {}
+    for name in NAMES[chunk::4]:
+        spec = CATALOG.specs[name]
+        for example in draw_examples(spec, PROFILES["ci"]):
+            try:
+                check_declared(spec, example)
+            except SpecError as exc:
+                outside[name] = str(exc)
+                break
+    assert not outside, "specs drawing outside their declaration:\n" + "\n".join(
+        f"  {why}" for _, why in sorted(outside.items()))
 
 
 def test_random_specs_are_nondeterministic():

@@ -15,7 +15,7 @@ from opsweep.cli import main
 from opsweep.gitops import TRAILER
 from opsweep.model import Stage
 
-from ..unit.test_artifact import FP, result
+from ..factories import FP, result
 
 REPO = "octo/opsweep-demo"
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]

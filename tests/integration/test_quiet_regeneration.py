@@ -21,7 +21,7 @@ from opsweep.history import pin_path
 from opsweep.journal import read_run, run_path
 from opsweep.sweep import versions
 
-from ..unit.test_artifact import changed_paths
+from ..factories import changed_paths
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,28 +6,12 @@ from pathlib import Path
 import pytest
 
 from opsweep import artifact as art
-from opsweep.artifact import Fingerprint, SpecResult
+from opsweep.artifact import Fingerprint
 from opsweep.errors import ArtifactError
-from opsweep.grade import (Counts, StageCount, dynamic_counts, dynamic_failures, failure_groups,
-                           grade, outcome_counts, stage_counts)
-from opsweep.model import Outcome, Stage
+from opsweep.grade import StageCount
+from opsweep.model import Stage
 
-FP = Fingerprint("2.13.0", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo")
-
-
-def result(ops, *stages, nondeterministic=False, dynamic=()):
-    """A spec result from outcome stages; `dynamic` gives the dynamic stage of each
-    outcome in order (None: not re-exported)."""
-    dynamic = tuple(dynamic) + (None,) * (len(stages) - len(dynamic))
-    outs = [Outcome(s, f"f32[{i}]", "float32", 1, i, "" if s is Stage.OK else "E: x",
-                    d, "" if d in (None, Stage.OK) else "D: y")
-            for i, (s, d) in enumerate(zip(stages, dynamic))]
-    counts = stage_counts(outs)
-    dyn, regressed = dynamic_counts(outs)
-    return SpecResult(tuple(ops), "unary", "ci", len(outs), counts, failure_groups(outs),
-                      grade([Counts(counts, nondeterministic, dyn, regressed)]), nondeterministic,
-                      None, "0123456789abcdef", len(outs), dyn,
-                      regressed, dynamic_failures(outs), outcome_counts(outs))
+from ..factories import FP, changed_paths, result
 
 
 @pytest.fixture
@@ -221,31 +205,6 @@ def test_the_header_is_all_that_separates_two_equal_measurements(artifact):
     changed = art.make_artifact(FP, "ci", 25, 3, {**artifact.specs,
                                                   "cos": result(["cos"], Stage.OK, Stage.OK)})
     assert not art.same_measurements(artifact, changed)
-
-
-def changed_paths(old: bytes, new: bytes) -> set[tuple[str, ...]]:
-    """The JSON key path of every line that differs (difflib over the canonical lines),
-    cut at two levels: ('specs', 'cos'), ('regen_index',)."""
-    import difflib
-
-    def paths(lines):
-        stack, out = [], []
-        for line in lines:
-            depth = len(line) - len(line.lstrip(" "))
-            del stack[depth - 1 if depth else 0:]
-            key = line.strip().split('": ', 1)[0].strip('"{},[]') if '": ' in line else ""
-            out.append(tuple(stack[:2]) + ((key,) if key and len(stack) < 2 else ()))
-            if line.rstrip().endswith(("{", "[")) and key:
-                stack.append(key)
-        return out
-
-    a, b = old.decode().splitlines(), new.decode().splitlines()
-    pa, pb = paths(a), paths(b)
-    changed = set()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            changed |= {pa[i] for i in range(i1, i2)} | {pb[j] for j in range(j1, j2)}
-    return changed
 
 
 def test_one_changed_spec_moves_only_its_own_lines_its_operators_and_the_header(artifact):

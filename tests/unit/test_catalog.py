@@ -1,9 +1,11 @@
 import textwrap
+from dataclasses import replace
 
 import pytest
 
 from opsweep.catalog import load_catalog
 from opsweep.errors import SpecError
+from opsweep.families import unary
 
 HEADER = """
 from dataclasses import replace
@@ -68,6 +70,58 @@ def test_a_strategy_drawing_something_else_fails(spec_dir):
     write(spec_dir, "wrongtype", 'SPECS = [spec("wrong", st.just(3), fn=torch.sin, aten=("sin",))]')
     with pytest.raises(SpecError, match="spec 'wrong'.*drew int, not an Example"):
         load_catalog([spec_dir])
+
+
+def test_a_spec_may_not_set_its_family(spec_dir):
+    """A spec's family is the module it lives in; one stating another is refused."""
+    write(spec_dir, "scans", 'SPECS = [replace(unary("sin"), name="s1"), '
+                             'unary("cos", family="reductions")]')
+    with pytest.raises(SpecError, match=r"spec 'cos' \(in opsweep_user_specs\.scans_[0-9a-f]+\): "
+                                        r"sets family='reductions', but .* \('scans'\)"):
+        load_catalog([spec_dir], check_draws=False)
+
+
+def test_the_family_is_the_module_whatever_the_family_constructor(spec_dir):
+    write(spec_dir, "scans", 'SPECS = [replace(unary("cumsum", min_rank=1), name="my_cumsum")]')
+    assert load_catalog([spec_dir], check_draws=False).specs["my_cumsum"].family == "scans"
+
+
+def test_a_spec_drawing_outside_its_dtypes_fails_naming_the_example(spec_dir):
+    write(spec_dir, "dt", '''
+        from opsweep.model import TensorArg
+        SPECS = [spec("dt", examples(lambda d: ((TensorArg((2,), "int64"),), {})), fn=torch.sin,
+                      aten=("sin",), dtypes=("float32",))]
+    ''')
+    with pytest.raises(SpecError, match=r"spec 'dt' .*: the drawn example 'i64\[2\]' is outside "
+                                        r"its declared dtypes: dtype int64 \(its first tensor's\) "
+                                        r"is not among \('float32',\)"):
+        load_catalog([spec_dir])
+
+
+def test_a_spec_drawing_outside_its_ranks_fails_naming_the_example(spec_dir):
+    write(spec_dir, "rk", 'SPECS = [replace(unary("tanh", min_rank=3), name="rk", ranks=(0, 2))]')
+    with pytest.raises(SpecError, match=r"spec 'rk' .*: the drawn example 'f\w+\[\d,\d,\d.*' is "
+                                        r"outside its declared ranks: rank \d \(its first tensor's\) "
+                                        r"is outside \(0, 2\)"):
+        load_catalog([spec_dir])
+
+
+def test_the_declaration_is_checked_on_every_example_not_only_the_first():
+    """check_declared judges the dtype and rank an example is filed under (its first
+    tensor's; other tensors, such as an index, may differ); a tensorless example has
+    no dtype and rank 0."""
+    from opsweep.catalog import check_declared
+    from opsweep.model import Example, TensorArg
+    spec = replace(unary("sin"), dtypes=("float32",), ranks=(1, 2))
+    index = TensorArg((5, 5, 5), "int64")
+    check_declared(spec, Example((TensorArg((3,), "float32"), index)))
+    with pytest.raises(SpecError, match="declared dtypes: dtype float16"):
+        check_declared(spec, Example((TensorArg((3,), "float16"),)))
+    with pytest.raises(SpecError, match="declared ranks: rank 3"):
+        check_declared(spec, Example((TensorArg((1, 1, 1), "float32"),)))
+    with pytest.raises(SpecError, match=r"declared ranks: rank 0 \(it has no tensor input\)"):
+        check_declared(spec, Example((4,)))
+    check_declared(replace(spec, ranks=(0, 0)), Example((4,), (("dtype", "float16"),)))
 
 
 def test_import_errors_name_the_file(spec_dir):

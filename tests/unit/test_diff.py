@@ -9,7 +9,7 @@ from opsweep.diff import classify, diff
 from opsweep.model import Grade, Stage
 from opsweep.report import GITHUB_COMMENT_LIMIT, MARKER, to_json, to_markdown
 
-from .test_artifact import FP, result
+from ..factories import FP, result
 
 G = Grade
 

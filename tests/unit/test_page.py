@@ -19,9 +19,7 @@ from opsweep.page_view import last_bump
 from opsweep.render import build_view, render_details, render_page
 from opsweep.repro import snippet
 
-from .test_artifact import FP, result
-from .test_render import DOCUMENTED, LINKS, LISTING
-from .test_targets_dynamic_history import T, with_target
+from ..factories import DOCUMENTED, FP, LINKS, LISTING, T, result, with_target
 
 
 def spec(dtypes=("float32", "bfloat16"), ranks=(0, 4)):

@@ -5,24 +5,10 @@ import pytest
 from opsweep import artifact as art
 from opsweep.catalog import load_catalog
 from opsweep.errors import UsageError
-from opsweep.links import Link
-from opsweep.listing import Listing, Row
 from opsweep.model import Stage
 from opsweep.render import build_view, cell, check_versions, render_page
 
-from .test_artifact import FP, result
-
-LISTING = Listing("2.13.0", {
-    "sin": Row("sin", True, True, ("sin.default",)),
-    "cos": Row("cos", True, False, ("cos.default",)),
-    "abs": Row("abs", False, False, ("abs.default",)),
-    "absolute": Row("absolute", False, False, ("absolute.default",)),
-    "tan": Row("tan", True, False, ("tan.default",)),
-    "dim": Row("dim", False, False, ("dim.default",)),
-}, frozenset({"sin", "cos", "tan"}))
-LINKS = {"sin": Link("torch.sin", "https://docs/sin", None),
-         "absolute": Link("torch.absolute", "https://docs/absolute", "abs")}
-DOCUMENTED = ("torch-2.8.0 wheel", {"sin": 9, "cos": 9, "tan": 9})
+from ..factories import DOCUMENTED, FP, LINKS, LISTING, result
 
 
 @pytest.fixture(scope="module")

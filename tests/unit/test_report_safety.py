@@ -11,7 +11,7 @@ from opsweep.diff import diff
 from opsweep.model import Stage
 from opsweep.report import code, partial_reason, to_markdown
 
-from .test_artifact import FP, result
+from ..factories import FP, result
 
 HOSTILE = ["<b>bold</b>", "@octo/team", "owner/repo#5", "[click](https://evil.example/x)",
            "\n# Heading", "**strong**", "`tick` ``two``", "https://evil.example/y"]

@@ -10,7 +10,7 @@ from opsweep.families import unary
 from opsweep.model import Stage
 from opsweep.reuse import ROTATION, decide, in_rotation
 
-from .test_artifact import FP, result
+from ..factories import FP, result
 
 CI, NIGHTLY = PROFILES["ci"], PROFILES["nightly"]
 SIN = unary("sin")

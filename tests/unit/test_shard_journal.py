@@ -7,7 +7,7 @@ from opsweep.journal import Journal
 from opsweep.model import Stage
 from opsweep.shard import assign, merge, parse_shard
 
-from .test_artifact import FP, result
+from ..factories import FP, result
 
 
 def test_parse_shard():

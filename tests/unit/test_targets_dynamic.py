@@ -1,13 +1,11 @@
-"""Translation targets, the dynamic axis and the history records, as data."""
+"""Translation targets and the dynamic axis as data: tables, artifact, diff, report."""
 
-import json
 from dataclasses import replace
 
 import pytest
 
 from opsweep import artifact as art
-from opsweep import history
-from opsweep.artifact import STOCK, Translations
+from opsweep.artifact import STOCK
 from opsweep.diff import diff
 from opsweep.errors import ArtifactError, UsageError
 from opsweep.grade import Counts, dynamic_regressed, grade
@@ -16,17 +14,9 @@ from opsweep.report import to_json, to_markdown
 from opsweep.runner import DynamicPlan, dynamic_shapes, plan_candidates, resize
 from opsweep.translations import load as load_translations
 
-from .test_artifact import FP, result
+from ..factories import FP, T, result, with_target
 
 TABLE = "examples/custom_translations.py:TABLE"
-T = Translations("examples/custom_translations.py", "TABLE", "0123456789abcdef", ("prims::hypot",))
-
-
-def with_target(stock, target, fingerprint=FP, translations=T):
-    return art.make_artifact(fingerprint, "ci", 25, 0, stock, None,
-                             {translations.name: (translations, target)})
-
-
 # --- the dynamic axis ---------------------------------------------------------------
 
 def test_plan_candidates_try_the_batch_input_alone_before_tying_coincident_sizes():
@@ -168,73 +158,6 @@ def test_diff_notes_added_and_changed_targets_instead_of_listing_every_operator(
     changed = replace(T, digest="fedcba9876543210")
     d = diff(with_target(stock, stock), with_target(stock, stock, translations=changed))
     assert "translation table changed (0123456789abcdef → fedcba9876543210)" in d.target_changes[0]
-
-
-# --- history ---------------------------------------------------------------------------------
-
-def test_history_records_round_trip_order_by_release_and_render(tmp_path):
-    old = with_target({"sin": result(["sin"], Stage.OK), "cos": result(["cos"], Stage.NO_TRANSLATION)},
-                      {"cos": result(["cos"], Stage.OK)})
-    newer = replace(FP, torch="2.14.1+cu130")
-    new = with_target({"sin": result(["sin"], Stage.OK, Stage.NO_TRANSLATION),
-                       "cos": result(["cos"], Stage.OK)},
-                      {"cos": result(["cos"], Stage.OK)}, fingerprint=newer)
-    assert history.write(new, tmp_path).name == "torch-2.14.1+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json"
-    assert history.write(old, tmp_path).name == "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json"
-    records = history.load_all(tmp_path)
-    assert [r.version for r in records] == ["2.13.0", "2.14.1"]  # 2.14 after 2.13, not before
-    assert records[0].targets[STOCK] == {"cos": "n---", "sin": "fff-"}
-    [bump] = history.bumps(records)
-    assert [(c.op, c.axis, c.kind) for c in bump.changes[STOCK]] == [
-        ("sin", "export", "regression"), ("cos", "export", "improvement")]
-    assert bump.changes[T.name] == ()
-    page = history.render(records)
-    assert "### torch 2.13.0 → 2.14.1" in page and "- `sin` export: full → partial" in page
-    assert "| `sin` ↕ | ✅ ✅ ✅ n/a | 🟡 ✅ ✅ n/a |" in page
-    assert f"## Grades per operator, with `{T.name}`" in page
-    history.write(new, tmp_path)  # measuring a version again replaces its record
-    assert len(history.load_all(tmp_path)) == 2
-
-
-def test_a_record_that_says_the_same_keeps_its_file_and_its_date(tmp_path):
-    from datetime import datetime, timezone
-    day = [datetime(2026, 11, d, 12, tzinfo=timezone.utc) for d in (1, 2, 3)]
-    a = with_target({"sin": result(["sin"], Stage.OK)}, {})
-    path = history.write(a, tmp_path, now=day[0])
-    before = path.read_bytes()
-    assert history.load(path).generated_at == "2026-11-01T12:00:00+00:00"
-    assert history.write(replace(a, regen_index=7), tmp_path, now=day[1]) == path
-    assert path.read_bytes() == before  # same grades: not even the date moves
-    history.write(with_target({"sin": result(["sin"], Stage.OK, Stage.CHECKER)}, {}), tmp_path,
-                  now=day[2])
-    assert history.load(path).generated_at == "2026-11-03T12:00:00+00:00"
-
-
-def test_version_key_orders_releases():
-    versions = ["2.14.1", "2.9.1", "2.14.0", "2.14.0rc1", "2.13.0"]
-    assert sorted(versions, key=history.version_key) == ["2.9.1", "2.13.0", "2.14.0rc1", "2.14.0",
-                                                         "2.14.1"]
-
-
-@pytest.mark.parametrize("edit, field", [
-    (lambda d: d.update(history_version=9), "history_version"),
-    (lambda d: d["targets"]["stock"].update(sin="fff"), "targets.stock.sin"),
-    (lambda d: d.update(torch="2.99.0"), "torch"),
-    (lambda d: d["targets"].pop("stock"), "targets"),
-])
-def test_bad_history_records_are_refused_naming_the_field(tmp_path, edit, field):
-    path = history.write(with_target({"sin": result(["sin"], Stage.OK)}, {}), tmp_path)
-    data = json.loads(path.read_text())
-    edit(data)
-    path.write_text(json.dumps(data))
-    with pytest.raises(ArtifactError, match=rf"torch-2\.13\.0\+onnx-.*\.json.*{field}"):
-        history.load(path)
-
-
-def test_shard_artifacts_make_no_history_record(tmp_path):
-    shard = replace(with_target({"sin": result(["sin"], Stage.OK)}, {}), shard=(1, 2))
-    with pytest.raises(ArtifactError, match="shard"):
-        history.write(shard, tmp_path)
 
 
 def test_values_differing_at_the_second_size_are_the_numerics_axis_business():

@@ -1,0 +1,29 @@
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from opsweep import documented
+from opsweep.errors import DataFileError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_static_parse_of_symbolic_sources_equals_the_live_registry():
+    """What the wheel path reads without importing is what the registry holds."""
+    package = Path(torch.__file__).parent / "onnx" / "_internal" / "torchscript_exporter"
+    files = {str(p): p.read_text("utf-8") for p in package.glob("symbolic_opset*.py")}
+    assert documented.from_sources(files) == documented.from_installed()
+
+
+def test_committed_claims_load_and_name_their_source():
+    source, claims = documented.load(ROOT / "docs" / "data" / "documented.json")
+    assert "torch-2.8.0" in source
+    assert claims["add"] == 9 and claims["argmax"] == 9 and len(claims) > 300
+
+
+def test_bad_claims_file(tmp_path):
+    (tmp_path / "d.json").write_text(json.dumps({"source": "x", "since_opset": {"a": "nine"}}))
+    with pytest.raises(DataFileError, match=r"d\.json at since_opset\.a: 'nine' is not of type"):
+        documented.load(tmp_path / "d.json")
