@@ -12,16 +12,17 @@ from importlib import metadata
 
 from . import artifact as art
 from .adapter import PUBLIC_PATH, default_opset
-from .artifact import STOCK, Artifact, Fingerprint, SpecResult, Translations
+from .artifact import Artifact, Fingerprint, SpecResult
 from .catalog import Catalog
 from .config import Request, SweepConfig
 from .errors import ArtifactError
 from .model import OpSpec
 from .reuse import Decision, decide, spec_digest
 from .shard import DEFAULT_COST, assign
+from .targets import Key, Target, targets_of
 
 #: The decision recorded for a spec --only did not select, carried from the previous artifact.
-NOT_SELECTED = Decision(True, "not selected (--only)")
+NOT_SELECTED = Decision(True, "not selected", " (--only)")
 
 #: Target -> spec -> why it is reused or re-measured.
 Decisions = Mapping[str, Mapping[str, Decision]]
@@ -49,8 +50,7 @@ class Plan:
 
     fingerprint: Fingerprint
     regen_index: int
-    #: stock first (no table), then each custom-translation target
-    targets: Mapping[str, Translations | None]
+    targets: tuple[Target, ...]  # stock first, then each custom-translation target
     specs: tuple[OpSpec, ...]  # this run's, after --only and --shard
     digests: Mapping[str, str]  # every selected spec's (before --shard)
     decisions: Decisions  # for every selected spec
@@ -61,36 +61,46 @@ class Plan:
     carries: bool
     notes: tuple[str, ...]
 
-    def reused(self) -> dict[tuple[str, str], SpecResult]:
-        """The previous results this run carries over, by (target, spec)."""
-        return {(t, s.name): self.previous.view(t).specs[s.name]  # type: ignore[union-attr]
-                for t in self.targets for s in self.specs if self.decisions[t][s.name].reuse}
+    @property
+    def keys(self) -> tuple[Key, ...]:
+        """Every result this run's artifact gets from this run (reused, resumed or measured)."""
+        return tuple(Key(t.name, s.name) for t in self.targets for s in self.specs)
 
-    def unselected(self, catalog: Catalog) -> dict[tuple[str, str], SpecResult]:
+    def reused(self) -> dict[Key, SpecResult]:
+        """The previous results this run carries over."""
+        return {k: self.previous.view(k.target).specs[k.spec]  # type: ignore[union-attr]
+                for k in self.keys if self.decisions[k.target][k.spec].reuse}
+
+    def unselected(self, catalog: Catalog) -> dict[Key, SpecResult]:
         """The previous results the artifact keeps for the catalog's specs this run
         does not measure (see `carries`; never those of another table)."""
         previous = self.previous
         if not self.carries or previous is None:
             return {}
         carried = {}
-        for t, info in self.targets.items():
-            view = previous.view(t)
-            if view is None or (info is not None and previous.targets[t].translations != info):
+        for target in self.targets:
+            view = previous.view(target.name)
+            if view is None or not _same_table(previous, target):
                 continue
-            carried.update({(t, n): r for n, r in view.specs.items() if n in catalog.specs})
+            carried.update({Key(target.name, n): r for n, r in view.specs.items()
+                            if n in catalog.specs})
         return carried
 
 
+def _same_table(previous: Artifact, target: Target) -> bool:
+    """The previous artifact measured this target's table (the stock target has none)."""
+    return target.is_stock or previous.targets[target.name].translations == target.translations
+
+
 def make_plan(catalog: Catalog, config: SweepConfig, request: Request) -> Plan:
-    from .translations import load
-    targets = {STOCK: None} | {info.name: info for info, _ in map(load, config.translations)}
+    targets = targets_of(config.translations)
     previous, note = _load_previous(request)
     fingerprint = current_fingerprint(config.exporter_path, dynamic=config.dynamic)
     regen_index = previous.regen_index + 1 if previous else 0
     specs = catalog.select(list(request.only) or None)
     digests = {s.name: spec_digest(s) for s in specs}
-    decisions = {t: _target_decisions(specs, digests, previous, fingerprint, config, regen_index,
-                                      request.no_reuse, t, info) for t, info in targets.items()}
+    decisions = {t.name: _target_decisions(specs, digests, previous, fingerprint, config,
+                                           regen_index, request.no_reuse, t) for t in targets}
     if request.shard:
         specs = _shard_slice(specs, decisions, previous, request.shard)
     path = request.previous_path
@@ -120,16 +130,15 @@ def _load_previous(request: Request) -> tuple[Artifact | None, str]:
 
 def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
                       previous: Artifact | None, fingerprint: Fingerprint, config: SweepConfig,
-                      regen_index: int, no_reuse: bool, target: str,
-                      translations: Translations | None) -> dict[str, Decision]:
+                      regen_index: int, no_reuse: bool, target: Target) -> dict[str, Decision]:
     """Reuse decisions for one target: a custom target is reused only from the
     same table (its source hash) measured under the same fingerprint."""
-    view = previous.view(target) if previous else None
+    view = previous.view(target.name) if previous else None
     if previous is not None and not no_reuse:
         why = ""
         if view is None:
             why = "target not measured before"
-        elif translations is not None and previous.targets[target].translations != translations:
+        elif not _same_table(previous, target):
             why = "translation table changed"
         if why:
             return {s.name: Decision(False, why) for s in specs}

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from .artifact import STOCK, GapCheck, SpecResult
-from .draw import Profile
 from .grade import (
     Counts,
     dynamic_counts,
@@ -21,6 +21,9 @@ from .grade import (
     stage_counts,
 )
 from .model import UNGRADED, OpSpec, Outcome, Stage
+
+if TYPE_CHECKING:  # hypothesis stays out of the page's and the bot's import path
+    from .draw import Profile
 
 
 class GapStatus(str, enum.Enum):

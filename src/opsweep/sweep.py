@@ -26,6 +26,7 @@ from .journal import Journal, journal_path, run_path, write_run
 from .model import OpSpec
 from .planning import NOT_SELECTED, Decisions, Plan, make_plan
 from .specgrade import spec_result
+from .targets import Key
 
 #: How many specs are drawn and queued ahead of the one being collected.
 _AHEAD = 3
@@ -134,17 +135,18 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     reused = plan.reused()
     resumed = _resumed(plan, journal)
     results = reused | resumed
-    total = len(plan.specs) * len(plan.targets)
-    for index, (t, name) in enumerate(sorted(results), start=1):
-        progress(SpecDone(name, index, total, results[t, name], t, (t, name) in reused))
+    for index, key in enumerate(sorted(results), start=1):
+        progress(SpecDone(key.spec, index, len(plan.keys), results[key], key.target,
+                          key in reused))
 
     def done(job: Job, target: str, result: SpecResult) -> None:
-        results[target, job.spec.name] = result
-        journal.record(_journal_key(target, job.spec.name), result)
-        progress(SpecDone(job.spec.name, len(results), total, result, target))
+        key = Key(target, job.spec.name)
+        results[key] = result
+        journal.record(key.journal, result)
+        progress(SpecDone(key.spec, len(results), len(plan.keys), result, target))
 
     jobs = [Job(s, plan.digests[s.name], wanted) for s in plan.specs
-            if (wanted := tuple(t for t in plan.targets if (t, s.name) not in results))]
+            if (wanted := tuple(t.name for t in plan.targets if Key(t.name, s.name) not in results))]
     try:
         measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
     except ExporterBroken as exc:
@@ -156,14 +158,11 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
                          {n: a.reason for n, a in catalog.absent.items()})
     art.save(request.out, artifact)
     journal.close(finished=True)  # only once the artifact is safely written
-    final = {t: {n: plan.decisions[t].get(n, NOT_SELECTED) for n in sorted(artifact.view(t).specs)}
-             for t in plan.targets}  # type: ignore[union-attr]
+    final = {t.name: {n: plan.decisions[t.name].get(n, NOT_SELECTED)
+                      for n in sorted(artifact.view(t.name).specs)}  # type: ignore[union-attr]
+             for t in plan.targets}
     run_log = _write_run_log(request, artifact, final, set(resumed), notes)
     return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log)
-
-
-def _journal_key(target: str, name: str) -> str:
-    return name if target == STOCK else f"{name}@{target}"
 
 
 def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
@@ -172,29 +171,29 @@ def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
         "fingerprint": asdict(plan.fingerprint),
         "profile": config.profile.name, "regen_index": plan.regen_index,
         "shard": list(request.shard) if request.shard else None,
-        "targets": {t: info and asdict(info) for t, info in plan.targets.items()},
+        "targets": {t.name: t.translations and asdict(t.translations) for t in plan.targets},
         "previous": plan.previous_digest, "specs": sorted(plan.digests.items())}).open()
 
 
-def _resumed(plan: Plan, journal: Journal) -> dict[tuple[str, str], SpecResult]:
-    """What an interrupted run of the same sweep had finished, by (target, spec)."""
-    keys = {_journal_key(t, s.name): (t, s.name) for t in plan.targets for s in plan.specs}
+def _resumed(plan: Plan, journal: Journal) -> dict[Key, SpecResult]:
+    """What an interrupted run of the same sweep had finished."""
+    keys = {k.journal: k for k in plan.keys}
     return {keys[k]: r for k, r in journal.done.items() if k in keys}
 
 
 def _assemble(plan: Plan, config: SweepConfig, request: Request,
-              results: Mapping[tuple[str, str], SpecResult],
-              absent: Mapping[str, str]) -> Artifact:
-    by_target = {t: {n: r for (tt, n), r in results.items() if tt == t} for t in plan.targets}
+              results: Mapping[Key, SpecResult], absent: Mapping[str, str]) -> Artifact:
+    by_target = {t.name: {k.spec: r for k, r in results.items() if k.target == t.name}
+                 for t in plan.targets}
     return art.make_artifact(
         plan.fingerprint, config.profile.name, config.profile.max_examples, plan.regen_index,
         by_target[STOCK], request.shard,
-        {t: (info, by_target[t]) for t, info in plan.targets.items() if info is not None},
+        {t.name: (t.translations, by_target[t.name]) for t in plan.targets if not t.is_stock},
         absent=absent)
 
 
 def _write_run_log(request: Request, artifact: Artifact, decisions: Decisions,
-                   resumed: set[tuple[str, str]], notes: Sequence[str]) -> Path:
+                   resumed: set[Key], notes: Sequence[str]) -> Path:
     """The run's bookkeeping, beside the artifact and never committed (.gitignore)."""
     path = run_path(request.out)
     header = {"artifact": request.out.name, "regen_index": artifact.regen_index,
