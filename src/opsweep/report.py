@@ -118,7 +118,7 @@ def _spec_of(new: Artifact, t: Transition, g: FailureGroup) -> str:
 def _view(t: Transition, new: Artifact | None) -> TransitionView:
     example, spec, snip = "", t.spec, ""
     view = new.view(t.target) if new is not None else None
-    if t.kind is Kind.REGRESSION and view is not None:
+    if t.kind == Kind.REGRESSION and view is not None:
         worst = smallest(t.failures)
         if worst is not None:
             example, spec = worst.example, _spec_of(view, t, worst)

@@ -125,32 +125,17 @@ def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
 
 def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
                progress: Callable[[SpecDone], None] = lambda _: None) -> Regeneration:
-    """Plan, resume, measure and write the artifact (atomically), then the run's
+    """Plan, resume, measure, then write the artifact (atomically) and the run's
     sidecar: why each spec was reused or re-measured."""
     plan = make_plan(catalog, config, request)
     journal = _open_journal(request, config, plan)
     notes = list(plan.notes)
     if journal.discarded:
         notes.append("a checkpoint from a different sweep was set aside")
-    reused = plan.reused()
-    resumed = _resumed(plan, journal)
-    results = reused | resumed
-    for index, key in enumerate(sorted(results), start=1):
-        progress(SpecDone(key.spec, index, len(plan.keys), results[key], key.target,
-                          key in reused))
-
-    def done(job: Job, target: str, result: SpecResult) -> None:
-        key = Key(target, job.spec.name)
-        results[key] = result
-        journal.record(key.journal, result)
-        progress(SpecDone(key.spec, len(results), len(plan.keys), result, target))
-
-    jobs = [Job(s, plan.digests[s.name], wanted) for s in plan.specs
-            if (wanted := tuple(t.name for t in plan.targets if Key(t.name, s.name) not in results))]
+    results, resumed = _resume(plan, journal, progress)
     try:
-        measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
+        _measure_rest(plan, config, results, journal, progress)
     except ExporterBroken as exc:
-        journal.close(finished=False)
         return _broken(exc, plan, config, request, notes)
     finally:
         journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
@@ -165,6 +150,35 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log)
 
 
+def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone], None]
+            ) -> tuple[dict[Key, SpecResult], dict[Key, SpecResult]]:
+    """(the results this run starts from, those of them an interrupted run of the same
+    sweep had checkpointed): the reused and the resumed, each reported as done."""
+    reused = plan.reused()
+    keys = {k.journal: k for k in plan.keys}
+    resumed = {keys[k]: r for k, r in journal.done.items() if k in keys}
+    results = reused | resumed
+    for index, key in enumerate(sorted(results), start=1):
+        progress(SpecDone(key.spec, index, len(plan.keys), results[key], key.target,
+                          key in reused))
+    return results, resumed
+
+
+def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult],
+                  journal: Journal, progress: Callable[[SpecDone], None]) -> None:
+    """Measure every result not in `results` yet, adding each (and checkpointing it)
+    as it finishes."""
+    def done(job: Job, target: str, result: SpecResult) -> None:
+        key = Key(target, job.spec.name)
+        results[key] = result
+        journal.record(key.journal, result)
+        progress(SpecDone(key.spec, len(results), len(plan.keys), result, target))
+
+    jobs = [Job(s, plan.digests[s.name], wanted) for s in plan.specs
+            if (wanted := tuple(t.name for t in plan.targets if Key(t.name, s.name) not in results))]
+    measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
+
+
 def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
     return Journal(journal_path(request.out), {
         "schema_version": art.SCHEMA_VERSION,
@@ -173,12 +187,6 @@ def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
         "shard": list(request.shard) if request.shard else None,
         "targets": {t.name: t.translations and asdict(t.translations) for t in plan.targets},
         "previous": plan.previous_digest, "specs": sorted(plan.digests.items())}).open()
-
-
-def _resumed(plan: Plan, journal: Journal) -> dict[Key, SpecResult]:
-    """What an interrupted run of the same sweep had finished."""
-    keys = {k.journal: k for k in plan.keys}
-    return {keys[k]: r for k, r in journal.done.items() if k in keys}
 
 
 def _assemble(plan: Plan, config: SweepConfig, request: Request,
