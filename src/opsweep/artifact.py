@@ -18,13 +18,16 @@ import jsonschema
 from .errors import ArtifactError
 from .migrations import MIGRATIONS as _MIGRATIONS
 from .migrations import migrate
-from .grade import Counts, DynamicTally, FailureGroup, Grades, dynamic_tally, grade, merge_failures
+from .grade import (Counts, DynamicTally, FailureGroup, Grades, StageCount, dynamic_tally, grade,
+                    merge_failures)
 from .model import Grade, Stage
 
 #: Since version 4 a custom target is written as what differs from the stock target:
 #: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
 #: the stock specs the target has no result for. Readers get complete results.
-SCHEMA_VERSION = 4
+#: Since version 5 the fingerprint names the hypothesis release that drew the examples
+#: and each spec keeps its `outcomes`: examples per dtype, rank and stage reached.
+SCHEMA_VERSION = 5
 #: Fields derived from the spec results that arrived in a later schema version than some
 #: readable artifact has: the loader derives them for an older artifact instead of checking.
 _DERIVED_SINCE = {"dynamic_counts": 3}
@@ -44,6 +47,8 @@ class Fingerprint:
     opset: int
     exporter: str
     dynamic: bool = True  # whether the dynamic axis was measured
+    #: the release that drew the examples ("unknown" in artifacts from before schema 5)
+    hypothesis: str = "unknown"
 
 
 def fingerprint_changes(old: Fingerprint, new: Fingerprint) -> list[str]:
@@ -77,6 +82,9 @@ class SpecResult:
     dynamic_stages: Mapping[Stage, int] = field(default_factory=dict)
     dynamic_regressed: int = 0
     dynamic_failures: tuple[FailureGroup, ...] = ()
+    #: examples per (dtype, rank, stage reached), ok included; None: not recorded (an
+    #: artifact from before schema 5)
+    outcomes: tuple[StageCount, ...] | None = None
 
     @property
     def counts(self) -> Counts:
@@ -131,7 +139,9 @@ class Breakage:
 
 
 #: The fingerprint fields that name the exporter stack's packages.
-PINS = ("torch", "onnx", "onnxruntime", "onnxscript")
+#: The packages whose exact versions make a measurement: the fingerprint names each, a
+#: history record is keyed by them, a bump of any one re-measures.
+PINS = ("torch", "onnx", "onnxruntime", "onnxscript", "hypothesis")
 
 
 @dataclass(frozen=True)
@@ -227,7 +237,10 @@ def spec_to_data(r: SpecResult) -> dict[str, Any]:
         "nondeterministic": r.nondeterministic, "gap": gap, "digest": r.digest,
         "signatures": r.signatures, "dynamic_stages": {s.value: n for s, n in r.dynamic_stages.items()},
         "dynamic_regressed": r.dynamic_regressed,
-        "dynamic_failures": _failures_out(r.dynamic_failures)}
+        "dynamic_failures": _failures_out(r.dynamic_failures),
+        **({} if r.outcomes is None else {"outcomes": [
+            {"dtype": c.dtype, "rank": c.rank, "stage": c.stage.value, "count": c.count}
+            for c in r.outcomes]})}
 
 
 def spec_from_data(d: dict[str, Any]) -> SpecResult:
@@ -239,7 +252,9 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
         {Stage(s): n for s, n in d["stages"].items()}, _failures_in(d["failures"]),
         _grades_in(d), d["nondeterministic"], gap or None, d["digest"], d["signatures"],
         {Stage(s): n for s, n in d["dynamic_stages"].items()}, d["dynamic_regressed"],
-        _failures_in(d["dynamic_failures"]))
+        _failures_in(d["dynamic_failures"]),
+        None if "outcomes" not in d else tuple(
+            StageCount(c["dtype"], c["rank"], Stage(c["stage"]), c["count"]) for c in d["outcomes"]))
 
 
 def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:
@@ -285,8 +300,8 @@ def to_data(artifact: Artifact) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "fingerprint": {"torch": fp.torch, "onnx": fp.onnx, "onnxruntime": fp.onnxruntime,
-                        "onnxscript": fp.onnxscript, "opset": fp.opset, "exporter": fp.exporter,
-                        "dynamic": fp.dynamic},
+                        "onnxscript": fp.onnxscript, "hypothesis": fp.hypothesis,
+                        "opset": fp.opset, "exporter": fp.exporter, "dynamic": fp.dynamic},
         "profile": artifact.profile, "examples": artifact.examples,
         "regen_index": artifact.regen_index, "specs": specs, "operators": operators,
         "targets": targets, **({"shard": {"index": artifact.shard[0], "count": artifact.shard[1]}}
@@ -393,6 +408,10 @@ def _check_derived(artifact: Artifact, data: dict[str, Any], path: object,
                    recorded: int = SCHEMA_VERSION) -> None:
     """The operators tables must be what the specs say: a hand edit shows up here.
     `recorded`: the schema version the file was written in."""
+    for where, specs in [("specs", artifact.specs)] + [
+            (f"targets.{n}.specs", t.specs) for n, t in artifact.targets.items()]:
+        for name, result in specs.items():
+            _check_outcomes(result, path, f"{where}.{name}.outcomes")
     derived = to_data(artifact)
     absent = frozenset(k for k, since in _DERIVED_SINCE.items() if recorded < since)
     _check_operators(derived["operators"], data["operators"], path, "operators", absent)
@@ -400,6 +419,25 @@ def _check_derived(artifact: Artifact, data: dict[str, Any], path: object,
         _check_operators(derived["targets"][name]["operators"],
                          data["targets"][name]["operators"], path, f"targets.{name}.operators",
                          absent)
+
+
+def _check_outcomes(r: SpecResult, path: object, where: str) -> None:
+    """A spec's outcome counts must add up to its stage counts and failure groups."""
+    if r.outcomes is None:
+        return
+    stages: dict[Stage, int] = {}
+    failing: dict[tuple, int] = {}
+    for c in r.outcomes:
+        stages[c.stage] = stages.get(c.stage, 0) + c.count
+        if c.stage is not Stage.OK:
+            failing[c.dtype, c.rank, c.stage] = failing.get((c.dtype, c.rank, c.stage), 0) + c.count
+    if stages != dict(r.stages):
+        raise ArtifactError(path, where, "do not add up to the spec's stage counts")
+    groups: dict[tuple, int] = {}
+    for g in r.failures:
+        groups[g.dtype, g.rank, g.stage] = groups.get((g.dtype, g.rank, g.stage), 0) + g.count
+    if groups != failing:
+        raise ArtifactError(path, where, "do not add up to the spec's failure groups")
 
 
 def _check_operators(derived: dict[str, Any], recorded: dict[str, Any], path: object,

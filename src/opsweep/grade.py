@@ -74,6 +74,23 @@ class FailureGroup:
         return f"{line} (e.g. {self.example})" if example else line
 
 
+@dataclass(frozen=True)
+class StageCount:
+    """How many examples of one dtype and rank ended at one stage (ok included): what
+    a dtype matrix needs to tell "drawn and passed" from "not drawn"."""
+
+    dtype: str
+    rank: int
+    stage: Stage
+    count: int
+
+
+def outcome_counts(outcomes: Iterable[Outcome]) -> tuple[StageCount, ...]:
+    counts = Counter((o.dtype, o.rank, o.stage.value) for o in outcomes)
+    return tuple(StageCount(dtype, rank, Stage(stage), n)
+                 for (dtype, rank, stage), n in sorted(counts.items()))
+
+
 def axis_grade(passed: int, reached: int) -> Grade | None:
     if reached == 0:
         return None

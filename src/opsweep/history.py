@@ -136,7 +136,9 @@ def path_for(directory: Path, torch_version: str) -> Path:
 
 def pin_path(directory: Path, fingerprint: Mapping[str, Any]) -> Path:
     """Where a pin set's record lives: every pin's name and version in the file name."""
-    parts = [f"{p}-{_checked(p, fingerprint.get(p, ''))}" for p in PINS]
+    # a pin an older record's fingerprint does not name (hypothesis before schema 5) is left out
+    parts = [f"{p}-{_checked(p, fingerprint[p])}" for p in PINS
+             if fingerprint.get(p, "unknown") != "unknown"]
     return Path(directory) / f"{'+'.join(parts)}.json"
 
 

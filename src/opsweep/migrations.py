@@ -37,8 +37,16 @@ def _v3_to_v4(data: dict[str, Any]) -> None:
             target["operators"] = {op: d for op, d in operators.items() if stock_ops.get(op) != d}
 
 
+def _v4_to_v5(data: dict[str, Any]) -> None:
+    """Version 5 names the hypothesis release in the fingerprint and keeps per-spec
+    outcome counts. Neither can be recovered: hypothesis is "unknown" and the specs
+    have no `outcomes` (readers fall back to the failure groups)."""
+    if isinstance(data.get("fingerprint"), dict):
+        data["fingerprint"].setdefault("hypothesis", "unknown")
+
+
 #: schema version -> the step that lifts an artifact of that version to the next
-MIGRATIONS = {2: _v2_to_v3, 3: _v3_to_v4}
+MIGRATIONS = {2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 
 
 def migrate(data: Any) -> Any:

@@ -46,8 +46,10 @@ def _matrices(rows, artifact: Artifact, catalog: Catalog):
         if result is None:
             continue
         specs = [catalog.specs[s] for s in result.specs if s in catalog.specs]
-        dtypes.append(dtype_row(row.name, specs, result.failures))
-        rank = rank_row(row.name, specs, result.failures)
+        counted = [artifact.specs[s].outcomes for s in result.specs if s in artifact.specs]
+        outcomes = None if not counted or None in counted else [c for cs in counted for c in cs]
+        dtypes.append(dtype_row(row.name, specs, result.failures, outcomes))
+        rank = rank_row(row.name, specs, result.failures, outcomes)
         if rank is not None:
             ranks.append(rank)
     return tuple(dtypes), tuple(ranks)

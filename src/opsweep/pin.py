@@ -1,5 +1,6 @@
 """The watched pins: every `name==version` entry of [tool.tox.env.proptest_onnx]
-deps in pyproject.toml (torch and hypothesis today), read at git revisions.
+deps in pyproject.toml (torch, onnx, onnxruntime, onnxscript and hypothesis),
+read at git revisions.
 
 Only a change of a watched pin (not any edit of the file) triggers the
 automatic re-measurement. A pull request is compared against its merge base
@@ -17,13 +18,14 @@ from pathlib import Path
 
 import tomllib
 
+from .artifact import PINS
 from .errors import UsageError
 
 PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")
 _PIN = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
                   r"(?P<version>[^\s;,=]+)\s*$")
 #: pins that are also fields of the artifact's fingerprint
-FINGERPRINT_PINS = ("torch", "onnx", "onnxruntime", "onnxscript")
+FINGERPRINT_PINS = PINS
 
 
 def normalize(name: str) -> str:

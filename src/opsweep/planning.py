@@ -12,7 +12,7 @@ from importlib import metadata
 
 from . import artifact as art
 from .adapter import PUBLIC_PATH, default_opset
-from .artifact import Artifact, Fingerprint, SpecResult
+from .artifact import PINS, Artifact, Fingerprint, SpecResult
 from .catalog import Catalog
 from .config import Request, SweepConfig
 from .errors import ArtifactError
@@ -30,7 +30,7 @@ Decisions = Mapping[str, Mapping[str, Decision]]
 
 def versions() -> dict[str, str]:
     out = {}
-    for dist in ("torch", "onnx", "onnxruntime", "onnxscript"):
+    for dist in PINS:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:

@@ -2,7 +2,7 @@
 
 The rules (seed 000, made exact):
 
-* Nothing is reused across a fingerprint change (torch, onnx, onnxruntime,
+* Nothing is reused across a fingerprint change (torch, onnx, onnxruntime, hypothesis,
   onnxscript, opset, exporter path): the 2.8 -> 2.9 exporter swap regressed
   every operator at once, and only a version comparison catches that.
 * Nothing is reused when the spec itself changed (its digest).

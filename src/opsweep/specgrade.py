@@ -18,6 +18,7 @@ from .grade import (
     dynamic_failures,
     failure_groups,
     grade,
+    outcome_counts,
     stage_counts,
 )
 from .model import UNGRADED, OpSpec, Outcome, Stage
@@ -75,4 +76,5 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
         examples=len(outcomes), stages=stages, failures=failure_groups(outcomes),
         grades=grade([counts]), nondeterministic=spec.nondeterministic, gap=gap,
         digest=digest, signatures=signatures, dynamic_stages=dynamic,
-        dynamic_regressed=regressed, dynamic_failures=dynamic_failures(outcomes))
+        dynamic_regressed=regressed, dynamic_failures=dynamic_failures(outcomes),
+        outcomes=outcome_counts(outcomes))

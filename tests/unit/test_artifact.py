@@ -8,8 +8,8 @@ import pytest
 from opsweep import artifact as art
 from opsweep.artifact import Fingerprint, SpecResult
 from opsweep.errors import ArtifactError
-from opsweep.grade import (Counts, dynamic_counts, dynamic_failures, failure_groups, grade,
-                           stage_counts)
+from opsweep.grade import (Counts, StageCount, dynamic_counts, dynamic_failures, failure_groups,
+                           grade, outcome_counts, stage_counts)
 from opsweep.model import Outcome, Stage
 
 FP = Fingerprint("2.13.0", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo")
@@ -27,7 +27,7 @@ def result(ops, *stages, nondeterministic=False, dynamic=()):
     return SpecResult(tuple(ops), "unary", "ci", len(outs), counts, failure_groups(outs),
                       grade([Counts(counts, nondeterministic, dyn, regressed)]), nondeterministic,
                       None, "0123456789abcdef", len(outs), dyn,
-                      regressed, dynamic_failures(outs))
+                      regressed, dynamic_failures(outs), outcome_counts(outs))
 
 
 @pytest.fixture
@@ -45,6 +45,28 @@ def test_round_trip_is_identity(tmp_path, artifact):
     loaded = art.load(path)
     assert loaded == artifact
     assert art.canonical_bytes(loaded) == path.read_bytes()
+
+
+def test_outcome_counts_round_trip_and_must_add_up(tmp_path, artifact):
+    assert artifact.specs["cos"].outcomes == (StageCount("float32", 1, Stage.CHECKER, 1),
+                                              StageCount("float32", 1, Stage.OK, 1))
+    data = art.to_data(artifact)
+    data["specs"]["cos"]["outcomes"][0]["count"] = 2  # a hand edit
+    with pytest.raises(ArtifactError, match=r"specs\.cos\.outcomes.*stage counts"):
+        art.from_data(data)
+    data = art.to_data(artifact)
+    data["specs"]["cos"]["outcomes"] = [{"dtype": "float16", "rank": 1, "stage": "checker",
+                                         "count": 1}, data["specs"]["cos"]["outcomes"][1]]
+    with pytest.raises(ArtifactError, match=r"specs\.cos\.outcomes.*failure groups"):
+        art.from_data(data)
+    old = art.to_data(artifact)  # schema 4 had neither outcomes nor hypothesis: both unknown
+    old["schema_version"] = 4
+    del old["fingerprint"]["hypothesis"]
+    for spec in old["specs"].values():
+        del spec["outcomes"]
+    migrated = art.from_data(old)
+    assert migrated.fingerprint.hypothesis == "unknown"
+    assert all(r.outcomes is None for r in migrated.specs.values())
 
 
 def test_operators_pool_every_spec_that_declares_them(artifact):

@@ -10,7 +10,7 @@ from opsweep import artifact as art
 from opsweep import history
 from opsweep.artifact import STOCK
 from opsweep.catalog import load_catalog
-from opsweep.grade import FailureGroup
+from opsweep.grade import FailureGroup, StageCount
 from opsweep.model import OpSpec, Stage
 from opsweep.page_chart import series, svg
 from opsweep.page_detail import releases
@@ -48,6 +48,25 @@ def test_dtype_cells_are_the_earliest_failing_stage_titled_with_counts():
     assert (cells["float32"].stage, cells["float32"].failures) == ("ok", 0)  # invalid never counts
     assert cells["float16"].stage == "" and cells["float16"].title == ""  # no spec draws it
     assert row.failing == ("bfloat16", "integer")
+
+
+def test_with_outcome_counts_a_cell_tells_passed_from_not_drawn():
+    """Schema 5 keeps examples per dtype, rank and stage: a declared dtype no example
+    was drawn in is empty, not "ok", and titles say how many of how many failed."""
+    outcomes = [StageCount("float32", 1, Stage.OK, 4), StageCount("bfloat16", 1, Stage.OK, 1),
+                StageCount("bfloat16", 1, Stage.NUMERICS, 3), StageCount("int64", 0, Stage.INVALID, 2)]
+    row = dtype_row("x", [spec(("float32", "bfloat16", "int64"))],
+                    [group("bfloat16", 1, Stage.NUMERICS, 3)], outcomes)
+    cells = dict(zip(row.columns, row.cells, strict=True))
+    assert (cells["float32"].stage, cells["float32"].title) == ("ok", "float32: 0 failing of 4")
+    assert cells["bfloat16"].title == "bfloat16: 3 failing of 4 (numerics ×3)"
+    assert cells["integer"].stage == ""  # declared, but only invalid examples: nothing measured
+    assert rank_row("x", [spec()], [group("bfloat16", 1, Stage.NUMERICS, 3)], outcomes) is None
+    with_zero = [*outcomes, StageCount("float32", 0, Stage.RUNTIME, 2)]
+    row = rank_row("x", [spec()], [group("float32", 0, Stage.RUNTIME, 2),
+                                   group("bfloat16", 1, Stage.NUMERICS, 3)], with_zero)
+    assert [c.title for c in row.cells] == ["rank 0: 2 failing of 2 (runtime ×2)",
+                                            "rank ≥ 1: 3 failing of 8 (numerics ×3)"]
 
 
 def test_rank_row_only_where_rank_zero_differs():

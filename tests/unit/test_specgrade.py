@@ -65,5 +65,6 @@ def test_spec_result_counts_grades_and_checks_the_gap_for_its_target():
     assert [g.stage for g in stock.dynamic_failures] == [Stage.RUNTIME]
     assert stock.grades.export.value == "partial" and stock.digest == "0123456789abcdef"
     assert stock.gap.status == GapStatus.CONFIRMED
+    assert sum(c.count for c in stock.outcomes) == 3
     closing = spec_result(spec, outcomes, PROFILES["ci"], "0123456789abcdef", 3, TABLE)
     assert closing.gap.status == GapStatus.OPEN
