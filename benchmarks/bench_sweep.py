@@ -39,7 +39,7 @@ from opsweep.catalog import load_catalog
 from opsweep.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.reuse import spec_digest
 from opsweep.runner import run_group
-from opsweep.sweep import SweepConfig, _Job, measure
+from opsweep.sweep import Job, SweepConfig, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = "examples/custom_translations.py:TABLE"
@@ -58,7 +58,7 @@ def sweep(specs, profile, jobs: int, shortcut: bool):
     config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), shortcut=shortcut)
     targets = (STOCK, _target_name())
     start = time.perf_counter()
-    measure([_Job(s, spec_digest(s), targets) for s in specs], config,
+    measure([Job(s, spec_digest(s), targets) for s in specs], config,
             lambda job, t, r: results.__setitem__((t, job.spec.name), r))
     return results, sum(r.examples for r in results.values()), time.perf_counter() - start
 
@@ -90,7 +90,8 @@ def breakdown(specs, profile) -> dict[str, float]:
     from torch.onnx._internal.exporter import _capture_strategies, _core, _onnx_program
 
     from opsweep import multitarget, runner
-    from opsweep.sweep import _inline_exporters, _run_targets
+    from opsweep.isolation import inline_exporters, run_targets
+    from opsweep.phase import ignore
     spent: dict[str, float] = defaultdict(float)
 
     def timed(owner, name, stage):
@@ -107,7 +108,7 @@ def breakdown(specs, profile) -> dict[str, float]:
 
     from torch.onnx._internal.exporter import _fx_passes
     config = SweepConfig(profile, jobs=0, translations=(TABLE,))
-    exporters = _inline_exporters(config)  # the fast path's decomposition is installed now
+    exporters = inline_exporters(config)  # the fast path's decomposition is installed now
     patches = [timed(_capture_strategies.CaptureStrategy, "__call__", "capture"),
                timed(_fx_passes, "decompose_with_registry", "decomposition"),
                timed(_core, "_exported_program_to_onnx_program", "translation"),
@@ -122,8 +123,7 @@ def breakdown(specs, profile) -> dict[str, float]:
     try:
         for spec in specs:
             for group in group_by_signature(draw_examples(spec, profile)):
-                _run_targets(spec, group, exporters, (STOCK, _target_name()), lambda _: None,
-                             True, True)
+                run_targets(spec, group, exporters, (STOCK, _target_name()), ignore, True, True)
     finally:
         for owner, name, original in patches:
             setattr(owner, name, original)

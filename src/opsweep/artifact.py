@@ -20,7 +20,7 @@ from .migrations import MIGRATIONS as _MIGRATIONS
 from .migrations import migrate
 from .grade import (Counts, DynamicTally, FailureGroup, Grades, StageCount, dynamic_tally, grade,
                     merge_failures)
-from .model import UNGRADED, Grade, Stage
+from .model import Grade, Stage
 
 #: Since version 4 a custom target is written as what differs from the stock target:
 #: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
@@ -63,8 +63,7 @@ class GapCheck:
     reason: str
     expected: Stage
     measured: tuple[Stage, ...]
-    #: stock target: confirmed | stale | moved; a target the note names as closing it: closed | open
-    status: str
+    status: str  # a specgrade.GapStatus value
 
 
 @dataclass(frozen=True)
@@ -173,23 +172,6 @@ class Artifact:
     @property
     def target_names(self) -> tuple[str, ...]:
         return (STOCK, *sorted(self.targets))
-
-
-def gap_check(reason: str, expected: Stage, stages: Mapping[Stage, int],
-              closing: bool = False) -> GapCheck:
-    """`closing`: the measurement is of a target the note says closes the gap."""
-    failing = tuple(sorted((s for s, n in stages.items() if n and s is not Stage.OK
-                            and s not in UNGRADED),
-                           key=lambda s: s.value))
-    if closing:
-        status = "open" if expected in failing else "closed"
-    elif not failing:
-        status = "stale"
-    elif failing == (expected,):
-        status = "confirmed"
-    else:
-        status = "moved"
-    return GapCheck(reason, expected, failing, status)
 
 
 def build_operators(specs: Mapping[str, SpecResult]) -> dict[str, OperatorResult]:

@@ -135,15 +135,15 @@ def _target_summary(artifact, target: str, decisions) -> list[str]:
         dynamic.update({s.value: n for s, n in artifact.specs[name].dynamic_stages.items()})
     lines += _wrapped("examples", _stage_counts(stages) or ["none run"])
     if dynamic:
-        share = f"invalid {dynamic['invalid']} ({dynamic['invalid'] / sum(dynamic.values()):.1%})"
-        lines += _wrapped("re-export", [share if item.startswith("invalid ") else item
+        invalid = Stage.INVALID.value
+        share = f"{invalid} {dynamic[invalid]} ({dynamic[invalid] / sum(dynamic.values()):.1%})"
+        lines += _wrapped("re-export", [share if item.startswith(f"{invalid} ") else item
                                         for item in _stage_counts(dynamic)])  # the dynamic axis
     return lines + _spec_notes(artifact)
 
 
 def _reuse(decided, carried: int) -> str:
-    reasons = Counter(d.reason.split(" (")[0].split(":")[0]
-                      for d in decided.values() if not d.reuse)
+    reasons = Counter(d.why for d in decided.values() if not d.reuse)
     reused = sum(d.reuse for d in decided.values())
     text = (f"reused {reused}, re-measured {sum(reasons.values())}"
             + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
@@ -159,11 +159,13 @@ def _spec_notes(artifact) -> list[str]:
     if lost:
         lines.append(f"  lost: workers died or timed out before exporting examples of "
                      f"{_names(lost)} (no verdict either way)")
+    from .specgrade import GapStatus
     stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
-                   if r.gap is not None and r.gap.status not in ("confirmed", "closed"))
+                   if r.gap is not None and not GapStatus(r.gap.status).holds)
     if stale:
         lines.append(f"  known-gap notes that no longer hold: {_names(stale)}")
-    closed = sorted(n for n, r in artifact.specs.items() if r.gap and r.gap.status == "closed")
+    closed = sorted(n for n, r in artifact.specs.items()
+                    if r.gap and r.gap.status == GapStatus.CLOSED)
     if closed:
         lines.append(f"  known gaps this target closes: {_names(closed)}")
     return lines

@@ -7,16 +7,36 @@ Operators appearing or disappearing are newly / no longer measured.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from .artifact import STOCK, Artifact, OperatorResult, fingerprint_changes
-from .grade import AXES, FailureGroup, Grades
+from .grade import AXES, FAILS, FailureGroup, Grades
 from .model import Grade
 
 _IMPROVE = {(Grade.NONE, Grade.FULL), (Grade.PARTIAL, Grade.FULL), (Grade.NONE, Grade.PARTIAL)}
-#: Kinds of transition, most urgent first.
-KINDS_ORDER = ("regression", "improvement", "newly measured", "no longer measured", "changed")
 _REGRESS = {(Grade.FULL, Grade.PARTIAL), (Grade.FULL, Grade.NONE), (Grade.PARTIAL, Grade.NONE)}
+
+
+class Kind(str, enum.Enum):
+    """Kinds of transition, most urgent first. Written, shown and compared as the value."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    NEWLY_MEASURED = "newly measured"
+    NO_LONGER_MEASURED = "no longer measured"
+    CHANGED = "changed"
+
+    def __str__(self) -> str:  # templates and f-strings show the value
+        return self.value
+
+    @property
+    def whole_operator(self) -> bool:
+        """The operator appeared or went away: no single axis moved."""
+        return self in (Kind.NEWLY_MEASURED, Kind.NO_LONGER_MEASURED)
+
+
+KINDS_ORDER = tuple(Kind)
 
 
 @dataclass(frozen=True)
@@ -25,7 +45,7 @@ class Transition:
     axis: str
     old: Grade | None
     new: Grade | None
-    kind: str  # improvement | regression | newly measured | no longer measured | changed
+    kind: Kind
     failures: tuple[FailureGroup, ...]  # groups that appeared (regression) or went away
     spec: str  # a spec measuring the operator, for reproduction
     target: str = STOCK  # the stock exporter, or a custom translation table
@@ -60,30 +80,31 @@ class Diff:
         return sorted(((e, tuple(sorted(o))) for e, o in ops.items() if len(o) >= least),
                       key=lambda item: (-len(item[1]), item[0]))
 
-    def of_kind(self, kind: str) -> tuple[Transition, ...]:
+    def of_kind(self, kind: Kind) -> tuple[Transition, ...]:
         return tuple(t for t in self.transitions if t.kind == kind)
 
     @property
     def regressions(self) -> tuple[Transition, ...]:
-        return self.of_kind("regression")
+        return self.of_kind(Kind.REGRESSION)
 
     @property
     def improvements(self) -> tuple[Transition, ...]:
-        return self.of_kind("improvement")
+        return self.of_kind(Kind.IMPROVEMENT)
 
 
-def classify(old: Grade | None, new: Grade | None) -> str:
+def classify(old: Grade | None, new: Grade | None) -> Kind | None:
+    """None when the grade did not move."""
     if old == new:
-        return ""
+        return None
     if new is Grade.BLOCKED:
-        return "regression"
+        return Kind.REGRESSION
     if old is Grade.BLOCKED:
-        return "improvement"
+        return Kind.IMPROVEMENT
     if (old, new) in _IMPROVE:
-        return "improvement"
+        return Kind.IMPROVEMENT
     if (old, new) in _REGRESS:
-        return "regression"
-    return "changed"
+        return Kind.REGRESSION
+    return Kind.CHANGED
 
 
 def _axis_failures(result: OperatorResult | None, axis: str) -> set[FailureGroup]:
@@ -91,9 +112,7 @@ def _axis_failures(result: OperatorResult | None, axis: str) -> set[FailureGroup
         return set()
     if axis == "dynamic":
         return set(result.dynamic_failures)
-    stages = {"export": {"capture", "no-translation", "translation-error", "raw-error"},
-              "runtime": {"checker", "runtime"}, "numerics": {"numerics"}}[axis]
-    return {g for g in result.failures if g.stage.value in stages}
+    return {g for g in result.failures if g.stage in FAILS[axis]}
 
 
 def _key(g: FailureGroup) -> tuple:
@@ -125,19 +144,19 @@ def diff(old: Artifact, new: Artifact) -> Diff:
 
 
 def grade_changes(old: Grades | None, new: Grades | None) -> list[tuple[str, Grade | None,
-                                                                      Grade | None, str]]:
+                                                                      Grade | None, Kind]]:
     """(axis, before, after, kind) of one operator between two measurements (None:
     not measured). Used by `diff` and by the history view, so both classify alike."""
     if old is None or new is None:
         return [("export", old and old.export, new and new.export,
-                 "newly measured" if old is None else "no longer measured")]
+                 Kind.NEWLY_MEASURED if old is None else Kind.NO_LONGER_MEASURED)]
     changes = []
     for axis in AXES:
         before, after = getattr(old, axis), getattr(new, axis)
         if axis != "export" and (before is None or after is None):
             continue  # an axis no example reached: implied by the export transition
         kind = classify(before, after)
-        if kind:
+        if kind is not None:
             changes.append((axis, before, after, kind))
     return changes
 
@@ -156,7 +175,7 @@ def _target_transitions(old: Artifact, new: Artifact, target: str) -> list[Trans
             was, now = _axis_failures(a, axis), _axis_failures(b, axis)
             old_keys = {_key(g) for g in was}
             new_keys = {_key(g) for g in now}
-            if kind == "improvement":
+            if kind is Kind.IMPROVEMENT:
                 changed = [g for g in was if _key(g) not in new_keys]
             else:
                 changed = [g for g in now if _key(g) not in old_keys]

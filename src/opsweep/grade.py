@@ -37,6 +37,14 @@ class Grades:
 
 #: The graded axes, in the order pages, records and diffs show them.
 AXES = tuple(Grades.__dataclass_fields__)
+#: The stages at which an example fails each static axis (``capture`` makes the export
+#: ``blocked``); the dynamic axis has failure groups of its own.
+FAILS: dict[str, frozenset[Stage]] = {
+    "export": frozenset({Stage.CAPTURE, Stage.NO_TRANSLATION, Stage.TRANSLATION_ERROR,
+                         Stage.RAW_ERROR}),
+    "runtime": frozenset({Stage.CHECKER, Stage.RUNTIME}),
+    "numerics": frozenset({Stage.NUMERICS}),
+}
 
 
 class Counts(NamedTuple):

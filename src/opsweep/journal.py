@@ -27,6 +27,7 @@ from .artifact import (
 )
 from .atomic import write_atomic
 from .errors import ArtifactError
+from .targets import Key
 
 if TYPE_CHECKING:
     from .reuse import Decision
@@ -112,12 +113,12 @@ class Journal:
 
 def write_run(path: Path, header: Mapping[str, Any],
               decisions: Mapping[str, Mapping[str, Decision]],
-              resumed: Collection[tuple[str, str]] = ()) -> None:
+              resumed: Collection[Key] = ()) -> None:
     """`decisions`: target -> spec -> a decision (`reuse`, `reason`); `resumed`: the
-    (target, spec) pairs taken from an interrupted run's checkpoint."""
+    results taken from an interrupted run's checkpoint."""
     lines = [json.dumps(dict(header), sort_keys=True)]
     lines += [json.dumps({"target": t, "spec": n, "reused": d.reuse, "reason": d.reason,
-                          "resumed": (t, n) in resumed}, sort_keys=True)
+                          "resumed": Key(t, n) in resumed}, sort_keys=True)
               for t in sorted(decisions) for n, d in sorted(decisions[t].items())]
     write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
 

@@ -13,11 +13,13 @@ call), every target is measured in full.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from .adapter import Exporter
 from .fastpath import unchanged_by
 from .model import Example, OpSpec, Outcome
-from .runner import Phase, references_of, run_dynamic, static_outcomes
+from .phase import Phase, ignore
+from .runner import references_of, run_dynamic, static_outcomes
 
 #: Called as targets finish: the static outcomes so far, and the targets whose
 #: outcomes (static and dynamic) are final. A lost worker keeps what it had.
@@ -29,12 +31,12 @@ def _same(exporter: Exporter, trace, shortcut: bool) -> bool:
 
 
 def _prefixed(phase: Phase, target: str) -> Phase:
-    """Phases as `target|phase`: a lost worker's outcomes land on the right target."""
-    return lambda name: phase(f"{target}|{name}")
+    """Phases that name the target: a lost worker's outcomes land on the right target."""
+    return lambda reached: phase(replace(reached, target=target))
 
 
 def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, Exporter],
-                phase: Phase = lambda _: None, *, dynamic: bool = False,
+                phase: Phase = ignore, *, dynamic: bool = False,
                 checkpoint: Progress = lambda _s, _f: None,
                 shortcut: bool = True) -> dict[str, list[Outcome]]:
     """Outcomes per target, each target finished (static, then dynamic) before the

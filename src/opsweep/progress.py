@@ -30,11 +30,12 @@ def _reused(done) -> bool:
 
 def label(done) -> str:
     """`name grades`, with `@TABLE` after the name for a translation-table target."""
-    from .artifact import STOCK
     from .grade import AXES
+    from .targets import short_label
     r = done.result
     grades = "/".join(getattr(r.grades, a).value if getattr(r.grades, a) else "-" for a in AXES)
-    name = done.name if done.target == STOCK else f"{done.name} @{done.target.split(':')[-1]}"
+    table = short_label(done.target)
+    name = f"{done.name} @{table}" if table else done.name
     return f"{name} {grades}"
 
 

@@ -23,10 +23,11 @@ from .grade import AXES, Grades
 from .history import Record
 from .links import Link
 from .listing import Listing
-from .model import Grade
+from .model import Grade, Stage
 from .page_detail import OperatorDetail
 from .page_dtypes import CLASSES, SHORT, STAGE_LEGEND, MatrixRow
 from .page_view import enrich
+from .specgrade import GapStatus
 
 GLYPHS = {Grade.FULL: "✅", Grade.PARTIAL: "🟡", Grade.NONE: "❌", Grade.BLOCKED: "⚠️",
           Grade.SKIPPED: "skipped", None: "n/a"}
@@ -143,7 +144,7 @@ def _failures(result: OperatorResult | None) -> tuple[str, ...]:
     lines: tuple[str, ...] = ()
     worst = {result.grades.export, result.grades.runtime, result.grades.numerics}
     if worst & {Grade.PARTIAL, Grade.NONE}:
-        lines = tuple(g.describe() for g in result.failures if g.stage.value != "invalid")
+        lines = tuple(g.describe() for g in result.failures if g.stage is not Stage.INVALID)
     return lines + tuple(f"dynamic: {g.describe()}" for g in result.dynamic_failures)
 
 
@@ -168,7 +169,7 @@ def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetVi
                     if r.grades != (artifact.operators[op].grades if op in artifact.operators
                                     else None))
     closed = tuple(sorted(n for n, r in target.specs.items()
-                          if r.gap is not None and r.gap.status == "closed"))
+                          if r.gap is not None and r.gap.status == GapStatus.CLOSED))
     t = target.translations
     return TargetView(name, t.table, t.module, t.digest, t.overrides,
                       Bar(f"full aten listing with {t.table}", len(full), len(rows)),

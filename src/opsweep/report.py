@@ -18,7 +18,7 @@ from typing import Any
 
 from .artifact import PINS, STOCK, Artifact
 from .diff import KINDS_ORDER as KINDS
-from .diff import Diff, Transition, smallest
+from .diff import Diff, Kind, Transition, smallest
 from .grade import FailureGroup
 from .repro import snippet
 
@@ -118,7 +118,7 @@ def _spec_of(new: Artifact, t: Transition, g: FailureGroup) -> str:
 def _view(t: Transition, new: Artifact | None) -> TransitionView:
     example, spec, snip = "", t.spec, ""
     view = new.view(t.target) if new is not None else None
-    if t.kind == "regression" and view is not None:
+    if t.kind == Kind.REGRESSION and view is not None:
         worst = smallest(t.failures)
         if worst is not None:
             example, spec = worst.example, _spec_of(view, t, worst)
@@ -136,7 +136,7 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
     template = _environment().get_template("diff.md.j2")
     regressions = [_view(t, new) for t in d.regressions]
     improvements = [_view(t, new) for t in d.improvements]
-    others = [(k, [code(t.op) + ("" if t.kind.endswith("measured") else f" {t.axis}")
+    others = [(k, [code(t.op) + ("" if t.kind.whole_operator else f" {t.axis}")
                    + ("" if t.target == STOCK else f" (with {code(t.target)})")
                    for t in d.of_kind(k)]) for k in KINDS[2:]]
 

@@ -35,7 +35,13 @@ ROTATION = 10
 @dataclass(frozen=True)
 class Decision:
     reuse: bool
-    reason: str
+    why: str  # what a summary counts: "rotation", "fingerprint changed", ...
+    detail: str = ""  # the rest of the reason: " (regen_index 3)", ": sin export partial"
+
+    @property
+    def reason(self) -> str:
+        """The whole reason, as the run log records it."""
+        return self.why + self.detail
 
 
 def in_rotation(name: str, regen_index: int) -> bool:
@@ -85,7 +91,7 @@ def decide(spec: OpSpec, digest: str, previous: Artifact | None, fingerprint: Fi
         return Decision(False, "new spec")
     if previous.fingerprint != fingerprint:
         changes = ", ".join(fingerprint_changes(previous.fingerprint, fingerprint))
-        return Decision(False, f"fingerprint changed ({changes})")
+        return Decision(False, "fingerprint changed", f" ({changes})")
     if prior.digest != digest:
         return Decision(False, "spec changed")
     had, wants = PROFILES[prior.profile].max_examples, profile.max_examples
@@ -94,8 +100,8 @@ def decide(spec: OpSpec, digest: str, previous: Artifact | None, fingerprint: Fi
     if had > wants:
         return Decision(True, f"{prior.profile} result supersedes {profile.name}")
     if in_rotation(spec.name, regen_index):
-        return Decision(False, f"rotation (regen_index {regen_index})")
+        return Decision(False, "rotation", f" (regen_index {regen_index})")
     not_full = _all_full(previous, spec)
     if not_full:
-        return Decision(False, f"not full: {not_full}")
+        return Decision(False, "not full", f": {not_full}")
     return Decision(True, "full under the same fingerprint")

@@ -21,8 +21,8 @@ from torch.utils import _pytree as pytree
 
 from .adapter import Exporter, classify_export_error, error_line
 from .model import Example, Mismatch, OpSpec, Outcome, Stage, TensorArg
+from .phase import Phase, Reached, Step, ignore
 
-Phase = Callable[[str], None]
 _DTYPES = {name: getattr(torch, name) for name in (
     "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
     "int64", "int32", "int16", "int8", "uint8", "bool")}
@@ -223,7 +223,7 @@ def _outcome(example: Example, stage: Stage, error: str = "",
 
 
 def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
-              phase: Phase = lambda _: None, *, dynamic: bool = False) -> list[Outcome]:
+              phase: Phase = ignore, *, dynamic: bool = False) -> list[Outcome]:
     """All examples of one signature through one exporter, exactly as the sweep runs a
     group (one export, one session, many runs; then, with `dynamic`, one re-export with
     the leading dimension dynamic): the sweep's own path with a single target."""
@@ -242,7 +242,7 @@ def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
     references: References = {}
     call: Call | None = None  # the first valid example's module: the one exported
     for i, example in enumerate(group):
-        phase("reference")
+        phase(Reached(Step.REFERENCE))
         try:
             if call is None:
                 this = build_call(spec, example)
@@ -263,9 +263,9 @@ def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: Exporter, 
                     phase: Phase) -> list[Outcome]:
     """One export of `call`, then every valid example run against its reference."""
     outcomes = dict(invalid)
-    stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, "")
+    stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, False)
     for i, (inputs, expected) in references.items():
-        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, "")
+        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, False)
                                ) if session is not None else _outcome(group[i], stage, error)
     return [outcomes[i] for i in range(len(group))]
 
@@ -275,10 +275,10 @@ def target_of(spec: OpSpec, call: Call) -> Callable:
     return call.target if spec.module is not None else spec.fn  # type: ignore[return-value]
 
 
-def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase, prefix: str,
+def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase, dynamic: bool,
                      dynamic_shapes=None) -> tuple[Stage, str, ort.InferenceSession | None]:
     """Export, check and load: (stage, error, session); the session only when it loaded."""
-    phase(prefix + "export")
+    phase(Reached(Step.EXPORT, dynamic))
     try:
         if dynamic_shapes is None:
             model = exporter.export(call, tuple(t.clone() for t in inputs))
@@ -287,12 +287,12 @@ def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase
                                     dynamic_shapes=dynamic_shapes)
     except Exception as exc:
         return classify_export_error(exc), error_line(exc), None
-    phase(prefix + "checker")
+    phase(Reached(Step.CHECKER, dynamic))
     try:
         onnx.checker.check_model(model, full_check=True)
     except Exception as exc:
         return Stage.CHECKER, error_line(exc), None
-    phase(prefix + "runtime")
+    phase(Reached(Step.RUNTIME, dynamic))
     try:
         return Stage.OK, "", make_session(model)
     except Exception as exc:
@@ -300,13 +300,13 @@ def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase
 
 
 def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phase: Phase,
-             prefix: str) -> tuple[Stage, str, Mismatch | None]:
-    phase(prefix + "runtime")
+             dynamic: bool) -> tuple[Stage, str, Mismatch | None]:
+    phase(Reached(Step.RUNTIME, dynamic))
     try:
         actual = run_session(session, inputs)
     except Exception as exc:
         return Stage.RUNTIME, error_line(exc), None
-    phase(prefix + "numerics")
+    phase(Reached(Step.NUMERICS, dynamic))
     differs = None if spec.nondeterministic else compare(expected, actual, spec)
     return (Stage.NUMERICS, differs.message, differs.kind) if differs else (Stage.OK, "", None)
 
@@ -409,7 +409,7 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
     eligible = [i for i, o in enumerate(outcomes) if o.stage.exported]
     target = target_of(spec, call)
     shared = {} if shared is None else shared
-    phase("dynamic-reference")
+    phase(Reached(Step.REFERENCE, dynamic=True))
     if ("plan", eligible[0]) not in shared:
         shared["plan", eligible[0]] = choose_plan(spec, target, group[eligible[0]])
     plan, traced, why = shared["plan", eligible[0]]
@@ -427,18 +427,18 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
         return mark(eligible, Stage.INVALID, why) if spec.batch is not None and why else result
     shapes = dynamic_shapes(plan, len(traced.inputs))
     stage, error, session = _export_and_load(exporter, traced, tuple(traced.inputs), phase,
-                                             "dynamic-", shapes)
+                                             True, shapes)
     if session is None:
         return mark(eligible, stage, error)
     for i in eligible:
-        phase("dynamic-reference")
+        phase(Reached(Step.REFERENCE, dynamic=True))
         if ("ref", i, plan) not in shared:
             shared["ref", i, plan] = _dynamic_reference(target, group[i], plan)
         inputs, expected, invalid = shared["ref", i, plan]
         if invalid:
             mark([i], Stage.INVALID, invalid)
             continue
-        mark([i], *_run_one(spec, session, inputs, expected, phase, "dynamic-"))
+        mark([i], *_run_one(spec, session, inputs, expected, phase, True))
     return result
 
 

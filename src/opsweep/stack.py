@@ -41,7 +41,7 @@ def import_error() -> str:
     """The first error line of importing what a worker imports, in a fresh
     interpreter: the diagnosis when workers die before they can say why."""
     done = subprocess.run(
-        [sys.executable, "-c", "import opsweep.sweep, opsweep.runner, opsweep.fastpath"],
+        [sys.executable, "-c", "import opsweep.isolation, opsweep.runner, opsweep.fastpath"],
         capture_output=True, text=True, timeout=300)
     if done.returncode == 0:
         return ""

@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from opsweep import artifact as art
-from opsweep.publish import NO_CHANGE
 from opsweep.cli import main
 from opsweep.history import pin_path
 from opsweep.journal import read_run, run_path
-from opsweep.sweep import versions
+from opsweep.planning import versions
+from opsweep.publish import NO_CHANGE
 
 from ..factories import changed_paths
 

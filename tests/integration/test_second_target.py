@@ -10,11 +10,12 @@ import torch
 from onnxscript import opset18 as op
 
 from opsweep.adapter import Exporter
+from opsweep.artifact import STOCK
 from opsweep.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.fastpath import FastExporter, Trace, unchanged_by
+from opsweep.isolation import make_exporters
 from opsweep.model import Stage
 from opsweep.multitarget import run_targets
-from opsweep.sweep import STOCK, make_exporters
 
 pytestmark = pytest.mark.integration
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "custom_translations.py"

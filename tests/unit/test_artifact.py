@@ -161,13 +161,6 @@ def test_fingerprint_changes():
     assert art.fingerprint_changes(FP, new) == ["torch 2.13.0 → 2.14.1", "exporter dynamo → dynamo-fast"]
 
 
-def test_gap_check_statuses():
-    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.NO_TRANSLATION: 3}).status == "confirmed"
-    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.OK: 3}).status == "stale"
-    moved = art.gap_check("r", Stage.NO_TRANSLATION, {Stage.CHECKER: 1, Stage.OK: 2})
-    assert moved.status == "moved" and moved.measured == (Stage.CHECKER,)
-
-
 def as_version_2(artifact):
     """The artifact as opsweep wrote it at schema version 2: with the run's time and
     every spec's reuse decision in it."""

@@ -22,8 +22,8 @@ def committed():
 
 def every_third_reused(artifact, names=None):
     """Decisions as a run would make them: every third spec reused, the rest re-measured."""
-    return {t: {n: Decision(i % 3 == 0, "full, same fingerprint" if i % 3 == 0
-                            else "fingerprint changed: torch 2.12.0 -> 2.13.0")
+    return {t: {n: Decision(True, "full under the same fingerprint") if i % 3 == 0
+                else Decision(False, "fingerprint changed", " (torch 2.12.0 → 2.13.0)")
                 for i, n in enumerate(names or artifact.view(t).specs)}
             for t in artifact.target_names}
 

@@ -21,7 +21,7 @@ G = Grade
     (G.FULL, G.PARTIAL, "regression"), (G.FULL, G.NONE, "regression"),
     (G.PARTIAL, G.NONE, "regression"), (G.FULL, G.BLOCKED, "regression"),
     (G.NONE, G.BLOCKED, "regression"),
-    (G.FULL, G.FULL, ""), (G.SKIPPED, G.FULL, "changed"),
+    (G.FULL, G.FULL, None), (G.SKIPPED, G.FULL, "changed"),
 ])
 def test_classification(old, new, kind):
     assert classify(old, new) == kind
@@ -103,3 +103,25 @@ def test_a_bump_of_an_exporter_pin_alone_is_named_in_the_comment():
     assert d.fingerprint_changes == ("onnxruntime 1.32.0 → 1.33.0", "onnxscript 0.7.2 → 0.7.3")
     assert "Environment: `onnxruntime 1.32.0 → 1.33.0`, `onnxscript 0.7.2 → 0.7.3`." in \
         to_markdown(d, new)
+
+
+def test_a_kind_reads_as_its_value_wherever_it_is_shown():
+    import json
+
+    from opsweep.diff import KINDS_ORDER, Kind
+    assert [str(k) for k in KINDS_ORDER] == ["regression", "improvement", "newly measured",
+                                             "no longer measured", "changed"]
+    assert f"{Kind.NEWLY_MEASURED}" == "newly measured" and Kind.REGRESSION == "regression"
+    assert json.dumps({Kind.CHANGED: [Kind.IMPROVEMENT]}) == '{"changed": ["improvement"]}'
+    assert {k for k in Kind if k.whole_operator} == {Kind.NEWLY_MEASURED, Kind.NO_LONGER_MEASURED}
+
+
+def test_the_stages_that_fail_an_axis_are_those_grading_counts_against_it():
+    from opsweep.grade import AXES, FAILS, Counts, grade
+    for stage in set(Stage) - {Stage.CAPTURE}:
+        grades = grade([Counts({Stage.OK: 1, stage: 1})])
+        below = {a for a in AXES if getattr(grades, a) not in (Grade.FULL, None)}
+        assert below == {a for a, stages in FAILS.items() if stage in stages}, stage
+    # capture is filed under export, and blocks it when no example got past it
+    assert Stage.CAPTURE in FAILS["export"]
+    assert grade([Counts({Stage.CAPTURE: 2})]).export is Grade.BLOCKED

@@ -2,8 +2,9 @@
 
 import pickle
 
+from opsweep.artifact import STOCK
+from opsweep.isolation import lost_group
 from opsweep.model import Example, Outcome, Stage, TensorArg
-from opsweep.sweep import STOCK, _lost_group
 
 T = "tables.py:TABLE"
 GROUP = [Example((TensorArg((2, 3), "float32"),), seed=s) for s in (1, 2)]
@@ -19,7 +20,7 @@ def test_the_finished_target_is_kept_and_the_lost_one_recorded_where_it_was(tmp_
     phase.with_name("0-0.static").write_bytes(pickle.dumps(
         ({STOCK: outcomes(Stage.OK), T: outcomes(Stage.OK)}, {STOCK: stock})))
     phase.write_text(f"{T}|dynamic-export")
-    lost = _lost_group(GROUP, phase, "worker killed by SIGSEGV", (STOCK, T))
+    lost = lost_group(GROUP, phase, "worker killed by SIGSEGV", (STOCK, T))
     assert lost[STOCK] == stock
     assert {(o.stage, o.dynamic) for o in lost[T]} == {(Stage.OK, Stage.RAW_ERROR)}
     assert "SIGSEGV during dynamic-export" in lost[T][0].dynamic_error
@@ -28,6 +29,25 @@ def test_the_finished_target_is_kept_and_the_lost_one_recorded_where_it_was(tmp_
 def test_a_target_not_reached_is_lost_at_the_phase_reached(tmp_path):
     phase = tmp_path / "0-0"
     phase.write_text(f"{STOCK}|export")
-    lost = _lost_group(GROUP, phase, "timed out", (STOCK, T))
+    lost = lost_group(GROUP, phase, "timed out", (STOCK, T))
     assert {o.stage for t in (STOCK, T) for o in lost[t]} == {Stage.RAW_ERROR}
     assert lost[T][0].error == "WorkerLost: timed out during export"
+
+
+def test_a_target_not_started_when_a_dynamic_re_export_was_lost_is_a_raw_error(tmp_path):
+    phase = tmp_path / "0-0"
+    phase.with_name("0-0.static").write_bytes(pickle.dumps(({STOCK: outcomes(Stage.OK)}, {})))
+    phase.write_text(f"{STOCK}|dynamic-reference")
+    lost = lost_group(GROUP, phase, "timed out", (STOCK, T))
+    assert {(o.stage, o.dynamic) for o in lost[STOCK]} == {(Stage.OK, Stage.LOST)}
+    assert {o.stage for o in lost[T]} == {Stage.RAW_ERROR}
+    assert lost[T][0].error == "WorkerLost: timed out during dynamic-reference"
+
+
+def test_an_empty_or_unreadable_phase_file(tmp_path):
+    phase = tmp_path / "0-0"
+    assert {o.stage for o in lost_group(GROUP, phase, "timed out")[STOCK]} == {Stage.LOST}
+    phase.write_text(f"{STOCK}|garbled")
+    lost = lost_group(GROUP, phase, "timed out")[STOCK]
+    assert {o.stage for o in lost} == {Stage.RAW_ERROR}
+    assert lost[0].error == "WorkerLost: timed out during garbled"

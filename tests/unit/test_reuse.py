@@ -93,3 +93,13 @@ def test_changed_spec_new_spec_no_previous_and_no_reuse():
     assert decide(unary("cos"), DIGEST, prev, FP, CI, 0).reason == "new spec"
     assert decide(SIN, DIGEST, None, FP, CI, 0).reason == "no previous artifact"
     assert decide(SIN, DIGEST, prev, FP, CI, not_rotated(), no_reuse=True).reason == "--no-reuse"
+
+
+def test_a_decision_says_what_a_summary_counts_apart_from_its_detail():
+    rotated = next(i for i in range(ROTATION) if in_rotation("sin", i))
+    cases = [(previous(Stage.OK), replace(FP, torch="2.14.1"), not_rotated(), "fingerprint changed"),
+             (previous(Stage.OK), FP, rotated, "rotation"),
+             (previous(Stage.OK, Stage.CHECKER), FP, not_rotated(), "not full")]
+    for prev, fingerprint, index, why in cases:
+        d = decide(SIN, DIGEST, prev, fingerprint, CI, index)
+        assert d.why == why and d.reason == why + d.detail and d.detail

@@ -103,11 +103,12 @@ def test_journal_corruption_in_the_middle_is_an_error_naming_the_line(tmp_path):
 def test_the_run_log_keeps_every_decision_beside_the_artifact(tmp_path):
     from opsweep.journal import read_run, run_path, write_run
     from opsweep.reuse import Decision
+    from opsweep.targets import Key
     path = run_path(tmp_path / "a.json")
     assert path.name == "a.json.run.jsonl"  # not *.json: never taken for an artifact
     decisions = {"stock": {"sin": Decision(True, "full under the same fingerprint"),
-                           "cos": Decision(False, "not full: cos export partial")}}
-    write_run(path, {"regen_index": 4}, decisions, {("stock", "cos")})
+                           "cos": Decision(False, "not full", ": cos export partial")}}
+    write_run(path, {"regen_index": 4}, decisions, {Key("stock", "cos")})
     header, lines = read_run(path)
     assert header == {"regen_index": 4}
     assert lines == [

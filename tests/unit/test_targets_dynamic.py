@@ -91,13 +91,6 @@ def test_an_older_schema_is_refused_with_the_way_forward():
         art.from_data(data, "old.json")
 
 
-def test_gap_closed_by_a_target():
-    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.OK: 3}, closing=True).status == "closed"
-    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.NO_TRANSLATION: 1, Stage.OK: 2},
-                         closing=True).status == "open"
-    assert art.gap_check("r", Stage.NO_TRANSLATION, {Stage.OK: 3}).status == "stale"
-
-
 # --- loading a table ---------------------------------------------------------------------
 
 def test_the_example_table_loads_with_its_fingerprint():

@@ -1,0 +1,45 @@
+"""A sweep's inputs: how to measure (`SweepConfig`) and what to regenerate (`Request`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .adapter import PUBLIC_PATH
+from .draw import Profile
+from .fastpath import FAST_PATH, fast_path_available
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    profile: Profile
+    jobs: int = 2  # 0: run in this process (no isolation; for debugging)
+    timeout: float = 180.0  # seconds for one export (plus isolation.PER_RUN_SECONDS per example)
+    spec_dirs: tuple[Path, ...] = ()
+    fast: bool = True  # use the fast path when this torch has the internals it needs
+    translations: tuple[str, ...] = ()  # MODULE:TABLE of each custom-translation target
+    dynamic: bool = True  # re-export what exported with the leading dimension dynamic
+    verbose: bool = False  # let the exporter's and onnxruntime's own logging through
+    #: a custom target takes the stock outcome wherever its table cannot change it
+    #: (False: every target measured in full, the previous engine)
+    shortcut: bool = True
+
+    @property
+    def exporter_path(self) -> str:
+        return FAST_PATH if self.fast and fast_path_available() else PUBLIC_PATH
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to regenerate, and from what."""
+
+    only: tuple[str, ...] = ()
+    out: Path = Path("docs/onnx_support_measured.json")
+    previous: Path | None = None  # default: the artifact at `out`, if any
+    no_reuse: bool = False
+    shard: tuple[int, int] | None = None
+
+    @property
+    def previous_path(self) -> Path:
+        """Where the previous artifact is read from."""
+        return self.previous or self.out
