@@ -8,7 +8,7 @@ from opsweep.links import Link
 from opsweep.listing import Listing, Row
 from opsweep.model import Outcome, Stage
 
-FP = Fingerprint("2.13.0", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo")
+FP = Fingerprint("2.13.0", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo", hypothesis="6.170.17")
 
 
 def result(ops, *stages, nondeterministic=False, dynamic=()):

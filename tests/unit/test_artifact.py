@@ -157,7 +157,7 @@ def test_absent_specs_round_trip_ungraded_and_never_beside_a_measurement(tmp_pat
 
 
 def test_fingerprint_changes():
-    new = Fingerprint("2.14.1", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo-fast")
+    new = Fingerprint("2.14.1", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo-fast", hypothesis="6.170.17")
     assert art.fingerprint_changes(FP, new) == ["torch 2.13.0 → 2.14.1", "exporter dynamo → dynamo-fast"]
 
 
