@@ -227,8 +227,9 @@ def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
     """All examples of one signature through one exporter, exactly as the sweep runs a
     group (one export, one session, many runs; then, with `dynamic`, one re-export with
     the leading dimension dynamic): the sweep's own path with a single target."""
+    from .artifact import STOCK
     from .multitarget import run_targets
-    return run_targets(spec, group, {"stock": exporter}, phase, dynamic=dynamic)["stock"]
+    return run_targets(spec, group, {STOCK: exporter}, phase, dynamic=dynamic)[STOCK]
 
 
 References = dict[int, tuple[tuple, list[torch.Tensor]]]
