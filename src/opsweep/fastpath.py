@@ -339,10 +339,19 @@ def _settle() -> None:
     """Everything alive now (torch, the registry, the decomposition tables) lives as long as
     the process: moved out of the cyclic collector's way, so its full collections walk only
     what the exports allocate (~2 ms an export otherwise). Which objects are collected, and
-    when, changes no outcome: nothing here depends on finalizers."""
+    when, changes no outcome: nothing here depends on finalizers. At exit they are handed
+    back, so the interpreter's last collection frees them as it would have (nanobind
+    extensions report instances left alive as leaks)."""
+    import atexit
     import gc
     gc.collect()
     gc.freeze()
+    if not _SETTLED:
+        _SETTLED.append(True)
+        atexit.register(gc.unfreeze)
+
+
+_SETTLED: list[bool] = []
 
 
 class FastExporter(Exporter):
