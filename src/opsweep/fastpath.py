@@ -192,7 +192,9 @@ def _make_override_cia(ep):
     from torch._higher_order_ops.utils import autograd_not_implemented
     from torch._subclasses import fake_impls
     cia_key = torch._C.DispatchKey.CompositeImplicitAutograd
-    cache: dict[int, tuple] = {}  # id(op) -> (op, base keys, base CIA kernel, decomp, additions, fake)
+    # (id(op), id(decomp)) -> (op, base keys, base CIA kernel, decomp, additions, fake): one
+    # entry per table an op is decomposed with, so targets taking turns keep theirs
+    cache: dict[tuple[int, int], tuple] = {}
 
     def prepare(op, decomp_callable, snapshot):
         additions = {}
@@ -208,7 +210,7 @@ def _make_override_cia(ep):
         fake = functools.partial(_force_dispatch_to_orig_cia_callable,
                                  original_callable=orig_cia_callable)
         entry = (op, frozenset(snapshot), snapshot.get(cia_key), decomp_callable, additions, fake)
-        cache[id(op)] = entry
+        cache[id(op), id(decomp_callable)] = entry
         return entry
 
     @contextlib.contextmanager
@@ -219,7 +221,7 @@ def _make_override_cia(ep):
             kernels = op.py_kernels
             snapshot = kernels.copy()
             saved.append((op, snapshot))
-            entry = cache.get(id(op))
+            entry = cache.get((id(op), id(decomp_callable)))
             if (entry is None or entry[0] is not op or entry[3] is not decomp_callable
                     or entry[2] is not snapshot.get(cia_key) or entry[1] != snapshot.keys()):
                 entry = prepare(op, decomp_callable, snapshot)
@@ -256,11 +258,44 @@ def _source_digest(fn) -> str:
     return hashlib.sha256("\x00".join(tokens).encode()).hexdigest()[:16]
 
 
+#: `_source_digest` of torch._decomp.decompositions_for_rng.PhiloxStateTracker.reset (torch
+#: 2.11.0 to 2.15.0): three fresh PhiloxState, each two empty tensors.
+_REPLICATED_RNG_RESET = {"0290965ce17cb1e7"}
+
+
+def _cheap_rng_reset() -> None:
+    """AOT autograd resets its philox rng tracker on entering and leaving every trace, inside
+    the fake mode, so each of its empty tensors becomes a FakeTensor built from a real
+    constant (~0.5 ms each, ~3 ms a decomposition). The tracker's state is read only when
+    rng ops are functionalized (``torch._functorch.config.functionalize_rng_ops``, off in
+    export; the next reset replaces it either way): with that off, the same reset runs
+    outside the dispatch modes and makes plain empty tensors. With it on, torch's own."""
+    try:
+        from torch._decomp import decompositions_for_rng as rng
+        from torch._functorch import config
+        from torch.utils._python_dispatch import _disable_current_modes
+    except ImportError:
+        return
+    tracker = getattr(rng, "PhiloxStateTracker", None)
+    original = getattr(getattr(tracker, "reset", None), "__func__", None)
+    if original is None or _source_digest(original) not in _REPLICATED_RNG_RESET:
+        return
+
+    def reset(cls):
+        if getattr(config, "functionalize_rng_ops", True):
+            return original(cls)
+        with _disable_current_modes():
+            return original(cls)
+    reset._opsweep_original = original  # type: ignore[attr-defined]
+    tracker.reset = classmethod(reset)
+
+
 def _install(ops, ep, _decomp, _fx_passes) -> None:
     """Process-wide and idempotent: cached decompositions, cheap annotations."""
     if getattr(_fx_passes.decompose_with_registry, "_opsweep", False):
         return
     ops.Callable = _CheapCallable
+    _cheap_rng_reset()
     original = getattr(ep, "_override_composite_implicit_decomp", None)
     if original is not None and _source_digest(original) in _REPLICATED_OVERRIDE:
         ep._override_composite_implicit_decomp = _make_override_cia(ep)
@@ -300,6 +335,25 @@ def _preserve_marker(ep) -> Any:
     return getattr(ep, "_special_op_to_preserve_cia", None)
 
 
+def _settle() -> None:
+    """Everything alive now (torch, the registry, the decomposition tables) lives as long as
+    the process: moved out of the cyclic collector's way, so its full collections walk only
+    what the exports allocate (~2 ms an export otherwise). Which objects are collected, and
+    when, changes no outcome: nothing here depends on finalizers. At exit they are handed
+    back, so the interpreter's last collection frees them as it would have (nanobind
+    extensions report instances left alive as leaks)."""
+    import atexit
+    import gc
+    gc.collect()
+    gc.freeze()
+    if not _SETTLED:
+        _SETTLED.append(True)
+        atexit.register(gc.unfreeze)
+
+
+_SETTLED: list[bool] = []
+
+
 class FastExporter(Exporter):
     """Same outcome as :class:`Exporter`, with per-process set-up done once."""
 
@@ -318,6 +372,7 @@ class FastExporter(Exporter):
         _install(ops, ep, decomp, fx_passes)
         self._recorder: _Recorder | None = None
         self.last_trace: Trace | None = None  # of the last export, when watching
+        _settle()
 
     def watch(self, ops: Iterable[str]) -> None:
         """Trace every later export: which operators its graphs hold, and which of
