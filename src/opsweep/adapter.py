@@ -81,8 +81,10 @@ def classify_export_error(exc: BaseException) -> Stage:
 
 def quiet_exporter() -> None:
     """Silence the exporter's per-call logging and warnings in this process."""
+    # torch._guards: torch 2.11 and 2.12 log a traceback at ERROR for a guard a failing
+    # capture could not build (the capture's own error is what the outcome records)
     for name in ("torch.onnx", "torch.export", "torch._export", "torch.fx", "onnxscript",
-                 "onnx_ir", "onnx", "torch._dynamo", "torch._subclasses"):
+                 "onnx_ir", "onnx", "torch._dynamo", "torch._subclasses", "torch._guards"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     warnings.filterwarnings("ignore")
 

@@ -76,3 +76,19 @@ def test_the_line_comes_from_the_session_severity_not_the_default_logger(capfd):
     with pytest.raises(Fail):
         session.run(None, {"inputs_0": np.ones(3, np.float32)}, quiet)
     assert LOG_LINE not in capfd.readouterr().err
+
+
+def test_quiet_exporter_silences_the_loggers_older_torch_logs_captures_to():
+    """torch 2.11/2.12 log a guard traceback at ERROR from torch._guards for a failing
+    capture (seen in their full sweeps); quiet mode keeps it off the terminal."""
+    import logging
+
+    from opsweep.adapter import quiet_exporter
+    logger = logging.getLogger("torch._guards")
+    before = logger.level
+    try:
+        logger.setLevel(logging.NOTSET)
+        quiet_exporter()
+        assert not logger.isEnabledFor(logging.ERROR)
+    finally:
+        logger.setLevel(before)
