@@ -32,7 +32,7 @@ def _history(tmp_path):
     data = json.loads(path.read_text())
     data["failing"] = {"sin": {"export": 3}}
     path.write_text(json.dumps(data))
-    return lambda: history.load(path), r"onnxscript-0\.7\.2\.json at failing\.sin\.export: 3 is not"
+    return lambda: history.load(path), r"onnxscript-0\.7\.2\+hypothesis-6\.170\.17\.json at failing\.sin\.export: 3 is not"
 
 
 def _documented(tmp_path):

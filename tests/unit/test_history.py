@@ -30,7 +30,7 @@ def test_an_onnxscript_bump_alone_is_a_point_of_its_own_named_by_the_pin_that_mo
     first = history.write(measured(OLD_SCRIPT, (Stage.OK,)), tmp_path)
     second = history.write(measured(FP, (Stage.OK, Stage.NO_TRANSLATION)), tmp_path)
     assert first != second and second.name == (
-        "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json")
+        "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2+hypothesis-6.170.17.json")
     records = history.load_all(tmp_path)
     assert [r.name for r in records] == ["2.13.0 (onnxscript 0.7.1)", "2.13.0 (onnxscript 0.7.2)"]
     [bump] = history.bumps(records)
@@ -58,9 +58,19 @@ def test_a_legacy_record_is_read_and_rewritten_in_place_not_doubled(tmp_path):
     assert [r.name for r in history.load_all(tmp_path)] == ["2.13.0"]
     assert history.write(measured(FP, (Stage.NO_TRANSLATION,)), tmp_path) == legacy
     assert sorted(p.name for p in tmp_path.iterdir()) == ["torch-2.13.0.json"]
-    shutil.copy(legacy, tmp_path / "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json")
+    shutil.copy(legacy, tmp_path / ("torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2"
+                                    "+hypothesis-6.170.17.json"))
     with pytest.raises(DataFileError, match="the same pin set as torch-2.13.0"):
         history.load_all(tmp_path)
+
+
+def test_a_record_from_before_hypothesis_was_a_pin_keeps_its_name(tmp_path):
+    """Records of schema-4 artifacts name no hypothesis: their file name leaves it out,
+    and they still load beside records that name it."""
+    path = history.write(measured(replace(FP, hypothesis="unknown"), (Stage.OK,)), tmp_path)
+    assert path.name == "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json"
+    history.write(measured(replace(FP, torch="2.14.1"), (Stage.OK,)), tmp_path)
+    assert [r.version for r in history.load_all(tmp_path)] == ["2.13.0", "2.14.1"]
 
 
 def test_a_record_named_after_other_pins_than_it_holds_is_refused(tmp_path):
@@ -68,7 +78,7 @@ def test_a_record_named_after_other_pins_than_it_holds_is_refused(tmp_path):
     data = json.loads(path.read_text())
     data["fingerprint"]["onnxscript"] = "0.9.0"
     path.write_text(json.dumps(data))
-    with pytest.raises(DataFileError, match=r"onnxscript-0\.7\.2\.json at torch.*file name"):
+    with pytest.raises(DataFileError, match=r"onnxscript-0\.7\.2\+hypothesis-6\.170\.17\.json at torch.*file name"):
         history.load(path)
 
 
@@ -102,8 +112,9 @@ def test_history_records_round_trip_order_by_release_and_render(tmp_path):
     new = with_target({"sin": result(["sin"], Stage.OK, Stage.NO_TRANSLATION),
                        "cos": result(["cos"], Stage.OK)},
                       {"cos": result(["cos"], Stage.OK)}, fingerprint=newer)
-    assert history.write(new, tmp_path).name == "torch-2.14.1+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json"
-    assert history.write(old, tmp_path).name == "torch-2.13.0+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2.json"
+    pins = "+onnx-1.23.2+onnxruntime-1.32.0+onnxscript-0.7.2+hypothesis-6.170.17.json"
+    assert history.write(new, tmp_path).name == "torch-2.14.1" + pins
+    assert history.write(old, tmp_path).name == "torch-2.13.0" + pins
     records = history.load_all(tmp_path)
     assert [r.version for r in records] == ["2.13.0", "2.14.1"]  # 2.14 after 2.13, not before
     assert records[0].targets[STOCK] == {"cos": "n---", "sin": "fff-"}
