@@ -68,7 +68,8 @@ def partial_reason(old: Artifact | None, new: Artifact,
                    catalog: frozenset[str] | None = None) -> str:
     """Why `new` cannot stand for a whole sweep ('' when it can): a shard, or an
     artifact that lost specs the committed one measured (`--shard` with `--only`
-    merges to a few specs). With `catalog`, only specs still in it count as lost."""
+    merges to a few specs). A spec the new artifact records as absent (its torch does not
+    have the operator) is accounted for. With `catalog`, only specs still in it count as lost."""
     if new.broken is not None:  # a pin set that breaks the exporter: a whole result of its own
         return ""
     if new.shard is not None:
@@ -79,7 +80,7 @@ def partial_reason(old: Artifact | None, new: Artifact,
         before, after = old.view(target), new.view(target)
         if before is None or after is None:
             continue
-        lost = set(before.specs) - set(after.specs)
+        lost = set(before.specs) - set(after.specs) - set(new.absent)
         if catalog is not None:
             lost &= catalog
         if lost:

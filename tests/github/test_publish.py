@@ -120,6 +120,22 @@ def test_a_fork_head_is_found_from_its_sha_commented_and_never_pushed(github, mo
     assert "lives in a fork" in comment.body and "blob/" not in comment.body
 
 
+def test_a_spec_the_new_torch_no_longer_has_is_not_a_partial_sweep(github, monkeypatch,
+                                                                   tmp_path, origin):
+    """Found carrying the torch 2.15.0 bump through publish: cholesky and qr, measured in
+    the 2.13 artifact, are recorded as absent under 2.15 and were refused as 'missing'."""
+    bare, sha = origin
+    github.add_pull(REPO, 8, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    why = "aten::relu not in torch 2.13.0's operator listing"
+    gone = art.make_artifact(FP, "ci", 25, 0, {"sin": result(["sin"], Stage.OK)},
+                             absent={"relu": why})
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  measured(tmp_path, gone))
+    assert out["changed"] == "true", out
+    assert art.load(head / "docs" / "onnx_support_measured.json").absent == {"relu": why}
+
+
 @pytest.mark.parametrize("artifact, why", [
     (whole("2.12.5"), "does not describe the head's pins (torch measured 2.12.5, pinned 2.13.0)"),
     (art.make_artifact(FP, "ci", 25, 0, {"sin": result(["sin"], Stage.OK)}),
