@@ -8,6 +8,7 @@ operator that has since gained a translation fails a test.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -20,9 +21,18 @@ from .model import OpSpec
 
 @lru_cache(maxsize=4)
 def _registry(opset: int):
+    """The registry the exporter builds. Building it warns once per torchvision op when
+    torchvision is not installed (torch 2.15 does): not news to a page reader, so the
+    exporter's logger is kept at ERROR meanwhile."""
     from torch.onnx._internal.exporter import _constants, _registration
-    return _registration.ONNXRegistry.from_torchlib(
-        opset_version=max(opset, _constants.TORCHLIB_OPSET))
+    logger = logging.getLogger("torch.onnx")
+    level = logger.level
+    logger.setLevel(max(level, logging.ERROR))
+    try:
+        return _registration.ONNXRegistry.from_torchlib(
+            opset_version=max(opset, _constants.TORCHLIB_OPSET))
+    finally:
+        logger.setLevel(level)
 
 
 @lru_cache(maxsize=4)
