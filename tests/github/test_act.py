@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,8 @@ from opsweep.pin import read_pins
 from .fake_github import FakeGitHub
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the torch the feature branch bumps to: the installed one, which measures it under act
+INSTALLED = metadata.version("torch").split("+", 1)[0]
 STANDINS = Path(__file__).parent / "standins"
 REPO = "octo/demo"
 PR = 12
@@ -69,7 +72,7 @@ def _set_pin(tree: Path, pin: str) -> None:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A bare origin holding this project at `main` (pin 2.12.0, an artifact measured on
-    2.12.0) and a `feature` branch that bumps the pin to the installed 2.13.0."""
+    2.12.0) and a `feature` branch that bumps the pin to the installed torch."""
     _require_git()
     top = tmp_path_factory.mktemp("e2e")
     tree = top / "work"
@@ -92,8 +95,8 @@ def built(tmp_path_factory):
     git(tree, *IDENT, "commit", "-qm", "base")
     base = git(tree, "rev-parse", "HEAD")
     git(tree, "checkout", "-q", "-b", "feature")
-    _set_pin(tree, "2.13.0")
-    git(tree, *IDENT, "commit", "-qam", "Bump torch to 2.13.0")
+    _set_pin(tree, INSTALLED)
+    git(tree, *IDENT, "commit", "-qam", f"Bump torch to {INSTALLED}")
     head = git(tree, "rev-parse", "HEAD")
     git(tree, "checkout", "-q", "main")  # the default branch: what privileged runs execute
     TREE[:] = [tree]
@@ -204,7 +207,7 @@ def test_measuring_run_uploads_data_only(measured):
     committed = json.loads((result / "onnx_support_measured.json").read_text())
     assert set(committed["specs"]) == {"sin", "relu", "cdist"} and "shard" not in committed
     assert (result / "supported_operators.md").is_file()
-    assert (result / "history" / "torch-2.13.0.json").is_file()
+    assert len(list((result / "history").glob(f"torch-{INSTALLED}+*.json"))) == 1
     checkouts = (artifacts.parent / "checkouts.log").read_text()
     assert "persist=true" not in checkouts
 
@@ -213,14 +216,16 @@ def test_same_repository_bump_is_commented_and_committed(built, measured, httpse
     fake = fake_for(httpserver, built)
     origin, _ = publish_run(built, measured, fake, tmp_path)
     (comment,) = marked(fake)
-    assert "torch 2.12.0 → 2.13.0" in comment.body and "Committed the regenerated" in comment.body
+    assert f"torch 2.12.0 → {INSTALLED}" in comment.body and "Committed the regenerated" in comment.body
     assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
     committed = json.loads(git(origin, "show", "feature:docs/onnx_support_measured.json"))
-    assert committed["fingerprint"]["torch"].startswith("2.13.0")
+    assert committed["fingerprint"]["torch"].startswith(INSTALLED)
     (target,) = committed["targets"]
     assert target == "examples/custom_translations.py:TABLE"
     assert "target examples/custom_translations.py:TABLE added" in comment.body
-    record = json.loads(git(origin, "show", "feature:docs/history/torch-2.13.0.json"))
+    (name,) = [n for n in git(origin, "ls-tree", "--name-only", "feature", "docs/history/").split()
+               if n.startswith(f"docs/history/torch-{INSTALLED}+")]
+    record = json.loads(git(origin, "show", f"feature:{name}"))
     assert set(record["targets"]) == {"stock", target}
     assert f"/{REPO}/blob/feature/docs/history.md" in comment.body
 
@@ -352,6 +357,6 @@ def test_regen_with_nothing_to_do_answers_instead_of_keeping_eyes(built, measure
     act(origin, fake, "issue_comment", comment_event("/regen-onnx", "maintainer", comment.id),
         tmp_path / "run", "onnx-command", tmp_path / "artifacts")
     assert comment.reactions == [("+1", "github-actions[bot]")]
-    assert any("Nothing to do: `artifact already measured torch 2.13.0 at ci" in c.body
+    assert any(f"Nothing to do: `artifact already measured torch {INSTALLED} at ci" in c.body
                for c in fake.comments(REPO, PR))
     assert not (tmp_path / "artifacts" / "onnx-request").exists()

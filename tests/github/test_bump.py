@@ -123,7 +123,10 @@ def checkout(tmp_path):
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     work = tmp_path / "work"
     git(tmp_path, "clone", "-q", str(bare), str(work))
-    shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+    # the real pyproject, with its torch pin set back to 2.13.0: a repository that is behind
+    text = (ROOT / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(
+        text.replace(f'"torch=={read_pins(text)["torch"]}"', '"torch==2.13.0"'))
     git(work, "add", ".")
     git(work, *IDENT, "commit", "-qm", "start")
     git(work, "push", "-q", "origin", "HEAD:refs/heads/main")

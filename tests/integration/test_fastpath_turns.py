@@ -40,24 +40,27 @@ def test_targets_taking_turns_measure_as_the_public_call(specs, table):
             assert got == want, name
 
 
-def test_the_rng_tracker_is_torchs_own_when_rng_ops_are_functionalized(monkeypatch):
+def test_the_rng_tracker_is_torchs_own_when_rng_ops_are_functionalized():
     """Inside the fake mode torch's reset makes FakeTensors; the fast path's makes plain
-    empty tensors, unless rng ops are functionalized (then the state is read: torch's own)."""
+    empty tensors, unless rng ops are functionalized (then the state is read: torch's own).
+    The flag is set with torch's own `config.patch`: monkeypatch's undo removed the key
+    from torch's config module, which broke every later export in the process."""
     from torch._decomp.decompositions_for_rng import PhiloxStateTracker
     from torch._functorch import config
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
     FastExporter()
     try:
         with FakeTensorMode():
-            monkeypatch.setattr(config, "functionalize_rng_ops", True)
-            PhiloxStateTracker.reset()
+            with config.patch(functionalize_rng_ops=True):
+                PhiloxStateTracker.reset()
             assert isinstance(PhiloxStateTracker.fwd_state.seed, FakeTensor)
-            monkeypatch.setattr(config, "functionalize_rng_ops", False)
-            PhiloxStateTracker.reset()
+            with config.patch(functionalize_rng_ops=False):
+                PhiloxStateTracker.reset()
             seed = PhiloxStateTracker.fwd_state.seed
             assert type(seed) is torch.Tensor and seed.numel() == 0
     finally:
         PhiloxStateTracker.reset()
+    assert config.functionalize_rng_ops is False  # the key is still torch's, at its default
 
 
 def test_set_up_is_frozen_out_of_the_collector():
