@@ -145,6 +145,18 @@ def test_the_table_says_since_when_export_has_stayed_full_and_lists_absent_specs
     assert f"| `cholesky` | `cholesky` | {why} | - |" in page  # no record shows it before
 
 
+def test_a_since_point_sharing_its_torch_keeps_the_cell_narrow(tmp_path, catalog):
+    """Two points of torch 2.14.1 (onnxscript 0.7.1, 0.7.2): the cell shows the release and
+    a dagger, the pins that tell the points apart go to its title (a long label made the
+    table wider than the page at 1400 px)."""
+    records, new = _records(tmp_path)
+    records = [replace(r, label=f"{r.version} (onnxscript 0.7.2)") for r in records]
+    v = build_view(LISTING, catalog, new, DOCUMENTED, frozenset(), LINKS, "2.14.1", records=records)
+    page = render_page(v)
+    assert re.search(r'<tr data-op="cos"[^\n]*<td class="since" title="torch 2\.14\.1 '
+                     r'\(onnxscript 0\.7\.2\)">2\.14\.1<sup>†</sup></td>', page)
+
+
 def test_groups_sharing_an_error_print_it_once():
     from opsweep.page_detail import GroupView, OperatorDetail
     g = [GroupView("", False, "runtime", "float32", r, 1, err, f"f32[{r}]", "x")
