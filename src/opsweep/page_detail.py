@@ -52,8 +52,9 @@ class Repro:
 
 @dataclass(frozen=True)
 class ReleaseGrade:
-    version: str
+    version: str  # how the history names the point: the torch, plus pins telling points apart
     code: str  # four grade letters, "" when not measured in that release
+    torch: str = ""  # the point's torch release alone
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,12 @@ class OperatorDetail:
     groups: tuple[GroupView, ...]
     repros: tuple[Repro, ...]
     releases: tuple[ReleaseGrade, ...]
-    full_since: str
+    #: the point export has stayed full since (None: not full in the newest point)
+    since: ReleaseGrade | None
+
+    @property
+    def full_since(self) -> str:
+        return self.since.version if self.since is not None else ""
 
     @property
     def blocks(self) -> list[tuple[GroupView, ...]]:
@@ -147,14 +153,16 @@ def _repros(groups: Sequence[GroupView]) -> tuple[Repro, ...]:
     return tuple(out)
 
 
-def releases(records: Sequence[Record], op: str) -> tuple[tuple[ReleaseGrade, ...], str]:
-    """Grades per recorded release (stock exporter) and the release export has been full since."""
-    codes = tuple(ReleaseGrade(r.name, r.targets.get(STOCK, {}).get(op, "")) for r in records)
-    since = ""
+def releases(records: Sequence[Record], op: str
+             ) -> tuple[tuple[ReleaseGrade, ...], ReleaseGrade | None]:
+    """Grades per recorded point (stock exporter) and the point export has been full since."""
+    codes = tuple(ReleaseGrade(r.name, r.targets.get(STOCK, {}).get(op, ""), r.version)
+                  for r in records)
+    since = None
     for r in reversed(codes):
         if not r.code.startswith("f"):
             break
-        since = r.version
+        since = r
     return codes, since
 
 
@@ -187,4 +195,4 @@ def detail(row, artifact: Artifact | None, catalog: Catalog, records: Sequence[R
         aliases=row.aliases, inplace=row.inplace, core=row.core, coverage=row.coverage,
         documented=row.documented, registered=row.registered, grades=tuple(target_cells.items()),
         specs=tuple(spec_ref(catalog, s, source_url) for s in catalog.by_operator.get(row.name, ())),
-        groups=tuple(groups), repros=_repros(groups), releases=history, full_since=since)
+        groups=tuple(groups), repros=_repros(groups), releases=history, since=since)

@@ -71,7 +71,9 @@ def enrich(view, artifact: Artifact | None, catalog: Catalog, records: Sequence[
         row = replace(row, codes=codes, failing_classes=failing.get(row.name, ()),
                       changed=tuple(row.name in changed.get(t, ()) for t in names))
         details.append(_detail(row, names, artifact, catalog, records, source_url))
-        rows.append(replace(row, full_since=details[-1].full_since))
+        since = details[-1].since
+        rows.append(replace(row, full_since=details[-1].full_since,
+                            full_since_torch=since.torch if since is not None else ""))
     return replace(view, rows=tuple(rows), target_names=names, bump=bump, dtype_rows=dtypes,
                    rank_rows=ranks, details=tuple(details),
                    absent=absent_rows(artifact, catalog, records))

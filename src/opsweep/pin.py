@@ -24,8 +24,6 @@ from .errors import UsageError
 PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")
 _PIN = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
                   r"(?P<version>[^\s;,=]+)\s*$")
-#: pins that are also fields of the artifact's fingerprint
-FINGERPRINT_PINS = PINS
 
 
 def normalize(name: str) -> str:
@@ -155,7 +153,7 @@ def fingerprint_mismatches(fingerprint: object, pins: Mapping[str, str]) -> list
     """Pinned packages whose version in an artifact's fingerprint differs from the pin
     (local version labels such as `+cpu` ignored); [] when the artifact fits the pins."""
     out = []
-    for name in FINGERPRINT_PINS:
+    for name in PINS:  # the pins that are also fields of the artifact's fingerprint
         if name in pins:
             measured = str(getattr(fingerprint, name.replace("-", ""), "")).split("+", 1)[0]
             if measured != pins[name]:

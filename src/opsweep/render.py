@@ -78,6 +78,8 @@ class RowView:
     failing_classes: tuple[str, ...] = ()  # dtype classes with a failing example (stock)
     #: the first recorded point from which export (stock) has stayed full; "" when not full
     full_since: str = ""
+    #: that point's torch release alone ("" when not full)
+    full_since_torch: str = ""
 
 
 @dataclass(frozen=True)

@@ -92,15 +92,15 @@ def test_last_bump_and_full_since(tmp_path):
     assert bump == ("2.13.0", "2.14.1")
     assert changed[STOCK] == {"sin", "cos"} and changed[T.name] == set()
     assert last_bump(records[:1]) == (None, {})
-    assert releases(records, "cos") == ((history_grade("2.13.0", "n---"),
-                                         history_grade("2.14.1", "fff-")), "2.14.1")
-    assert releases(records, "sin")[1] == ""  # not full in the newest release
-    assert releases(records, "tan")[1] == ""  # never measured
+    since = history_grade("2.14.1", "fff-")
+    assert releases(records, "cos") == ((history_grade("2.13.0", "n---"), since), since)
+    assert releases(records, "sin")[1] is None  # not full in the newest release
+    assert releases(records, "tan")[1] is None  # never measured
 
 
 def history_grade(version, code):
     from opsweep.page_detail import ReleaseGrade
-    return ReleaseGrade(version, code)
+    return ReleaseGrade(version, code, version)
 
 
 def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog):

@@ -106,10 +106,11 @@ def test_the_sweep_env_pins_the_whole_stack_at_the_committed_fingerprint():
     from pathlib import Path
 
     from opsweep import artifact as art
-    from opsweep.pin import FINGERPRINT_PINS, fingerprint_mismatches
+    from opsweep.artifact import PINS
+    from opsweep.pin import fingerprint_mismatches
     root = Path(__file__).parents[2]
     pins = read_pins((root / "pyproject.toml").read_text("utf-8"))
-    assert set(FINGERPRINT_PINS) <= set(pins) and "hypothesis" in FINGERPRINT_PINS, pins
+    assert set(PINS) <= set(pins) and "hypothesis" in PINS, pins
     measured = art.load(root / "docs" / "onnx_support_measured.json").fingerprint
     assert fingerprint_mismatches(measured, pins) == []
 
