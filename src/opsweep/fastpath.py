@@ -27,6 +27,7 @@ two give the same outcome on specs reaching every stage.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable as AbcCallable
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -81,6 +82,10 @@ class _CheapCallable(metaclass=_CheapCallableMeta):
 
 
 _DECOMP_CACHE: dict[int, tuple[Any, dict, dict]] = {}
+#: id(registry) -> (registry, every key of its decomposition tables)
+_KEYS: dict[int, tuple[Any, frozenset]] = {}
+#: id(registry) -> (registry, skip decompositions that give back the same program, skips made)
+_SKIP: dict[int, tuple[Any, bool, list]] = {}
 #: id(registry) -> the recorder of the exporter that owns that registry (see `FastExporter.watch`)
 _RECORDERS: dict[int, _Recorder] = {}
 
@@ -216,7 +221,6 @@ def _make_override_cia(ep):
     @contextlib.contextmanager
     def override(cia_ops_to_callable):
         saved = []
-        registered = fake_impls.op_implementations_dict
         for op, decomp_callable in cia_ops_to_callable.items():
             kernels = op.py_kernels
             snapshot = kernels.copy()
@@ -226,8 +230,8 @@ def _make_override_cia(ep):
                     or entry[2] is not snapshot.get(cia_key) or entry[1] != snapshot.keys()):
                 entry = prepare(op, decomp_callable, snapshot)
             kernels.update(entry[4])
-            if op not in registered:
-                registered[op] = entry[5]
+            if not fake_impls._is_op_registered_to_fake_rule(op):
+                fake_impls.register_op_impl(op)(entry[5])  # torch's own: 2.14+ also tells C++
             op._dispatch_cache.clear()
         try:
             yield
@@ -297,7 +301,7 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
     ops.Callable = _CheapCallable
     _cheap_rng_reset()
     original = getattr(ep, "_override_composite_implicit_decomp", None)
-    if original is not None and _source_digest(original) in _REPLICATED_OVERRIDE:
+    if original is not None and _source_digest(original) in _REPLICATED_OVERRIDE and _has_fake_rules():
         ep._override_composite_implicit_decomp = _make_override_cia(ep)
 
     def decompose_with_registry(exported_program, registry):
@@ -307,6 +311,7 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
             table = _decomp.create_onnx_friendly_decomposition_table(registered)
             cia, python_table = ep._split_decomp_table_to_cia_and_python_decomp(dict(table))
             cached = _DECOMP_CACHE[id(registry)] = (registry, cia, python_table)
+            _KEYS[id(registry)] = (registry, frozenset(cia) | frozenset(python_table))
         _, cia, python_table = cached
         recorder = _RECORDERS.get(id(registry))
         if recorder is not None and recorder.registry is registry:
@@ -315,6 +320,13 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
                 cia, python_table = recorder.wrapped(cached, _preserve_marker(ep))
         else:
             recorder = None
+        skip = _SKIP.get(id(registry))
+        if skip is not None and skip[0] is registry and skip[1] and decomposes_to_itself(
+                exported_program, _KEYS[id(registry)][1]):
+            skip[2].append(True)
+            if recorder is not None:
+                recorder.after = recorder.before
+            return exported_program
 
         # what ExportedProgram.run_decompositions does after splitting the table
         @ep._disable_prexisiting_fake_mode
@@ -329,6 +341,56 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
 
     decompose_with_registry._opsweep = True  # type: ignore[attr-defined]
     _fx_passes.decompose_with_registry = decompose_with_registry
+
+
+_CIA = torch._C.DispatchKey.CompositeImplicitAutograd
+
+
+def decomposes_to_itself(program, keys: frozenset) -> bool:
+    """Whether decomposing `program` with a table of `keys` must give back the same program,
+    so the exporter's re-trace can be skipped. It re-traces the graph through AOT autograd
+    with functionalization and the table. A node comes out of that as it went in when its
+    operator is an OpOverload that is not a key of the table (no decomposition is looked up
+    for it), has no CompositeImplicitAutograd kernel (so it is not decomposed by default),
+    and is functional: its schema mutates nothing and returns no alias (functionalization
+    rewrites mutations and views); a tuple's item taken from such an operator's result stays
+    as it is. The graph must be one graph (a higher-order operator's
+    subgraph is traced again), read no attribute and mutate no buffer or input. Anything else,
+    including Python operators on sizes, is decomposed as before. Proven against the full
+    decomposition by ``tests/integration/test_fastpath.py``."""
+    module = program.graph_module
+    if any(sub is not module for sub in module.modules()):
+        return False
+    signature = program.graph_signature
+    if (signature.buffers_to_mutate or signature.user_inputs_to_mutate
+            or getattr(signature, "input_tokens", None) or getattr(signature, "output_tokens", None)):
+        return False
+    for node in module.graph.nodes:
+        if node.op == "get_attr":
+            return False
+        if node.op != "call_function":
+            continue
+        op = node.target
+        if op is operator.getitem and _from_call(node.args[0]):
+            continue  # an output of a multi-output operator the loop checks as its own node
+        if not isinstance(op, torch._ops.OpOverload) or op in keys:
+            return False
+        if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), _CIA):
+            return False
+        schema = op._schema
+        if schema.is_mutable or any(r.alias_info is not None for r in schema.returns):
+            return False
+    return True
+
+
+def _from_call(value: Any) -> bool:
+    return isinstance(value, torch.fx.Node) and value.op == "call_function"
+
+
+def _has_fake_rules() -> bool:
+    from torch._subclasses import fake_impls
+    return all(hasattr(fake_impls, name) for name in
+               ("_is_op_registered_to_fake_rule", "register_op_impl", "_deregister_op_impl"))
 
 
 def _preserve_marker(ep) -> Any:
@@ -360,7 +422,7 @@ class FastExporter(Exporter):
     path = FAST_PATH
 
     def __init__(self, custom_translation_table: Mapping[AbcCallable, Any] | None = None,
-                 opset: int | None = None) -> None:
+                 opset: int | None = None, skip_identity: bool = True) -> None:
         super().__init__(custom_translation_table, opset)
         ops, ep, constants, core, decomp, fx_passes, registration = _internals()
         self._core = core
@@ -370,6 +432,9 @@ class FastExporter(Exporter):
         for torch_op, onnx_op in (self.custom_translation_table or {}).items():
             self.registry.register_op(torch_op, onnx_op, is_complex=False)
         _install(ops, ep, decomp, fx_passes)
+        #: exports whose decomposition was skipped (see :func:`decomposes_to_itself`)
+        self.skipped: list[bool] = []
+        _SKIP[id(self.registry)] = (self.registry, skip_identity, self.skipped)
         self._recorder: _Recorder | None = None
         self.last_trace: Trace | None = None  # of the last export, when watching
         _settle()

@@ -78,3 +78,106 @@ def test_fallback_is_the_public_call(monkeypatch):
     assert make_exporter(fast=False).path == PUBLIC_PATH
     monkeypatch.undo()
     assert SweepConfig(PROFILES["ci"]).exporter_path == FAST_PATH
+
+
+def _without_metadata(model) -> bytes:
+    """The model's bytes without doc strings and metadata properties (which carry stack
+    traces and node provenance, not what onnxruntime runs)."""
+    import onnx
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+
+    def clean(holder):
+        del holder.metadata_props[:]
+        holder.doc_string = ""
+        for node in holder.node:
+            clean_node(node)
+
+    def clean_node(node):
+        del node.metadata_props[:]
+        node.doc_string = ""
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                clean(attribute.g)
+    del model.metadata_props[:]
+    model.doc_string = ""
+    clean(model.graph)
+    for function in model.functions:
+        del function.metadata_props[:]
+        for node in function.node:
+            clean_node(node)
+    return model.SerializeToString()
+
+
+#: specs whose first signatures skip the decomposition (one output, several outputs taken
+#: by item, a reduction), and specs whose graph the table or the CIA kernels decompose
+SKIPPED = ["sin", "topk", "sort", "amax", "mm", "cat"]
+DECOMPOSED = ["softmax", "layer_norm", "conv2d", "batch_norm", "reshape", "linear", "max_pool2d"]
+
+
+@pytest.mark.parametrize("name", SKIPPED + DECOMPOSED)
+def test_a_skipped_decomposition_gives_the_same_model_and_outcomes(specs, name):
+    """The shortcut against the full decomposition, static and with the dynamic axis: the
+    same ONNX model (bar metadata) and the same outcomes; and it is taken exactly where
+    :func:`decomposes_to_itself` says, so a test on a decomposed spec cannot pass vacuously."""
+    from opsweep.runner import choose_plan, dynamic_shapes, target_of
+    skip, full = FastExporter(), FastExporter(skip_identity=False)
+    spec = specs[name]
+    for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:2]:
+        assert run_group(spec, group, skip, dynamic=True) == run_group(spec, group, full,
+                                                                       dynamic=True)
+        call = build_call(spec, group[0])
+        before = len(skip.skipped)
+        model = skip.export(call, tuple(t.clone() for t in call.inputs))
+        assert (len(skip.skipped) > before) is (name in SKIPPED), f"{name}: skip not as expected"
+        assert _without_metadata(model) == _without_metadata(
+            full.export(call, tuple(t.clone() for t in call.inputs)))
+        plan, traced, _ = choose_plan(spec, target_of(spec, call), group[0])
+        if plan is not None:
+            shapes = dynamic_shapes(plan, len(traced.inputs))
+            got = skip.export(traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes=shapes)
+            want = full.export(traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes=shapes)
+            assert _without_metadata(got) == _without_metadata(want)
+    assert not full.skipped
+
+
+class _InPlace(torch.nn.Module):
+    def forward(self, x):
+        y = x.clone()
+        y.add_(1)
+        return y
+
+
+class _View(torch.nn.Module):
+    def forward(self, x):
+        return x.transpose(0, 1) * 2
+
+
+class _Cond(torch.nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (x,))
+
+
+class _Buffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(3))
+
+    def forward(self, x):
+        self.count.add_(1)
+        return x.sin() + self.count
+
+
+class _Plain(torch.nn.Module):
+    def forward(self, x):
+        return torch.topk(x.sin(), 2).values * x.amax(dim=1, keepdim=True)
+
+
+@pytest.mark.parametrize("module, expected", [
+    (_Plain(), True), (_InPlace(), False), (_View(), False), (_Cond(), False), (_Buffer(), False),
+], ids=["plain", "in-place", "view", "higher-order", "buffer-mutation"])
+def test_which_programs_decompose_to_themselves(module, expected):
+    from opsweep.fastpath import _KEYS, decomposes_to_itself
+    exporter = FastExporter()
+    exporter.export(_Plain(), (torch.ones(2, 3),))  # fills the registry's tables
+    program = torch.export.export(module, (torch.ones(2, 3),))
+    assert decomposes_to_itself(program, _KEYS[id(exporter.registry)][1]) is expected
