@@ -1,5 +1,6 @@
 """Rendering the support page: artifact + installed listing -> markdown, and
-beside it the operators page (one section per operator, ``page_detail``). The
+beside it the operators page (one section per operator, ``page_detail``) and the
+spec sources page (one section per spec, ``page_specs``). The
 filter data and dtype matrices are added by ``page_view``.
 
 The template sees view-models built here, never raw JSON. Both headline bars
@@ -312,7 +313,7 @@ def write_page(path: Path, text: str) -> None:
 def render_files(report_path: Path | None, out: Path, *, torch_version: str | None = None,
                  documented_path: Path, data_dir: Path, history_dir: Path,
                  specs: Sequence[Path] = (), source_url: str = ""):
-    """Render the support page at `out` and the operators page beside it, from the
+    """Render the support page at `out`, the operators and spec sources pages beside it, from the
     artifact at `report_path` (None: only the retired listing's claims), the installed
     torch's listing and the history records; return the page's view."""
     import torch
@@ -332,4 +333,7 @@ def render_files(report_path: Path | None, out: Path, *, torch_version: str | No
                       version, records=history.load_all(history_dir), source_url=source_url)
     write_page(out, render_page(view))
     write_page(details_path(out), render_details(view))
+    from . import page_specs
+    sources = page_specs.build(catalog, {d.name for d in view.details}, source_url, version)
+    write_page(page_specs.page_path(out), page_specs.render(sources))
     return view
