@@ -6,8 +6,9 @@ module, a ``--specs`` directory's module, a test), climbing to the outermost fra
 same file so a helper defined in the spec module points at the entry that called it.
 :func:`definition` finds that call again with :mod:`ast` and returns the source of the
 statement (the list entry, or the statement holding it) and of the module-level functions,
-classes and constants (names assigned once) it names. :func:`source_url` reads and checks the repository URL the pages
-link files to (``--source-url``, else ``[tool.opsweep] source-url`` in pyproject.toml).
+classes and constants (names assigned once) it names. :func:`source_url` reads and checks
+the repository URL the pages link files to (``--source-url``, else ``[tool.opsweep]
+source-url`` in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import itertools
 import os
 import sys
 import textwrap
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
+
+import tomllib
 
 from .errors import UsageError
 from .model import Origin

@@ -22,6 +22,7 @@ from .page_specs import anchor as spec_anchor
 from .page_specs import locate
 from .repro import snippet
 
+
 @dataclass(frozen=True)
 class SpecRef:
     name: str

@@ -92,7 +92,8 @@ def _batch(spec: OpSpec) -> str:
 
 def _tolerances(spec: OpSpec) -> tuple[str, ...]:
     """The spec's own tolerances (the defaults hold for every other float dtype)."""
-    return tuple(f"{d} rtol {t.rtol:g}, atol {t.atol:g}" for d, t in sorted(spec.tolerances.items()))
+    return tuple(f"{d} rtol {t.rtol:g}, atol {t.atol:g}"
+                 for d, t in sorted(spec.tolerances.items()))
 
 
 def defaults() -> tuple[str, ...]:
