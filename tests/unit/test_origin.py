@@ -183,3 +183,18 @@ def test_render_refuses_a_bad_source_url_before_rendering(tmp_path, capsys):
     assert main(["render", "--source-url", "nope", "--out", str(tmp_path / "page.md")]) == 2
     assert "--source-url: 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "page.md").exists()
+
+
+def test_without_columns_the_outermost_call_on_the_line_is_found(user_catalog):
+    """Python 3.10 frames give no columns: the line alone finds the entry."""
+    exact = user_catalog.specs["c_tanh"].origin
+    by_line = dataclasses.replace(exact, end_line=-1, col=-1, end_col=-1)
+    assert definition(by_line) == definition(exact)
+
+
+def test_a_spec_built_by_exec_records_no_origin(catalog):
+    made = {}
+    exec('made["x"] = OpSpec("x", ("add",), examples, fn=abs)',  # noqa: S102
+         {"OpSpec": OpSpec, "examples": catalog.specs["relu"].examples, "made": made})
+    assert made["x"].origin is None
+    assert definition(None).note == "built by code that has no source file"
