@@ -183,6 +183,8 @@ def cmd_assemble(args) -> int:
         art.save(target, new)  # unchanged measurements leave the committed file as it is
     from . import history
     from .atomic import write_atomic
+    from .origin import source_url
+    from .page_specs import page_path
     from .render import details_path, render_files
     directory = Path(args.repo_dir, args.history_dir)
     record = history.write(new, directory)  # first: the page shows the grades per release
@@ -190,8 +192,10 @@ def cmd_assemble(args) -> int:
                  history.render(history.load_all(directory)).encode("utf-8"))
     data_dir = Path(args.repo_dir, "docs/data")
     render_files(target, Path(args.repo_dir, args.page), documented_path=data_dir / "documented.json",
-                 data_dir=data_dir, history_dir=directory)
-    wanted = [args.artifact, args.page, str(details_path(Path(args.page))), args.history_page,
+                 data_dir=data_dir, history_dir=directory,
+                 source_url=source_url(None, Path(args.repo_dir, "pyproject.toml")))
+    wanted = [args.artifact, args.page, str(details_path(Path(args.page))),
+              str(page_path(Path(args.page))), args.history_page,
               str(record.relative_to(args.repo_dir))]
     wanted += [str(p.relative_to(args.repo_dir)) for p in data_dir.glob("doc-links-*.json")]
     for relative in wanted:

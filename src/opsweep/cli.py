@@ -223,10 +223,12 @@ def cmd_merge(args) -> int:
 
 
 def cmd_render(args) -> int:
+    from .origin import source_url
     from .render import render_files
+    url = source_url(args.source_url, args.pyproject)
     view = render_files(args.onnx_report, args.out, torch_version=args.torch_version,
                         documented_path=args.documented, data_dir=args.data_dir,
-                        history_dir=args.history, specs=args.specs, source_url=args.source_url)
+                        history_dir=args.history, specs=args.specs, source_url=url)
     bar_core, bar_all = view.bars
     print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")
@@ -381,8 +383,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
     p.add_argument("--history", type=Path, default=DEFAULT_HISTORY, metavar="DIR",
                    help="history records, for grades per release and the last bump's changes")
-    p.add_argument("--source-url", default="", metavar="URL",
-                   help="base URL of the repository's files, to link each spec to its source")
+    p.add_argument("--source-url", default=None, metavar="URL",
+                   help="base URL of the repository's files, to link each spec to its source "
+                   "(default: [tool.opsweep] source-url in --pyproject; '' for none)")
+    p.add_argument("--pyproject", type=Path, default=Path("pyproject.toml"),
+                   help="where [tool.opsweep] source-url is read from, when --source-url is not given")
     p = sub.add_parser("diff", help="grade transitions between two artifacts "
                        "(exit 1 when there are regressions)")
     p.add_argument("old", type=Path)

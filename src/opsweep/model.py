@@ -202,6 +202,18 @@ class KnownGap:
     closed_by: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a spec was built: the file, and the span (1-based lines, 0-based columns) of
+    the call that built it; the columns are -1 when the interpreter does not tell them."""
+
+    path: str
+    line: int
+    end_line: int = -1
+    col: int = -1
+    end_col: int = -1
+
+
 @dataclass(frozen=True, eq=False)
 class OpSpec:
     """One measurable unit of the catalog.
@@ -227,6 +239,13 @@ class OpSpec:
     #: the batch, for the dynamic axis; None: decided per example from eager PyTorch's evidence
     batch: tuple[int, ...] | None = None
     source: str = ""  # module that defined the spec, filled in by the catalog
+    #: the statement that built the spec (file, line, span), recorded at construction
+    origin: Origin | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.origin is None:
+            from .origin import caller
+            object.__setattr__(self, "origin", caller())
 
     def tolerance(self, dtype: str) -> Tolerance | None:
         if dtype in self.tolerances:

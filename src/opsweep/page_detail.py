@@ -18,9 +18,9 @@ from .catalog import Catalog
 from .grade import FailureGroup
 from .history import Record, grades
 from .model import Stage
+from .page_specs import anchor as spec_anchor
+from .page_specs import locate
 from .repro import snippet
-
-BUILTIN_SPECS = "opsweep.specs."
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,9 @@ class SpecRef:
     name: str
     family: str
     path: str  # where the spec is defined, relative to the repository for built-in specs
-    url: str  # a link to that file, or "" when no source URL was given
+    url: str  # a link to that file at the spec's line, or "" when no source URL was given
+    line: int = 0  # the line of the statement that builds the spec (0: not recorded)
+    anchor: str = ""  # its section on the spec sources page ("" when it has none)
 
 
 @dataclass(frozen=True)
@@ -106,12 +108,9 @@ def spec_ref(catalog: Catalog, name: str, source_url: str) -> SpecRef:
     spec = catalog.specs.get(name)
     if spec is None:
         return SpecRef(name, "", "", "")
-    if spec.source.startswith(BUILTIN_SPECS):
-        path = f"specs/{spec.source[len(BUILTIN_SPECS):].replace('.', '/')}.py"
-    else:
-        path = spec.source
-    url = source_url.rstrip("/") + "/" + path if source_url and path.startswith("specs/") else ""
-    return SpecRef(name, spec.family, path, url)
+    where = locate(spec)
+    return SpecRef(name, spec.family, where.path, where.url(source_url), where.line,
+                   spec_anchor(name))
 
 
 def _spec_of(view: Artifact, op: str, g: FailureGroup, dynamic: bool) -> str:

@@ -41,6 +41,7 @@ class Layout:
     artifact: str = "docs/onnx_support_measured.json"
     page: str = "docs/supported_operators.md"
     details: str = "docs/operators.md"  # the operators page, beside the support page
+    specs: str = "docs/specs.md"  # the spec sources page, beside it too
     history_dir: str = "docs/history"
     history_page: str = "docs/history.md"
     data_dir: str = "docs/data"
@@ -50,7 +51,7 @@ class Layout:
         parent, _, name = relative.rpartition("/")
         if not _NAME.match(name) or ".." in name:
             return False
-        if relative in (self.artifact, self.page, self.details, self.history_page):
+        if relative in (self.artifact, self.page, self.details, self.specs, self.history_page):
             return True
         if parent == self.history_dir:
             return name.startswith("torch-") and name.endswith(".json")
@@ -58,8 +59,8 @@ class Layout:
 
     @property
     def commit_paths(self) -> list[str]:
-        return [self.artifact, self.page, self.details, self.data_dir, self.history_dir,
-                self.history_page]
+        return [self.artifact, self.page, self.details, self.specs, self.data_dir,
+                self.history_dir, self.history_page]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """Rendering the support page: artifact + installed listing -> markdown, and
-beside it the operators page (one section per operator, ``page_detail``). The
+beside it the operators page (one section per operator, ``page_detail``) and the
+spec sources page (one section per spec, ``page_specs``). The
 filter data and dtype matrices are added by ``page_view``.
 
 The template sees view-models built here, never raw JSON. Both headline bars
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import jinja2
 
+from . import page_specs
 from .artifact import STOCK, Artifact, OperatorResult
 from .catalog import Catalog
 from .errors import UsageError
@@ -312,8 +314,8 @@ def write_page(path: Path, text: str) -> None:
 def render_files(report_path: Path | None, out: Path, *, torch_version: str | None = None,
                  documented_path: Path, data_dir: Path, history_dir: Path,
                  specs: Sequence[Path] = (), source_url: str = ""):
-    """Render the support page at `out` and the operators page beside it, from the
-    artifact at `report_path` (None: only the retired listing's claims), the installed
+    """Render the support page at `out`, the operators and spec sources pages beside it,
+    from the artifact at `report_path` (None: only the retired listing's claims), the installed
     torch's listing and the history records; return the page's view."""
     import torch
 
@@ -330,6 +332,9 @@ def render_files(report_path: Path | None, out: Path, *, torch_version: str | No
     view = build_view(listing, catalog, report, documented.load(documented_path),
                       registered_rows(opset), links.cached(listing.rows, version, data_dir),
                       version, records=history.load_all(history_dir), source_url=source_url)
-    write_page(out, render_page(view))
-    write_page(details_path(out), render_details(view))
+    sources = page_specs.build(catalog, {d.name for d in view.details}, source_url, version)
+    pages = {out: render_page(view), details_path(out): render_details(view),
+             page_specs.page_path(out): page_specs.render(sources)}  # all rendered, then written
+    for path, text in pages.items():
+        write_page(path, text)
     return view

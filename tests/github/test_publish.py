@@ -163,6 +163,14 @@ def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_pat
         collect(result_dir, Layout())
 
 
+def test_the_spec_sources_page_is_a_result_file_the_bot_commits(tmp_path):
+    from opsweep.publish import Layout, collect
+    result_dir = measured(tmp_path, whole())
+    (result_dir / "docs" / "specs.md").write_text("# Spec sources\n")
+    assert "docs/specs.md" in collect(result_dir, Layout())
+    assert "docs/specs.md" in Layout().commit_paths
+
+
 def command_request(github, sha, login="maintainer", body="/regen-onnx"):
     comment = github.add_comment(REPO, 5, body, login)
     return {"event": "issue_comment", "pr": 5, "sha": sha, "profile": "ci",

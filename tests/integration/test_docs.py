@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACT = ROOT / "docs" / "onnx_support_measured.json"
 PAGE = ROOT / "docs" / "supported_operators.md"
 DETAILS = ROOT / "docs" / "operators.md"
+SOURCES = ROOT / "docs" / "specs.md"
 SHOTS = ROOT / "test-artifacts"
 
 
@@ -36,6 +37,8 @@ def test_committed_page_is_the_render_of_the_committed_artifact(tmp_path):
         "`opsweep render --onnx-report docs/onnx_support_measured.json`")
     assert (tmp_path / "operators.md").read_text("utf-8") == DETAILS.read_text("utf-8"), (
         "docs/operators.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
+    assert (tmp_path / "specs.md").read_text("utf-8") == SOURCES.read_text("utf-8"), (
+        "docs/specs.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
 
 
 def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(tmp_path):
@@ -73,6 +76,27 @@ def test_rendering_is_byte_identical(tmp_path):
     (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
     assert render(tmp_path / "a" / "page.md") == render(tmp_path / "b" / "page.md")
     assert (tmp_path / "a" / "operators.md").read_bytes() == (tmp_path / "b" / "operators.md").read_bytes()
+    assert (tmp_path / "a" / "specs.md").read_bytes() == (tmp_path / "b" / "specs.md").read_bytes()
+
+
+def load_catalog_all():
+    from opsweep.catalog import load_catalog
+    catalog = load_catalog(check_draws=False)
+    return {**catalog.specs, **{n: a.spec for n, a in catalog.absent.items()}}
+
+
+def test_a_configured_source_url_links_each_spec_at_its_line(tmp_path):
+    """`[tool.opsweep] source-url` in the pyproject render reads: the operators page links
+    the spec's file at its line, the spec sources page too."""
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.opsweep]\nsource-url = "https://example.test/o/r/blob/main"\n')
+    render(tmp_path / "supported_operators.md", "--pyproject", str(pyproject))
+    relu = load_catalog_all()["relu"].origin.line
+    link = f"https://example.test/o/r/blob/main/specs/activations.py#L{relu}"
+    assert f'<a href="{link}">specs/activations.py:{relu}</a>' in (tmp_path / "operators.md").read_text("utf-8")
+    assert f'<a href="{link}"><code>specs/activations.py</code>, line {relu}</a>' in \
+        (tmp_path / "specs.md").read_text("utf-8")
+    assert "example.test" not in DETAILS.read_text("utf-8") + SOURCES.read_text("utf-8")
 
 
 def test_fallback_without_a_report(tmp_path):
@@ -97,6 +121,9 @@ def test_docs_build_strict(site):
     assert html.count('class="progress ') + html.count('class="progress"') >= 2
     assert (site / "refreshing" / "index.html").exists()
     assert "History across torch versions" in (site / "history" / "index.html").read_text("utf-8")
+    sources = (site / "specs" / "index.html").read_text("utf-8")
+    assert sources.count('<section class="opsweep-spec"') == len(load_catalog_all())
+    assert 'href="../specs/#spec-relu"' in (site / "operators" / "index.html").read_text("utf-8")
 
 
 @pytest.fixture
@@ -292,6 +319,30 @@ def check_detail(page, op):
     page.evaluate(f"document.getElementById('op-{op}').scrollIntoView()")
     page.screenshot(path=SHOTS / "operator-detail.png")  # the viewport: a locator shot of a
     # section of this long page takes Chromium tens of seconds
+    check_spec_source(page, section, op)
+
+
+def check_spec_source(page, section, op):
+    """The operator's first spec links to its section on the spec sources page: the file
+    and line it is defined at, and its statement's source, visible."""
+    from opsweep.origin import definition
+    spec = load_catalog_all()[section.locator("a.spec").first.inner_text()]
+    assert op in spec.aten_ops
+    section.locator("a.spec").first.click()
+    page.wait_for_url(f"**/specs/#spec-{spec.name}")
+    target = page.locator(f"section#spec-{spec.name}")
+    assert target.is_visible() and 0 <= target.bounding_box()["y"] < 1000  # scrolled to it
+    where = f"specs/{spec.family}.py, line {spec.origin.line}"
+    assert where in target.inner_text()
+    code = target.locator("pre").first
+    assert code.is_visible() and code.inner_text().strip() == definition(spec.origin).code
+    for width in (1400, 1024):
+        page.set_viewport_size({"width": width, "height": 1000})
+        assert page.evaluate("document.documentElement.scrollWidth <= "
+                             "document.documentElement.clientWidth"), f"spec sources page at {width} px"
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.evaluate(f"document.getElementById('spec-{spec.name}').scrollIntoView()")
+    page.screenshot(path=SHOTS / "spec-source.png")
 
 
 def test_page_without_javascript_is_complete(served, tmp_path):

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACT, PAGE = "docs/onnx_support_measured.json", "docs/supported_operators.md"
 DETAILS = "docs/operators.md"  # the operators page, beside the support page
+SOURCES = "docs/specs.md"  # the spec sources page, beside it too
 HISTORY, HISTORY_PAGE = "docs/history", "docs/history.md"
 VERSION = torch.__version__.split("+")[0]
 RECORD = pin_path(Path(HISTORY), versions()).as_posix()  # this pin set's record
@@ -126,7 +127,7 @@ def regenerations(tmp_path_factory):
 def test_a_regeneration_with_nothing_changed_moves_only_the_header(regenerations):
     _, runs = regenerations
     committed = runs["first"]["committed"]
-    assert {ARTIFACT, PAGE, DETAILS, HISTORY_PAGE, RECORD} <= committed
+    assert {ARTIFACT, PAGE, DETAILS, SOURCES, HISTORY_PAGE, RECORD} <= committed
     assert not any(name.endswith((".run.jsonl", ".checkpoint.jsonl")) for name in committed)
     again = runs["again"]
     _, log = again["log"]
@@ -151,7 +152,8 @@ def test_one_changed_spec_moves_only_its_lines_its_operators_and_the_header(rege
     assert not any(p[:2] == ("specs", "cdist") for p in changed["paths"])
     _, log = changed["log"]
     assert {e["spec"]: e["reason"] for e in log}["t_full"] == "spec changed"
-    assert changed["files"] == {ARTIFACT, PAGE, DETAILS, HISTORY_PAGE, RECORD}
+    # the spec sources page too: the changed spec's statement is on it
+    assert changed["files"] == {ARTIFACT, PAGE, DETAILS, SOURCES, HISTORY_PAGE, RECORD}
     # the page's own diff: sin's rows, and the headline numbers its grade moves
     headline = ("measured full", '[=', "exported fully")
     page = [line for line in changed["diff"][PAGE]

@@ -1,8 +1,10 @@
 """The support page's filter data, dtype matrices, per-operator details and the
 history chart, from small artifacts and records."""
 
+import importlib
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -118,11 +120,18 @@ def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog
     sin = details["sin"]
     assert [(g.stage, g.example, g.spec) for g in sin.groups] == [("no-translation", "f32[1]", "sin")]
     assert sin.repros[0].code == snippet("sin", "f32[1]")  # the snippet `opsweep diff` produces
-    assert sin.specs[0].path == "specs/unary.py"
-    assert sin.specs[0].url == "https://example.test/repo/blob/main/specs/unary.py"
+    line = catalog.specs["sin"].origin.line
+    unary = Path(importlib.import_module("opsweep.specs.unary").__file__)
+    assert 'unary("sin"' in unary.read_text("utf-8").splitlines()[line - 1]
+    assert (sin.specs[0].path, sin.specs[0].line, sin.specs[0].anchor) == ("specs/unary.py", line,
+                                                                          "spec-sin")
+    assert sin.specs[0].url == f"https://example.test/repo/blob/main/specs/unary.py#L{line}"
     assert sin.full_since == "" and [r.code for r in sin.releases] == ["fff-", "pff-"]
     text = render_details(v)
     assert '<section class="opsweep-op" id="op-sin">' in text
+    assert (f'measured by <a class="spec" href="../specs/#spec-sin"><code>sin</code></a> (<a href='
+            f'"https://example.test/repo/blob/main/specs/unary.py#L{line}">specs/unary.py:{line}</a>)'
+            in text)
     assert "export full since torch 2.14.1" in text  # cos
     assert "from opsweep.repro import example_for" in text
     assert re.search(r"<td>no-translation</td><td class=\"wrap\">E: x</td><td>float32</td>"

@@ -1,0 +1,260 @@
+"""Where a spec is defined: recorded when it is built, read back for the spec sources page.
+
+:func:`caller` runs when an :class:`~opsweep.model.OpSpec` is constructed: it records the
+call that built the spec in the first stack frame outside opsweep's engine (the spec
+module, a ``--specs`` directory's module, a test), climbing to the outermost frame of the
+same file so a helper defined in the spec module points at the entry that called it.
+:func:`definition` finds that call again with :mod:`ast` and returns the source of the
+statement (the list entry, or the statement holding it) and of the module-level functions,
+classes and constants (names assigned once) it names. :func:`source_url` reads and checks
+the repository URL the pages link files to (``--source-url``, else ``[tool.opsweep]
+source-url`` in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import itertools
+import os
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import tomllib
+
+from .errors import UsageError
+from .model import Origin
+
+_ENGINE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=1)
+def _specs_dir() -> str:
+    """The built-in catalog's directory (``specs/`` in a checkout, inside the package
+    directory in a wheel)."""
+    found = importlib.util.find_spec("opsweep.specs")
+    return os.path.abspath(next(iter(found.submodule_search_locations)))
+
+
+def _inside(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory + os.sep)
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_engine(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return _inside(path, _ENGINE) and not _inside(path, _specs_dir())
+
+
+def caller() -> Origin | None:
+    """The call that is building a spec right now (None: built by code without a file)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<"):
+            if code.co_name != "__init__":  # exec'd or interactive code: nothing to point at
+                return None
+        elif not _in_engine(code.co_filename):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return None
+    while frame.f_back is not None and frame.f_back.f_code.co_filename == frame.f_code.co_filename:
+        frame = frame.f_back  # a helper of the same file: the statement that called it
+    return _origin(frame)
+
+
+def _origin(frame) -> Origin:
+    code, path = frame.f_code, os.path.abspath(frame.f_code.co_filename)
+    positions = getattr(code, "co_positions", None)  # Python 3.11+
+    if positions is not None:
+        spot = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+        if spot is not None and None not in spot:
+            line, end_line, col, end_col = spot
+            return Origin(path, line, end_line, col, end_col)
+    return Origin(path, frame.f_lineno)
+
+
+def display_path(path: str) -> str:
+    """`path` as the pages show it: ``specs/...`` for the built-in catalog, relative to
+    the working directory when under it, else the directory's name and the file's."""
+    path = os.path.abspath(path)
+    if _inside(path, _specs_dir()):
+        return "specs/" + Path(os.path.relpath(path, _specs_dir())).as_posix()
+    here = os.path.abspath(os.getcwd())
+    if _inside(path, here):
+        return Path(os.path.relpath(path, here)).as_posix()
+    return f"{Path(path).parent.name}/{Path(path).name}"
+
+
+def builtin(path: str) -> bool:
+    """Whether `path` is a file of the built-in catalog (one the repository holds)."""
+    return _inside(os.path.abspath(path), _specs_dir())
+
+
+@dataclass(frozen=True)
+class Definition:
+    """The source of the statement that built a spec, and of the module-level functions,
+    classes and constants it names, in file order (`note` says why the source is missing)."""
+
+    code: str
+    helpers: tuple[tuple[str, str], ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class _Module:
+    text: str
+    tree: ast.Module
+    parents: dict
+    defs: dict
+
+
+def _module(path: str) -> _Module:
+    """The parsed file, as it is on disk now."""
+    status = os.stat(path)
+    return _parsed(path, status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(path: str, mtime_ns: int, size: int) -> _Module:
+    text = importlib.util.decode_source(Path(path).read_bytes())
+    tree = ast.parse(text, filename=path)
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return _Module(text, tree, parents, _definitions(tree))
+
+
+def _definitions(tree: ast.Module) -> dict[str, ast.stmt]:
+    """The module's functions and classes, and the names it assigns exactly once, by name."""
+    defs: dict[str, ast.stmt] = {}
+    assigned: dict[str, list[ast.stmt]] = {}
+    for d in tree.body:
+        if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defs[d.name] = d
+        targets = d.targets if isinstance(d, ast.Assign) else \
+            [d.target] if isinstance(d, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            for name in (n.id for n in ast.walk(t) if isinstance(n, ast.Name)):
+                assigned.setdefault(name, []).append(d)
+    for name, where in assigned.items():
+        d = where[0]
+        if len(where) == 1 and isinstance(d, ast.Assign) and len(d.targets) == 1 \
+                and isinstance(d.targets[0], ast.Name):
+            defs.setdefault(name, d)
+    return defs
+
+
+def definition(origin: Origin | None) -> Definition:
+    if origin is None:
+        return Definition("", note="built by code that has no source file")
+    try:
+        module = _module(origin.path)
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        return Definition("", note=f"its source cannot be read ({type(exc).__name__})")
+    call = _call_at(module.tree, origin)
+    if call is None:
+        return Definition("", note=f"no call at line {origin.line} of its source (the file "
+                          "changed since the spec was built)")
+    node = _entry(call, module.parents)
+    return Definition(_segment(module.text, node), _helpers(node, module))
+
+
+def _call_at(tree: ast.Module, origin: Origin) -> ast.Call | None:
+    """The call recorded: the one at exactly that span; without columns, the outermost
+    call starting on that line."""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == origin.line]
+    exact = [n for n in calls if (n.end_lineno, n.col_offset, n.end_col_offset)
+             == (origin.end_line, origin.col, origin.end_col)]
+    if exact:
+        return exact[0]
+    if not calls:
+        return None
+    return min(calls, key=lambda n: (n.col_offset, -n.end_lineno, -n.end_col_offset))
+
+
+_ENTRIES = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _entry(node: ast.AST, parents: dict) -> ast.AST:
+    """The expression that defines the spec: climbing from the call through the calls and
+    expressions around it to an entry of a list (or tuple) display; else the statement
+    holding it, with the loops or conditions around that statement in its scope."""
+    while not isinstance(parents.get(node), (*_ENTRIES, ast.stmt, ast.Module)):
+        node = parents[node]
+    if isinstance(parents.get(node), _ENTRIES):
+        return node
+    node = parents.get(node, node)
+    while isinstance(node, ast.stmt) and not isinstance(parents.get(node), (*_SCOPES, type(None))):
+        node = parents[node]
+    return node
+
+
+def _segment(text: str, node: ast.AST) -> str:
+    """The source of `node` (with its decorators), dedented."""
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+    lines = text.split("\n")[start - 1:node.end_lineno]
+    lines[-1] = lines[-1][:_char_col(lines[-1], node.end_col_offset)]
+    if start == node.lineno:  # what precedes the node on its first line becomes indentation
+        first = _char_col(lines[0], node.col_offset)
+        lines[0] = " " * first + lines[0][first:]
+    return textwrap.dedent("\n".join(lines)).strip("\n")
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    """ast's columns count UTF-8 bytes; a str slice counts characters."""
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _helpers(node: ast.AST, module: _Module) -> tuple[tuple[str, str], ...]:
+    """The module-level functions, classes and constants `node` names, and those they name
+    in turn (not a statement that holds `node` itself, such as ``SPECS = [...]``)."""
+    found: dict[str, ast.AST] = {}
+    todo = [node]
+    while todo:
+        for name in sorted({n.id for n in ast.walk(todo.pop()) if isinstance(n, ast.Name)}):
+            d = module.defs.get(name)
+            if d is not None and name not in found and not _holds(d, node):
+                found[name] = d
+                todo.append(d)
+    ordered = sorted(found.items(), key=lambda item: item[1].lineno)
+    return tuple((name, _segment(module.text, d)) for name, d in ordered)
+
+
+def _holds(outer: ast.AST, node: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+        (outer.end_lineno, outer.end_col_offset) >= (node.end_lineno, node.end_col_offset)
+
+
+PYPROJECT_SETTING = "[tool.opsweep] source-url"
+
+
+def source_url(explicit: str | None, pyproject: Path) -> str:
+    """The base URL spec files link to: `explicit` (--source-url) when given, else the
+    pyproject setting, else none ("")."""
+    if explicit is not None:
+        return check_url(explicit, "--source-url") if explicit else ""
+    if not Path(pyproject).is_file():
+        return ""
+    try:
+        data = tomllib.loads(Path(pyproject).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{pyproject}: cannot read it for {PYPROJECT_SETTING}: {exc}") from exc
+    value = data.get("tool", {}).get("opsweep", {}).get("source-url")
+    if value is None:
+        return ""
+    return check_url(value, f"{PYPROJECT_SETTING} in {pyproject}")
+
+
+def check_url(value: object, where: str) -> str:
+    """`value` as a base URL (no trailing slash), or a UsageError naming `where`."""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc \
+            or any(c.isspace() for c in value) or parts.query or parts.fragment:
+        raise UsageError(f"{where}: {value!r} is not an http(s) URL of the repository's files "
+                         "(for example https://github.com/OWNER/REPO/blob/main)")
+    return value.rstrip("/")
