@@ -23,6 +23,9 @@ class SweepConfig:
     #: a custom target takes the stock outcome wherever its table cannot change it
     #: (False: every target measured in full, the previous engine)
     shortcut: bool = True
+    #: the fast path skips a decomposition that must give back the program it was given
+    #: (fastpath.decomposes_to_itself; False: every program decomposed, the previous engine)
+    skip_decomposition: bool = True
 
     @property
     def exporter_path(self) -> str:

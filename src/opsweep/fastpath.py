@@ -344,20 +344,25 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
 
 
 _CIA = torch._C.DispatchKey.CompositeImplicitAutograd
+_FUNCTIONALIZE = torch._C.DispatchKey.Functionalize
+_META = torch._C.DispatchKey.Meta
 
 
 def decomposes_to_itself(program, keys: frozenset) -> bool:
     """Whether decomposing `program` with a table of `keys` must give back the same program,
     so the exporter's re-trace can be skipped. It re-traces the graph through AOT autograd
-    with functionalization and the table. A node comes out of that as it went in when its
-    operator is an OpOverload that is not a key of the table (no decomposition is looked up
-    for it), has no CompositeImplicitAutograd kernel (so it is not decomposed by default),
-    and is functional: its schema mutates nothing and returns no alias (functionalization
-    rewrites mutations and views); a tuple's item taken from such an operator's result stays
-    as it is. The graph must be one graph (a higher-order operator's
-    subgraph is traced again), read no attribute and mutate no buffer or input. Anything else,
-    including Python operators on sizes, is decomposed as before. Proven against the full
-    decomposition by ``tests/integration/test_fastpath.py``."""
+    with functionalization, the Python dispatcher and the table. A node comes out of that as
+    it went in when its operator is an OpOverload that is not a key of the table (no
+    decomposition is looked up for it); has no CompositeImplicitAutograd or Functionalize
+    kernel (so it is neither decomposed by default nor rewritten by functionalization) and
+    no Python kernel but a Meta one; and is functional: its schema mutates nothing and
+    returns no alias (functionalization rewrites mutations and views). A tuple's item taken
+    from such an operator's result stays as it is when it is used (an unused one is
+    dropped). The graph must be one graph (a
+    higher-order operator's subgraph is traced again), read no attribute and mutate no
+    buffer or input. Anything else, including Python operators on sizes, is decomposed as
+    before. Proven against the full decomposition, model for model, by
+    ``tests/integration/test_fastpath.py``."""
     module = program.graph_module
     if any(sub is not module for sub in module.modules()):
         return False
@@ -371,16 +376,25 @@ def decomposes_to_itself(program, keys: frozenset) -> bool:
         if node.op != "call_function":
             continue
         op = node.target
-        if op is operator.getitem and _from_call(node.args[0]):
-            continue  # an output of a multi-output operator the loop checks as its own node
+        if op is operator.getitem and node.users and _from_call(node.args[0]):
+            continue  # a used output of a multi-output operator, checked as its own node
         if not isinstance(op, torch._ops.OpOverload) or op in keys:
             return False
-        if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), _CIA):
+        if any(torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), key)
+               for key in (_CIA, _FUNCTIONALIZE)) or _python_kernels(op):
             return False
         schema = op._schema
         if schema.is_mutable or any(r.alias_info is not None for r in schema.returns):
             return False
     return True
+
+
+def _python_kernels(op: Any) -> bool:
+    """Whether `op` has a Python kernel the re-trace's Python dispatcher may run instead of
+    the op itself (native_batch_norm's CompositeImplicitAutograd and Autograd kernels turn
+    it into _native_batch_norm_legit_functional); Meta kernels only compute shapes."""
+    return (any(key != _META for key in op.py_kernels) or bool(op.python_key_table)
+            or bool(getattr(op, "functorch_table", None)))
 
 
 def _from_call(value: Any) -> bool:
@@ -459,7 +473,7 @@ class FastExporter(Exporter):
         return program.model_proto
 
 
-def make_exporter(fast: bool, custom_translation_table=None) -> Exporter:
+def make_exporter(fast: bool, custom_translation_table=None, *, skip: bool = True) -> Exporter:
     if fast:
-        return FastExporter(custom_translation_table)
+        return FastExporter(custom_translation_table, skip_identity=skip)
     return Exporter(custom_translation_table)

@@ -45,13 +45,14 @@ _STATIC_SUFFIX = ".static"
 Outcomes = dict[str, list[Outcome]]  # by target
 
 
-def make_exporters(fast: bool, translations: Sequence[str]) -> dict[str, object]:
-    """One exporter per target: the stock one, then one per translation table."""
+def make_exporters(fast: bool, translations: Sequence[str], skip: bool = True) -> dict[str, object]:
+    """One exporter per target: the stock one, then one per translation table (`skip`: see
+    SweepConfig.skip_decomposition)."""
     from .translations import load
-    exporters: dict[str, object] = {STOCK: make_exporter(fast)}
+    exporters: dict[str, object] = {STOCK: make_exporter(fast, skip=skip)}
     for text in translations:
         info, table = load(text)
-        exporters[info.name] = make_exporter(fast, table)
+        exporters[info.name] = make_exporter(fast, table, skip=skip)
     keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
             if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
     if keys and hasattr(exporters[STOCK], "watch"):
@@ -84,7 +85,7 @@ _WORKER: dict[str, object] = {}
 
 
 def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...],
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, skip: bool = True) -> None:
     """A worker's set-up. What fails here would fail every task: it is kept and raised
     as ExporterBroken by each task (a worker that dies in its initializer is respawned
     forever, and says nothing)."""
@@ -97,7 +98,7 @@ def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[st
         if not verbose:
             quiet_exporter()
         _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
-        _WORKER["exporters"] = make_exporters(fast, translations)
+        _WORKER["exporters"] = make_exporters(fast, translations, skip)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -273,7 +274,8 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
     with _hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
         pool = ProcessPool(max_workers=config.jobs, initializer=_init_worker,
                            initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-                                     tuple(config.translations), config.verbose),
+                                     tuple(config.translations), config.verbose,
+                                     config.skip_decomposition),
                            context=multiprocessing.get_context("spawn"))
         try:
             _check_stack(pool, config.timeout)
@@ -326,7 +328,8 @@ def inline_exporters(config: SweepConfig) -> dict[str, object]:
         quiet_runtime(config.verbose)
         if not config.verbose:
             quiet_exporter()
-        exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations)
+        exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations,
+                                   config.skip_decomposition)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
     run_canary(exporters)

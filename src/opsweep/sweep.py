@@ -29,7 +29,7 @@ from .specgrade import spec_result
 from .targets import Key
 
 #: How many specs are drawn and queued ahead of the one being collected.
-_AHEAD = 3
+_AHEAD = 12
 
 
 @dataclass(frozen=True)

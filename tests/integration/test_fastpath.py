@@ -111,7 +111,8 @@ def _without_metadata(model) -> bytes:
 #: specs whose first signatures skip the decomposition (one output, several outputs taken
 #: by item, a reduction), and specs whose graph the table or the CIA kernels decompose
 SKIPPED = ["sin", "topk", "sort", "amax", "mm", "cat"]
-DECOMPOSED = ["softmax", "layer_norm", "conv2d", "batch_norm", "reshape", "linear", "max_pool2d"]
+DECOMPOSED = ["softmax", "layer_norm", "conv2d", "batch_norm", "reshape", "linear", "max_pool2d",
+              "native_batch_norm", "fractional_max_pool2d"]
 
 
 @pytest.mark.parametrize("name", SKIPPED + DECOMPOSED)
@@ -127,17 +128,25 @@ def test_a_skipped_decomposition_gives_the_same_model_and_outcomes(specs, name):
                                                                        dynamic=True)
         call = build_call(spec, group[0])
         before = len(skip.skipped)
-        model = skip.export(call, tuple(t.clone() for t in call.inputs))
+        got = _attempt(skip, call)
         assert (len(skip.skipped) > before) is (name in SKIPPED), f"{name}: skip not as expected"
-        assert _without_metadata(model) == _without_metadata(
-            full.export(call, tuple(t.clone() for t in call.inputs)))
+        assert got == _attempt(full, call)
         plan, traced, _ = choose_plan(spec, target_of(spec, call), group[0])
         if plan is not None:
             shapes = dynamic_shapes(plan, len(traced.inputs))
-            got = skip.export(traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes=shapes)
-            want = full.export(traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes=shapes)
-            assert _without_metadata(got) == _without_metadata(want)
+            assert _attempt(skip, traced, shapes) == _attempt(full, traced, shapes)
     assert not full.skipped
+
+
+def _attempt(exporter, call, shapes=None) -> tuple[str, object]:
+    """The model without its metadata, or the export's error line."""
+    from opsweep.runner import error_line
+    inputs = tuple(t.clone() for t in call.inputs)
+    try:
+        model = exporter.export(call, inputs, **({"dynamic_shapes": shapes} if shapes else {}))
+    except Exception as exc:
+        return "error", error_line(exc)
+    return "model", _without_metadata(model)
 
 
 class _InPlace(torch.nn.Module):
@@ -145,6 +154,11 @@ class _InPlace(torch.nn.Module):
         y = x.clone()
         y.add_(1)
         return y
+
+
+class _UnusedItem(torch.nn.Module):
+    def forward(self, x):
+        return torch.topk(x.sin(), 2).values  # the decomposition drops the unused indices
 
 
 class _View(torch.nn.Module):
@@ -169,12 +183,20 @@ class _Buffer(torch.nn.Module):
 
 class _Plain(torch.nn.Module):
     def forward(self, x):
-        return torch.topk(x.sin(), 2).values * x.amax(dim=1, keepdim=True)
+        values, indices = torch.topk(x.sin(), 2)
+        return values * x.amax(dim=1, keepdim=True), indices
+
+
+class _BatchNorm(torch.nn.Module):
+    def forward(self, x):  # native_batch_norm's Python kernels make it _legit_functional
+        return torch.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)[0]
 
 
 @pytest.mark.parametrize("module, expected", [
-    (_Plain(), True), (_InPlace(), False), (_View(), False), (_Cond(), False), (_Buffer(), False),
-], ids=["plain", "in-place", "view", "higher-order", "buffer-mutation"])
+    (_Plain(), True), (_UnusedItem(), False), (_InPlace(), False), (_View(), False),
+    (_Cond(), False), (_Buffer(), False), (_BatchNorm(), False),
+], ids=["plain", "unused-item", "in-place", "view", "higher-order", "buffer-mutation",
+        "python-kernel"])
 def test_which_programs_decompose_to_themselves(module, expected):
     from opsweep.fastpath import _KEYS, decomposes_to_itself
     exporter = FastExporter()
