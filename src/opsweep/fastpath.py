@@ -84,8 +84,8 @@ class _CheapCallable(metaclass=_CheapCallableMeta):
 _DECOMP_CACHE: dict[int, tuple[Any, dict, dict]] = {}
 #: id(registry) -> (registry, every key of its decomposition tables)
 _KEYS: dict[int, tuple[Any, frozenset]] = {}
-#: id(registry) -> (registry, skip decompositions that give back the same program, skips made)
-_SKIP: dict[int, tuple[Any, bool, list]] = {}
+#: id(registry) -> (registry, skip decompositions that give back the same program, its exporter)
+_SKIP: dict[int, tuple[Any, bool, Any]] = {}
 #: id(registry) -> the recorder of the exporter that owns that registry (see `FastExporter.watch`)
 _RECORDERS: dict[int, _Recorder] = {}
 
@@ -323,7 +323,7 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
         skip = _SKIP.get(id(registry))
         if skip is not None and skip[0] is registry and skip[1] and decomposes_to_itself(
                 exported_program, _KEYS[id(registry)][1]):
-            skip[2].append(True)
+            skip[2].skipped += 1
             if recorder is not None:
                 recorder.after = recorder.before
             return exported_program
@@ -358,10 +358,9 @@ def decomposes_to_itself(program, keys: frozenset) -> bool:
     no Python kernel but a Meta one; and is functional: its schema mutates nothing and
     returns no alias (functionalization rewrites mutations and views). A tuple's item taken
     from such an operator's result stays as it is when it is used (an unused one is
-    dropped). The graph must be one graph (a
-    higher-order operator's subgraph is traced again), read no attribute and mutate no
-    buffer or input. Anything else, including Python operators on sizes, is decomposed as
-    before. Proven against the full decomposition, model for model, by
+    dropped). The graph must be one graph (a higher-order operator's subgraph is traced
+    again), read no attribute and mutate no buffer or input. Anything else, including
+    Python operators on sizes, is decomposed as before. Proven against the full decomposition, model for model, by
     ``tests/integration/test_fastpath.py``."""
     module = program.graph_module
     if any(sub is not module for sub in module.modules()):
@@ -446,9 +445,9 @@ class FastExporter(Exporter):
         for torch_op, onnx_op in (self.custom_translation_table or {}).items():
             self.registry.register_op(torch_op, onnx_op, is_complex=False)
         _install(ops, ep, decomp, fx_passes)
-        #: exports whose decomposition was skipped (see :func:`decomposes_to_itself`)
-        self.skipped: list[bool] = []
-        _SKIP[id(self.registry)] = (self.registry, skip_identity, self.skipped)
+        #: how many exports skipped their decomposition (see :func:`decomposes_to_itself`)
+        self.skipped = 0
+        _SKIP[id(self.registry)] = (self.registry, skip_identity, self)
         self._recorder: _Recorder | None = None
         self.last_trace: Trace | None = None  # of the last export, when watching
         _settle()
