@@ -81,9 +81,8 @@ class _CheapCallable(metaclass=_CheapCallableMeta):
     pass
 
 
-_DECOMP_CACHE: dict[int, tuple[Any, dict, dict]] = {}
-#: id(registry) -> (registry, every key of its decomposition tables)
-_KEYS: dict[int, tuple[Any, frozenset]] = {}
+#: id(registry) -> (registry, CIA table, python table, every key of the two)
+_DECOMP_CACHE: dict[int, tuple[Any, dict, dict, frozenset]] = {}
 #: id(registry) -> (registry, skip decompositions that give back the same program, its exporter)
 _SKIP: dict[int, tuple[Any, bool, Any]] = {}
 #: id(registry) -> the recorder of the exporter that owns that registry (see `FastExporter.watch`)
@@ -125,7 +124,7 @@ class _Recorder:
 
     def __init__(self, registry: Any, watched: frozenset[str]) -> None:
         self.registry, self.watched = registry, watched
-        self.tables: tuple[Any, dict, dict] | None = None  # (source tables, cia, python)
+        self.tables: tuple[Any, dict, dict] | None = None  # (source entry, cia, python)
         self.reset()
 
     def reset(self) -> None:
@@ -142,7 +141,7 @@ class _Recorder:
             return fn(*args, **kwargs)
         return recorded
 
-    def wrapped(self, cached: tuple[Any, dict, dict], preserve: Any) -> tuple[dict, dict]:
+    def wrapped(self, cached: tuple[Any, dict, dict, frozenset], preserve: Any) -> tuple[dict, dict]:
         """The cached tables with every watched entry recording its use (built once)."""
         if self.tables is None or self.tables[0] is not cached:
             def wrap(table: dict) -> dict:
@@ -310,9 +309,9 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
             registered = set(_decomp.get_onnx_implemented_overloads(registry))
             table = _decomp.create_onnx_friendly_decomposition_table(registered)
             cia, python_table = ep._split_decomp_table_to_cia_and_python_decomp(dict(table))
-            cached = _DECOMP_CACHE[id(registry)] = (registry, cia, python_table)
-            _KEYS[id(registry)] = (registry, frozenset(cia) | frozenset(python_table))
-        _, cia, python_table = cached
+            cached = _DECOMP_CACHE[id(registry)] = (registry, cia, python_table,
+                                                    frozenset(cia) | frozenset(python_table))
+        _, cia, python_table, keys = cached
         recorder = _RECORDERS.get(id(registry))
         if recorder is not None and recorder.registry is registry:
             recorder.captured, recorder.before = True, graph_ops(exported_program)
@@ -322,7 +321,7 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
             recorder = None
         skip = _SKIP.get(id(registry))
         if skip is not None and skip[0] is registry and skip[1] and decomposes_to_itself(
-                exported_program, _KEYS[id(registry)][1]):
+                exported_program, keys):
             skip[2].skipped += 1
             if recorder is not None:
                 recorder.after = recorder.before

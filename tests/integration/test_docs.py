@@ -213,6 +213,15 @@ def button_labels(page, axis) -> dict[str, str]:
                          f"'button[data-axis={axis}]')].map(b => [b.dataset.value, b.textContent]))")
 
 
+def fits_without_scrolling(page, what):
+    """No horizontal scroll at 1400 and 1024 px; the viewport is left at 1400 px."""
+    for width in (1400, 1024):
+        page.set_viewport_size({"width": width, "height": 1000})
+        assert page.evaluate("document.documentElement.scrollWidth <= "
+                             "document.documentElement.clientWidth"), f"{what} at {width} px"
+    page.set_viewport_size({"width": 1400, "height": 1000})
+
+
 def check_fits(page, width):
     """No horizontal scroll; the table inside the content column; one line per row and
     per operator name."""
@@ -311,11 +320,7 @@ def check_detail(page, op):
                           "table.opsweep-groups td.spec code')].filter(c => c.getClientRects()"
                           ".length > 1).map(c => c.textContent)")
     assert not names, f"names broken inside a word on the operators page: {names[:5]}"
-    for width in (1400, 1024):
-        page.set_viewport_size({"width": width, "height": 1000})
-        assert page.evaluate("document.documentElement.scrollWidth <= "
-                             "document.documentElement.clientWidth"), f"operators page at {width} px"
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    fits_without_scrolling(page, "operators page")
     page.evaluate(f"document.getElementById('op-{op}').scrollIntoView()")
     page.screenshot(path=SHOTS / "operator-detail.png")  # the viewport: a locator shot of a
     # section of this long page takes Chromium tens of seconds
@@ -336,11 +341,7 @@ def check_spec_source(page, section, op):
     assert where in target.inner_text()
     code = target.locator("pre").first
     assert code.is_visible() and code.inner_text().strip() == definition(spec.origin).code
-    for width in (1400, 1024):
-        page.set_viewport_size({"width": width, "height": 1000})
-        assert page.evaluate("document.documentElement.scrollWidth <= "
-                             "document.documentElement.clientWidth"), f"spec sources page at {width} px"
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    fits_without_scrolling(page, "spec sources page")
     page.evaluate(f"document.getElementById('spec-{spec.name}').scrollIntoView()")
     page.screenshot(path=SHOTS / "spec-source.png")
 
