@@ -8,6 +8,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from .config import RECYCLE
 from .errors import OpsweepError, UsageError
 from .model import Stage
 from .progress import DEFAULT_INTERVAL
@@ -42,6 +43,9 @@ def _add_sweep(sub) -> None:
                    help="another directory of spec modules, measured beside the built-in ones")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default: CPU count; 0 runs inline, without isolation)")
+    p.add_argument("--recycle", type=int, default=None, metavar="GROUPS",
+                   help="replace a worker by a fresh one after this many signature groups, "
+                        "which bounds its memory (default: %d; 0: never)" % RECYCLE)
     p.add_argument("--timeout", type=float, default=180.0,
                    help="seconds allowed for one export before the worker is replaced")
     p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE",
@@ -184,6 +188,9 @@ def cmd_sweep(args) -> int:
     jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
+    recycle = RECYCLE if args.recycle is None else args.recycle
+    if recycle < 0:
+        raise UsageError(f"--recycle must be >= 0, got {recycle}")
     if not args.progress_interval > 0:  # also NaN
         raise UsageError(f"--progress-interval must be > 0 seconds, got {args.progress_interval:g}")
     shard = parse_shard(args.shard) if args.shard else None
@@ -191,7 +198,7 @@ def cmd_sweep(args) -> int:
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in args.specs),
                          fast=not args.public_exporter, translations=tuple(args.translations),
-                         dynamic=not args.no_dynamic, verbose=args.verbose)
+                         dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle)
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)

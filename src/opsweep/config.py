@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .adapter import PUBLIC_PATH
-from .draw import Profile
-from .fastpath import FAST_PATH, fast_path_available
+if TYPE_CHECKING:
+    from .draw import Profile
+
+
+#: `SweepConfig.recycle`'s default (see benchmarks/bench_recycle.py)
+RECYCLE = 1000
 
 
 @dataclass(frozen=True)
@@ -26,9 +30,15 @@ class SweepConfig:
     #: the fast path skips a decomposition that must give back the program it was given
     #: (fastpath.decomposes_to_itself; False: every program decomposed, the previous engine)
     skip_decomposition: bool = True
+    #: groups a worker measures before a fresh one replaces it (0: never). torch keeps
+    #: something of every export alive (generated code, shape environments), so a worker
+    #: grows and its garbage collections slow down; a fresh one starts from its set-up.
+    recycle: int = RECYCLE
 
     @property
     def exporter_path(self) -> str:
+        from .adapter import PUBLIC_PATH
+        from .fastpath import FAST_PATH, fast_path_available
         return FAST_PATH if self.fast and fast_path_available() else PUBLIC_PATH
 
 

@@ -185,61 +185,115 @@ def _force_dispatch_to_orig_cia_callable(fake_tensor_mode, op, *args, **kwargs):
         return original(*args, **kwargs)
 
 
+#: `_source_digest` of torch._subclasses.fake_impls' register_op_impl and _deregister_op_impl
+#: whose effect on one OpOverload `_fake_rules` replicates: torch 2.14.1 and 2.15.0 also tell
+#: the C++ fake dispatch; 2.13.0 keeps only the Python dict. Any other code keeps torch's own.
+_REPLICATED_FAKE_RULES = {("acf415b3706ef044", "c25fbb09d71548e7"): True,
+                          ("6d35d88ca9faf781", "42ee5b4073bf3d70"): False}
+
+
+def _fake_rules(fake_impls):
+    """(register(op, rule), deregister(op)) with the effect of torch's
+    ``register_op_impl(op)(rule)`` and ``_deregister_op_impl(op)`` on one OpOverload, without
+    a closure per call; torch's own functions where their code is not the one replicated."""
+    digests = (_source_digest(fake_impls.register_op_impl),
+               _source_digest(fake_impls._deregister_op_impl))
+    tells_cpp = _REPLICATED_FAKE_RULES.get(digests)
+    if tells_cpp is None:
+        return (lambda op, rule: fake_impls.register_op_impl(op)(rule)), fake_impls._deregister_op_impl
+    rules, checks = fake_impls.op_implementations_dict, fake_impls.op_implementations_checks
+
+    def register(op, rule):
+        if op in rules:
+            raise AssertionError(f"duplicate registration: {op}")
+        rules[op] = rule
+        if tells_cpp:
+            schema = op._schema
+            torch._C._fake_dispatch_register_op_impl(schema.name, schema.overload_name)
+
+    def deregister(op):
+        if op in rules:
+            del rules[op]
+            if tells_cpp:
+                schema = op._schema
+                torch._C._fake_dispatch_deregister_op_impl(schema.name, schema.overload_name)
+        for check, impl in checks:
+            if check is op:
+                checks.remove((check, impl))
+                break
+    return register, deregister
+
+
+class _Override:
+    """What overriding one op's CompositeImplicitAutograd kernel with one decomposition
+    does, for one kernel table before the override (`before`, kept unchanged)."""
+
+    __slots__ = ("op", "decomp", "before", "additions", "fake")
+
+    def __init__(self, op, decomp, before: dict, additions: dict, fake) -> None:
+        self.op, self.decomp, self.before, self.additions, self.fake = \
+            op, decomp, before, additions, fake
+
+
 def _make_override_cia(ep):
     """torch's _override_composite_implicit_decomp, with the same registrations made
     directly in each op's kernel table. What an op receives depends only on its kernel
     table before the override and on its decomposition, so that is computed once per
-    op and re-applied while both are unchanged."""
+    op and re-applied while both are unchanged: an export overrides some 500 ops, so
+    this is done without allocating per op (each allocation brings the next garbage
+    collection closer)."""
     import contextlib
     import functools
 
     from torch._higher_order_ops.utils import autograd_not_implemented
     from torch._subclasses import fake_impls
     cia_key = torch._C.DispatchKey.CompositeImplicitAutograd
-    # (id(op), id(decomp)) -> (op, base keys, base CIA kernel, decomp, additions, fake): one
-    # entry per table an op is decomposed with, so targets taking turns keep theirs
-    cache: dict[tuple[int, int], tuple] = {}
+    register, deregister = _fake_rules(fake_impls)
+    rules = fake_impls.op_implementations_dict
+    # (id(op), id(decomp)) -> _Override: one per table an op is decomposed with, so targets
+    # taking turns keep theirs
+    cache: dict[tuple[int, int], _Override] = {}
 
-    def prepare(op, decomp_callable, snapshot):
+    def prepare(op, decomp_callable, before: dict) -> _Override:
         additions = {}
-        missing = [k for k in ep._AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE if k not in snapshot]
+        missing = [k for k in ep._AUTOGRAD_ALIAS_BACKEND_KEYS_TO_OVERRIDE if k not in before]
         if missing:
             not_implemented = autograd_not_implemented(op, deferred_error=True)
             additions.update(dict.fromkeys(missing, not_implemented))
         orig_cia_callable = ep._get_decomp_for_cia(op)  # before the CIA kernel changes
         additions[cia_key] = decomp_callable
         for key in ep._BACKEND_KEYS_TO_OVERRIDE:
-            if key not in snapshot and key not in additions:
+            if key not in before and key not in additions:
                 additions[key] = orig_cia_callable
         fake = functools.partial(_force_dispatch_to_orig_cia_callable,
                                  original_callable=orig_cia_callable)
-        entry = (op, frozenset(snapshot), snapshot.get(cia_key), decomp_callable, additions, fake)
-        cache[id(op), id(decomp_callable)] = entry
+        entry = cache[id(op), id(decomp_callable)] = _Override(op, decomp_callable, before,
+                                                               additions, fake)
         return entry
 
     @contextlib.contextmanager
     def override(cia_ops_to_callable):
-        saved = []
+        saved: list[_Override] = []
         for op, decomp_callable in cia_ops_to_callable.items():
             kernels = op.py_kernels
-            snapshot = kernels.copy()
-            saved.append((op, snapshot))
             entry = cache.get((id(op), id(decomp_callable)))
-            if (entry is None or entry[0] is not op or entry[3] is not decomp_callable
-                    or entry[2] is not snapshot.get(cia_key) or entry[1] != snapshot.keys()):
-                entry = prepare(op, decomp_callable, snapshot)
-            kernels.update(entry[4])
-            if not fake_impls._is_op_registered_to_fake_rule(op):
-                fake_impls.register_op_impl(op)(entry[5])  # torch's own: 2.14+ also tells C++
+            if (entry is None or entry.op is not op or entry.decomp is not decomp_callable
+                    or kernels != entry.before):
+                entry = prepare(op, decomp_callable, kernels.copy())
+            saved.append(entry)
+            kernels.update(entry.additions)
+            if op not in rules:
+                register(op, entry.fake)
             op._dispatch_cache.clear()
         try:
             yield
         finally:
-            for op, snapshot in saved:
+            for entry in saved:
+                op = entry.op
                 op.py_kernels.clear()
-                op.py_kernels.update(snapshot)
+                op.py_kernels.update(entry.before)
                 op._dispatch_cache.clear()
-                fake_impls._deregister_op_impl(op)
+                deregister(op)
 
     return override
 
@@ -402,7 +456,8 @@ def _from_call(value: Any) -> bool:
 def _has_fake_rules() -> bool:
     from torch._subclasses import fake_impls
     return all(hasattr(fake_impls, name) for name in
-               ("_is_op_registered_to_fake_rule", "register_op_impl", "_deregister_op_impl"))
+               ("_is_op_registered_to_fake_rule", "register_op_impl", "_deregister_op_impl",
+                "op_implementations_dict", "op_implementations_checks"))
 
 
 def _preserve_marker(ep) -> Any:

@@ -272,17 +272,43 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         return
     from pebble import ProcessPool
     with _hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
-        pool = ProcessPool(max_workers=config.jobs, initializer=_init_worker,
+        pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
+                           initializer=_init_worker,
                            initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
                                      tuple(config.translations), config.verbose,
                                      config.skip_decomposition),
                            context=multiprocessing.get_context("spawn"))
         try:
-            _check_stack(pool, config.timeout)
+            try:
+                _check_stack(pool, config.timeout)
+            except ExporterBroken:
+                _let_workers_start(pool, config.jobs, config.timeout)
+                raise
             yield Workers(config, pool, Path(phases))
         finally:
             pool.stop()
             pool.join()
+
+
+def _let_workers_start(pool, jobs: int, timeout: float) -> None:
+    """The canary failed while other workers may still be starting. Stopped (or orphaned by
+    this process's exit) half-way through spawning, such a child cannot rebuild the pool's
+    locks and prints a traceback over the one clear error: wait, at most `timeout` seconds,
+    until every worker has taken a task (which a worker does once set up)."""
+    import time
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while len(seen) < jobs and (left := deadline - time.monotonic()) > 0:
+        try:
+            seen.add(pool.submit(_worker_pid, left, 0.2).result())
+        except Exception:
+            return
+
+
+def _worker_pid(pause: float) -> int:
+    import time
+    time.sleep(pause)  # long enough for a worker that is setting up to join in
+    return os.getpid()
 
 
 @contextmanager

@@ -104,3 +104,40 @@ def test_specs_this_torch_lacks_are_recorded_absent_not_measured(tmp_path, spec_
     assert set(a.specs) == {"relu"}
     assert a.absent["gone_op"].startswith("aten::no_such_op_xyz not in torch ")
     assert a.absent["gone_callable"].startswith("torch.no_such_fn_xyz does not exist in torch ")
+
+
+PIDS = '''
+import os
+from pathlib import Path
+
+from opsweep.families import unary
+
+with open(Path(__file__).with_name("pids.txt"), "a") as handle:  # once per process that loads it
+    handle.write(f"{os.getpid()}\\n")
+
+SPECS = [unary("sin_seen", fn=__import__("torch").sin, aten=("sin",), dtypes=("float32",),
+              max_rank=2)]
+'''
+
+
+def test_recycled_workers_give_the_same_artifact(tmp_path, spec_dir):
+    """--recycle N replaces each worker after N groups: fresh workers, same outcomes."""
+    (spec_dir / "seen.py").write_text(textwrap.dedent(PIDS))
+    pids = spec_dir / "pids.txt"
+    outs = {}
+    for recycle in ("0", "4"):
+        pids.write_text("")
+        outs[recycle] = tmp_path / f"recycle-{recycle}.json"
+        assert main(["sweep", "--only", "sin_seen", "--specs", str(spec_dir), "--jobs", "2",
+                     "--recycle", recycle, "--quiet", "--no-reuse", "--out", str(outs[recycle])]) == 0
+        started = len(set(pids.read_text().split())) - 1  # this process loads it too
+        tasks = 1 + art.load(outs[recycle]).specs["sin_seen"].signatures  # the canary, the groups
+        assert tasks >= 9  # so that recycled, more than the two workers start
+        # two workers when never recycled; else one more each time a worker has done 4 tasks
+        assert started == 2 if recycle == "0" else started >= tasks // 4 > 2, (started, tasks)
+    assert outs["0"].read_bytes() == outs["4"].read_bytes()
+
+
+def test_recycle_must_not_be_negative(tmp_path, capsys):
+    assert main(["sweep", "--only", "sin", "--recycle", "-1", "--out", str(tmp_path / "a.json")]) == 2
+    assert "--recycle must be >= 0, got -1" in capsys.readouterr().err
