@@ -39,6 +39,9 @@ from .phase import Phase, Reached, Step, ignore, label_of
 #: Seconds each example of a group adds to the group's time budget (one onnxruntime run
 #: and one comparison of small tensors take milliseconds; the export has its own timeout).
 PER_RUN_SECONDS = 1.0
+#: How long a failed canary waits for the other workers to finish starting (one takes a
+#: few seconds).
+STARTING_SECONDS = 30.0
 #: Beside a group's phase file: the outcomes of the targets that had finished.
 _STATIC_SUFFIX = ".static"
 
@@ -293,11 +296,12 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
 def _let_workers_start(pool, jobs: int, timeout: float) -> None:
     """The canary failed while other workers may still be starting. Stopped (or orphaned by
     this process's exit) half-way through spawning, such a child cannot rebuild the pool's
-    locks and prints a traceback over the one clear error: wait, at most `timeout` seconds,
-    until every worker has taken a task (which a worker does once set up)."""
+    locks and prints a traceback over the one clear error: wait until every worker has taken
+    a task (which a worker does once set up), at most `timeout` seconds and never more than
+    STARTING_SECONDS (workers that die while starting never take one)."""
     import time
     seen: set[int] = set()
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + min(timeout, STARTING_SECONDS)
     while len(seen) < jobs and (left := deadline - time.monotonic()) > 0:
         try:
             seen.add(pool.submit(_worker_pid, left, 0.2).result())

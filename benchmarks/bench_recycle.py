@@ -1,0 +1,89 @@
+"""Worker recycling, measured side by side in one run on the same specs (not a timed test).
+
+torch keeps something of every export alive in the process that made it (generated
+code in linecache, shape environments held by caches, fake-tensor cache entries): a
+worker's memory grows with every group it measures, and so does the work of each of
+its full garbage collections. ``SweepConfig.recycle`` replaces a worker by a fresh one
+after that many groups, at the price of a new worker's set-up (imports, catalog,
+registries: a few seconds).
+
+The effect shows only over many groups per worker, so the sample is large: every
+--stride-th spec of the catalog (default 2: ~385 specs, ~8000 groups, about half the
+main command's work). Each setting runs the sample through the real pool (--jobs
+workers, both targets, the dynamic axis) and prints wall time, the workers' CPU time,
+the largest resident set of any worker, the ratio to no recycling, and whether the
+results are identical.
+
+    python benchmarks/bench_recycle.py [--stride 2] [--settings 0 1000 2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import resource
+import subprocess
+import sys
+import time
+
+from opsweep.adapter import quiet_exporter
+from opsweep.artifact import STOCK
+from opsweep.catalog import load_catalog
+from opsweep.draw import PROFILES
+from opsweep.reuse import spec_digest
+from opsweep.sweep import Job, SweepConfig, measure
+from opsweep.translations import load
+
+TABLE = "examples/custom_translations.py:TABLE"
+
+
+def one(stride: int, jobs: int, recycle: int) -> dict:
+    """One sweep of the sample, in this process: what `main` prints for it."""
+    quiet_exporter()
+    catalog = load_catalog(check_draws=False)
+    specs = catalog.select(sorted(catalog.specs)[::stride])
+    config = SweepConfig(PROFILES["ci"], jobs=jobs, translations=(TABLE,), recycle=recycle)
+    targets = (STOCK, load(TABLE)[0].name)
+    results: dict = {}
+    start = time.perf_counter()
+    measure([Job(s, spec_digest(s), targets) for s in specs], config,
+            lambda job, t, r: results.__setitem__((t, job.spec.name), r))
+    wall = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    digest = hashlib.sha256(repr(sorted(results.items())).encode()).hexdigest()
+    return {"specs": len(specs), "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
+            "peak": usage.ru_maxrss / 1024, "results": digest}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--stride", type=int, default=2)
+    parser.add_argument("--settings", type=int, nargs="+", default=[0, 1000, 2000],
+                        help="groups per worker before it is replaced (0: never); the first is "
+                             "the baseline")
+    parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one is not None:
+        print(json.dumps(one(args.stride, args.jobs, args.one)))
+        return
+    base = None
+    for recycle in args.settings:  # each in a process of its own: its own workers' peak
+        done = subprocess.run([sys.executable, __file__, "--stride", str(args.stride), "--jobs",
+                               str(args.jobs), "--one", str(recycle)], capture_output=True,
+                              text=True, check=True)
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+        if base is None:
+            base = got
+            print(f"{got['specs']} specs (every {args.stride}th spec), {args.jobs} workers, "
+                  "both targets, dynamic axis on")
+        print(f"recycle {recycle:5}: wall {got['wall']:7.1f}s = {base['wall'] / got['wall']:4.2f}x "
+              f"the first setting's speed, workers' CPU {got['cpu']:7.1f}s, largest worker "
+              f"{got['peak']:5.0f} MiB, results identical to the first: "
+              f"{got['results'] == base['results']}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
