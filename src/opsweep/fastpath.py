@@ -240,8 +240,8 @@ def _make_override_cia(ep):
     directly in each op's kernel table. What an op receives depends only on its kernel
     table before the override and on its decomposition, so that is computed once per
     op and re-applied while both are unchanged: an export overrides some 500 ops, so
-    this is done without allocating per op (each allocation brings the next garbage
-    collection closer)."""
+    no kernel table is copied and no closure is made per op while nothing changed (each
+    allocation of a container brings the next garbage collection closer)."""
     import contextlib
     import functools
 
