@@ -25,17 +25,12 @@ import json
 import resource
 import subprocess
 import sys
-import time
+
+from bench_sweep import sweep  # the same measured sweep (benchmarks/ is on sys.path)
 
 from opsweep.adapter import quiet_exporter
-from opsweep.artifact import STOCK
 from opsweep.catalog import load_catalog
 from opsweep.draw import PROFILES
-from opsweep.reuse import spec_digest
-from opsweep.sweep import Job, SweepConfig, measure
-from opsweep.translations import load
-
-TABLE = "examples/custom_translations.py:TABLE"
 
 
 def one(stride: int, jobs: int, recycle: int) -> dict:
@@ -43,13 +38,7 @@ def one(stride: int, jobs: int, recycle: int) -> dict:
     quiet_exporter()
     catalog = load_catalog(check_draws=False)
     specs = catalog.select(sorted(catalog.specs)[::stride])
-    config = SweepConfig(PROFILES["ci"], jobs=jobs, translations=(TABLE,), recycle=recycle)
-    targets = (STOCK, load(TABLE)[0].name)
-    results: dict = {}
-    start = time.perf_counter()
-    measure([Job(s, spec_digest(s), targets) for s in specs], config,
-            lambda job, t, r: results.__setitem__((t, job.spec.name), r))
-    wall = time.perf_counter() - start
+    results, _, wall = sweep(specs, PROFILES["ci"], jobs, recycle=recycle)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     digest = hashlib.sha256(repr(sorted(results.items())).encode()).hexdigest()
     return {"specs": len(specs), "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,

@@ -38,6 +38,7 @@ from opsweep import artifact as art
 from opsweep.adapter import Exporter, quiet_exporter
 from opsweep.artifact import STOCK
 from opsweep.catalog import load_catalog
+from opsweep.config import RECYCLE
 from opsweep.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.reuse import spec_digest
 from opsweep.runner import run_group
@@ -54,11 +55,12 @@ SAMPLE = ["sin", "relu", "add", "mul", "sum", "amax", "softmax", "cat", "index_s
           "nll_loss", "lstm_cell"]
 
 
-def sweep(specs, profile, jobs: int, shortcut: bool, skip: bool):
+def sweep(specs, profile, jobs: int, shortcut: bool = True, skip: bool = True,
+          recycle: int = RECYCLE):
     """(results by (target, spec), examples measured over both targets, seconds)."""
     results = {}
     config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), shortcut=shortcut,
-                         skip_decomposition=skip)
+                         skip_decomposition=skip, recycle=recycle)
     targets = (STOCK, _target_name())
     start = time.perf_counter()
     measure([Job(s, spec_digest(s), targets) for s in specs], config,
