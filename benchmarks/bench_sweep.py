@@ -56,11 +56,11 @@ SAMPLE = ["sin", "relu", "add", "mul", "sum", "amax", "softmax", "cat", "index_s
 
 
 def sweep(specs, profile, jobs: int, shortcut: bool = True, skip: bool = True,
-          recycle: int = RECYCLE):
+          recycle: int = RECYCLE, preload: bool = True):
     """(results by (target, spec), examples measured over both targets, seconds)."""
     results = {}
     config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), shortcut=shortcut,
-                         skip_decomposition=skip, recycle=recycle)
+                         skip_decomposition=skip, recycle=recycle, preload=preload)
     targets = (STOCK, _target_name())
     start = time.perf_counter()
     measure([Job(s, spec_digest(s), targets) for s in specs], config,

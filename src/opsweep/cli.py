@@ -46,6 +46,9 @@ def _add_sweep(sub) -> None:
     p.add_argument("--recycle", type=int, default=None, metavar="GROUPS",
                    help="replace a worker by a fresh one after this many signature groups, "
                         "which bounds its memory (default: %d; 0: never)" % RECYCLE)
+    p.add_argument("--spawn", action="store_true",
+                   help="start every worker afresh (each sets itself up) instead of forking it "
+                        "from a process that made the set-up once")
     p.add_argument("--timeout", type=float, default=180.0,
                    help="seconds allowed for one export before the worker is replaced")
     p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE",
@@ -198,7 +201,8 @@ def cmd_sweep(args) -> int:
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in args.specs),
                          fast=not args.public_exporter, translations=tuple(args.translations),
-                         dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle)
+                         dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
+                         preload=not args.spawn)
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)

@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from .draw import Profile
 
 
-#: `SweepConfig.recycle`'s default (see benchmarks/bench_recycle.py)
-RECYCLE = 1000
+#: `SweepConfig.recycle`'s default (see benchmarks/bench_workers.py)
+RECYCLE = 250
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,9 @@ class SweepConfig:
     #: something of every export alive (generated code, shape environments), so a worker
     #: grows and its garbage collections slow down; a fresh one starts from its set-up.
     recycle: int = RECYCLE
+    #: workers are forks of one process that made their set-up once (opsweep.forkserver,
+    #: where the platform has it); False: each worker is spawned and sets itself up
+    preload: bool = True
 
     @property
     def exporter_path(self) -> str:

@@ -15,7 +15,6 @@ isolation (for debugging).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
@@ -33,6 +32,7 @@ from .catalog import Catalog, load_catalog
 from .config import SweepConfig
 from .errors import ExporterBroken, PoolBroken
 from .fastpath import FAST_PATH, make_exporter
+from .forkserver import worker_context
 from .model import Example, OpSpec, Outcome, Stage
 from .phase import Phase, Reached, Step, ignore, label_of
 
@@ -91,7 +91,13 @@ def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[st
                  verbose: bool = False, skip: bool = True) -> None:
     """A worker's set-up. What fails here would fail every task: it is kept and raised
     as ExporterBroken by each task (a worker that dies in its initializer is respawned
-    forever, and says nothing)."""
+    forever, and says nothing). A worker forked from a server that made this very set-up
+    (:mod:`opsweep.forkserver`) keeps what it inherited."""
+    setup = (spec_dirs, fast, translations, verbose, skip)
+    if _WORKER.get("setup") == setup:
+        return
+    _WORKER.clear()
+    _WORKER["setup"] = setup
     try:
         import torch
 
@@ -274,13 +280,12 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         yield Workers(config, exporters=inline_exporters(config))
         return
     from pebble import ProcessPool
-    with _hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases:
+    setup = (tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
+             tuple(config.translations), config.verbose, config.skip_decomposition)
+    with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases,
+          worker_context(setup, config.preload) as context):
         pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
-                           initializer=_init_worker,
-                           initargs=(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-                                     tuple(config.translations), config.verbose,
-                                     config.skip_decomposition),
-                           context=multiprocessing.get_context("spawn"))
+                           initializer=_init_worker, initargs=setup, context=context)
         try:
             try:
                 _check_stack(pool, config.timeout)

@@ -1,5 +1,7 @@
 """Whole sweeps through the CLI, in isolated worker processes."""
 
+import multiprocessing
+import os
 import textwrap
 
 import pytest
@@ -110,32 +112,63 @@ PIDS = '''
 import os
 from pathlib import Path
 
+import torch
 from opsweep.families import unary
 
-with open(Path(__file__).with_name("pids.txt"), "a") as handle:  # once per process that loads it
+HERE = Path(__file__).parent
+with open(HERE / "loads.txt", "a") as handle:  # once per process that loads this module
     handle.write(f"{os.getpid()}\\n")
 
-SPECS = [unary("sin_seen", fn=__import__("torch").sin, aten=("sin",), dtypes=("float32",),
-              max_rank=2)]
+
+def _logged_sin(x):
+    with open(HERE / "calls.txt", "a") as handle:  # each process that runs the spec
+        handle.write(f"{os.getpid()}\\n")
+    return torch.sin(x)
+
+
+SPECS = [unary("sin_seen", fn=_logged_sin, aten=("sin",), dtypes=("float32",), max_rank=2)]
 '''
+
+
+def _sweep_logging_pids(spec_dir, out, *options) -> tuple[set[str], set[str]]:
+    """Sweep sin_seen with `options`: (PIDs of the processes that loaded the spec module,
+    PIDs of the workers that ran it), this process left out."""
+    (spec_dir / "seen.py").write_text(textwrap.dedent(PIDS))
+    for log in ("loads.txt", "calls.txt"):
+        (spec_dir / log).write_text("")
+    assert main(["sweep", "--only", "sin_seen", "--specs", str(spec_dir), "--jobs", "2",
+                 "--quiet", "--no-reuse", "--out", str(out), *options]) == 0
+    me = str(os.getpid())
+    return tuple(set((spec_dir / log).read_text().split()) - {me}
+                 for log in ("loads.txt", "calls.txt"))
 
 
 def test_recycled_workers_give_the_same_artifact(tmp_path, spec_dir):
     """--recycle N replaces each worker after N groups: fresh workers, same outcomes."""
-    (spec_dir / "seen.py").write_text(textwrap.dedent(PIDS))
-    pids = spec_dir / "pids.txt"
     outs = {}
     for recycle in ("0", "4"):
-        pids.write_text("")
         outs[recycle] = tmp_path / f"recycle-{recycle}.json"
-        assert main(["sweep", "--only", "sin_seen", "--specs", str(spec_dir), "--jobs", "2",
-                     "--recycle", recycle, "--quiet", "--no-reuse", "--out", str(outs[recycle])]) == 0
-        started = len(set(pids.read_text().split())) - 1  # this process loads it too
+        _, workers = _sweep_logging_pids(spec_dir, outs[recycle], "--recycle", recycle)
         tasks = 1 + art.load(outs[recycle]).specs["sin_seen"].signatures  # the canary, the groups
-        assert tasks >= 9  # so that recycled, more than the two workers start
+        assert tasks >= 9  # so that recycled, more than the two workers run it
         # two workers when never recycled; else one more each time a worker has done 4 tasks
-        assert started == 2 if recycle == "0" else started >= tasks // 4 > 2, (started, tasks)
+        assert len(workers) <= 2 if recycle == "0" else len(workers) >= tasks // 4 > 2, \
+            (workers, tasks)
     assert outs["0"].read_bytes() == outs["4"].read_bytes()
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
+                    reason="workers are forked from a set-up server only where forkserver exists")
+def test_workers_forked_from_a_set_up_server_measure_as_spawned_ones(tmp_path, spec_dir):
+    """By default every worker is a fork of one process that loaded the catalog and built the
+    exporters once: no worker loads the spec module itself, and the artifact is byte for byte
+    the one of workers that each set themselves up (--spawn)."""
+    forked, spawned = tmp_path / "forked.json", tmp_path / "spawned.json"
+    loads, workers = _sweep_logging_pids(spec_dir, forked, "--recycle", "4")
+    assert len(workers) > 2 and len(loads) == 1 and not loads & workers, (loads, workers)
+    loads, workers = _sweep_logging_pids(spec_dir, spawned, "--recycle", "4", "--spawn")
+    assert len(workers) > 2 and workers <= loads, (loads, workers)
+    assert forked.read_bytes() == spawned.read_bytes()
 
 
 def test_recycle_must_not_be_negative(tmp_path, capsys):

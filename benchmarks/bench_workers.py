@@ -1,20 +1,25 @@
-"""Worker recycling, measured side by side in one run on the same specs (not a timed test).
+"""How workers start and how long they live, measured side by side in one run on the same
+specs (not a timed test).
 
 torch keeps something of every export alive in the process that made it (generated
 code in linecache, shape environments held by caches, fake-tensor cache entries): a
 worker's memory grows with every group it measures, and so does the work of each of
 its full garbage collections. ``SweepConfig.recycle`` replaces a worker by a fresh one
-after that many groups, at the price of a new worker's set-up (imports, catalog,
-registries: a few seconds).
+after that many groups, at the price of a new worker's set-up: a spawned worker imports
+torch, loads the catalog and builds the registries itself (about five seconds), a worker
+forked from the set-up server (``SweepConfig.preload``, :mod:`opsweep.forkserver`)
+inherits them.
 
 The effect shows only over many groups per worker, so the sample is large: every
 --stride-th spec of the catalog (default 2: ~385 specs, ~8000 groups, about half the
-main command's work). Each setting runs the sample through the real pool (--jobs
-workers, both targets, the dynamic axis) and prints wall time, the workers' CPU time,
-the largest resident set of any worker, the ratio to no recycling, and whether the
-results are identical.
+main command's work). A setting is ``START:GROUPS``: START ``spawn`` or ``fork``,
+GROUPS the groups a worker measures before it is replaced (0: never). Each setting runs
+the sample through the real pool (--jobs workers, both targets, the dynamic axis) in a
+process of its own and prints wall time, the workers' CPU time, the largest resident set
+of any process it started, the ratio to the first setting, and whether the results are
+identical.
 
-    python benchmarks/bench_recycle.py [--stride 2] [--settings 0 1000 2000]
+    python benchmarks/bench_workers.py [--stride 2] [--settings spawn:1000 fork:1000 fork:250]
 """
 
 from __future__ import annotations
@@ -33,12 +38,24 @@ from opsweep.catalog import load_catalog
 from opsweep.draw import PROFILES
 
 
-def one(stride: int, jobs: int, recycle: int) -> dict:
+START = {"spawn": False, "fork": True}  # -> SweepConfig.preload
+
+
+def parse(setting: str) -> tuple[str, int]:
+    start, _, groups = setting.partition(":")
+    if start not in START or not groups.isdigit():
+        raise SystemExit(f"bench_workers: setting {setting!r} is not START:GROUPS "
+                         f"(START one of {', '.join(START)}, GROUPS >= 0)")
+    return start, int(groups)
+
+
+def one(stride: int, jobs: int, setting: str) -> dict:
     """One sweep of the sample, in this process: what `main` prints for it."""
+    start, recycle = parse(setting)
     quiet_exporter()
     catalog = load_catalog(check_draws=False)
     specs = catalog.select(sorted(catalog.specs)[::stride])
-    results, _, wall = sweep(specs, PROFILES["ci"], jobs, recycle=recycle)
+    results, _, wall = sweep(specs, PROFILES["ci"], jobs, recycle=recycle, preload=START[start])
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     digest = hashlib.sha256(repr(sorted(results.items())).encode()).hexdigest()
     return {"specs": len(specs), "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
@@ -50,25 +67,27 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--stride", type=int, default=2)
-    parser.add_argument("--settings", type=int, nargs="+", default=[0, 1000, 2000],
-                        help="groups per worker before it is replaced (0: never); the first is "
-                             "the baseline")
-    parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--settings", nargs="+", default=["spawn:1000", "fork:1000", "fork:250"],
+                        help="START:GROUPS, START spawn or fork, GROUPS per worker before it is "
+                             "replaced (0: never); the first is the baseline")
+    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
         print(json.dumps(one(args.stride, args.jobs, args.one)))
         return
+    for setting in args.settings:
+        parse(setting)
     base = None
-    for recycle in args.settings:  # each in a process of its own: its own workers' peak
+    for setting in args.settings:  # each in a process of its own: its own workers' peak
         done = subprocess.run([sys.executable, __file__, "--stride", str(args.stride), "--jobs",
-                               str(args.jobs), "--one", str(recycle)], capture_output=True,
+                               str(args.jobs), "--one", setting], capture_output=True,
                               text=True, check=True)
         got = json.loads(done.stdout.strip().splitlines()[-1])
         if base is None:
             base = got
             print(f"{got['specs']} specs (every {args.stride}th spec), {args.jobs} workers, "
                   "both targets, dynamic axis on")
-        print(f"recycle {recycle:5}: wall {got['wall']:7.1f}s = {base['wall'] / got['wall']:4.2f}x "
+        print(f"{setting:>10}: wall {got['wall']:7.1f}s = {base['wall'] / got['wall']:4.2f}x "
               f"the first setting's speed, workers' CPU {got['cpu']:7.1f}s, largest worker "
               f"{got['peak']:5.0f} MiB, results identical to the first: "
               f"{got['results'] == base['results']}", flush=True)

@@ -1,0 +1,115 @@
+"""Workers forked from a process that is already set up.
+
+A worker's set-up (import torch, onnx, onnxruntime and onnxscript, load the catalog,
+build one exporter per target) takes about five seconds of CPU, and a spawned worker's
+exit another one or two (the interpreter's last collection walks all of torch). The
+sweep starts two workers, then a fresh one each time a worker is recycled
+(`SweepConfig.recycle`): some twenty set-ups on the main command.
+
+With the ``forkserver`` start method (Linux), one server process does that set-up once:
+it imports this module first (multiprocessing's *preload*), which runs the workers'
+set-up with the arguments this process put in its environment, and every worker is
+then a fork of the server, set up in milliseconds and sharing the server's pages until
+it writes them. `isolation._init_worker` sees that the set-up it inherited is the one it
+was asked for and keeps it; anything else (no server, another set-up, another working
+directory) sets up as a spawned worker does. What a worker measures depends only on its
+set-up, not on how it started: ``tests/integration/test_sweep.py`` proves the two give
+the same artifact byte for byte.
+
+The server is multiprocessing's one fork server of this process: started for one pool
+with that pool's set-up and stopped with it, so the next pool (another set-up) starts
+its own. Where the start method or the server's private controls are missing, workers
+are spawned as before.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+#: the environment variable that carries a set-up to the server process
+ENV = "OPSWEEP_WORKER_SETUP"
+
+SetUp = tuple  # isolation._init_worker's arguments
+
+
+def encode(setup: SetUp) -> str:
+    spec_dirs, fast, translations, verbose, skip = setup
+    return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(), "spec_dirs": [str(d) for d in spec_dirs],
+                       "fast": fast, "translations": list(translations), "verbose": verbose,
+                       "skip": skip})
+
+
+def decode(text: str) -> SetUp | None:
+    """The set-up in `text`, or None unless this process's parent wrote it, in this working
+    directory (its relative paths would name other files elsewhere)."""
+    data = json.loads(text)
+    if data["parent"] != os.getppid() or data["cwd"] != os.getcwd():
+        return None
+    return (tuple(Path(d) for d in data["spec_dirs"]), data["fast"],
+            tuple(data["translations"]), data["verbose"], data["skip"])
+
+
+def _server() -> Any:
+    """multiprocessing's fork server, when this platform has it and its controls are the
+    ones used here; else None."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    from multiprocessing import forkserver
+    server = getattr(forkserver, "_forkserver", None)
+    needed = ("ensure_running", "set_forkserver_preload", "_stop")
+    return server if all(hasattr(server, name) for name in needed) else None
+
+
+@contextmanager
+def worker_context(setup: SetUp, preload: bool = True) -> Iterator[Any]:
+    """The multiprocessing context to start workers with: a fork server set up with
+    `setup` (`preload`, where available), else spawn."""
+    server = _server() if preload else None
+    if server is None:
+        yield multiprocessing.get_context("spawn")
+        return
+    server._stop()  # one started before knows nothing of this set-up
+    saved = os.environ.get(ENV)
+    os.environ[ENV] = encode(setup)
+    try:
+        server.set_forkserver_preload([__name__])
+        server.ensure_running()  # the server reads the environment as it starts
+    except OSError:  # no socket or process for it here: spawn, as before
+        server = None
+    finally:
+        if saved is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = saved
+    if server is None:
+        yield multiprocessing.get_context("spawn")
+        return
+    try:
+        yield multiprocessing.get_context("forkserver")
+    finally:
+        server._stop()
+
+
+def _set_up_server() -> None:
+    """In the server process, as it imports this module: the workers' set-up, once."""
+    text = os.environ.pop(ENV, None)
+    if text is None:
+        return
+    setup = decode(text)
+    if setup is None:
+        return
+    from .isolation import _init_worker
+    _init_worker(*setup)
+
+
+if multiprocessing.parent_process() is None and ENV in os.environ:
+    try:  # the server imports only: whatever fails here, the workers set up themselves
+        _set_up_server()
+    except BaseException:  # noqa: BLE001 -- a preload that raises would stop the server
+        pass
