@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 #: `SweepConfig.recycle`'s default (see benchmarks/bench_workers.py)
-RECYCLE = 250
+RECYCLE = 1000
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,9 @@ SetUp = tuple  # isolation._init_worker's arguments
 
 def encode(setup: SetUp) -> str:
     spec_dirs, fast, translations, verbose, skip = setup
-    return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(), "spec_dirs": [str(d) for d in spec_dirs],
-                       "fast": fast, "translations": list(translations), "verbose": verbose,
-                       "skip": skip})
+    return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(),
+                       "spec_dirs": [str(d) for d in spec_dirs], "fast": fast,
+                       "translations": list(translations), "verbose": verbose, "skip": skip})
 
 
 def decode(text: str) -> SetUp | None:
