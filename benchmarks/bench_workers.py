@@ -16,10 +16,12 @@ main command's work). A setting is ``START:GROUPS``: START ``spawn`` or ``fork``
 GROUPS the groups a worker measures before it is replaced (0: never). Each setting runs
 the sample through the real pool (--jobs workers, both targets, the dynamic axis) in a
 process of its own and prints wall time, the workers' CPU time, the largest resident set
-of any process it started, the ratio to the first setting, and whether the results are
-identical.
+of any process it started, and whether the results are identical; --rounds repeats
+every setting, in reverse order every other round (this machine's speed drifts within
+a run), and the summary gives each setting's mean wall time and its ratio to the
+first setting's.
 
-    python benchmarks/bench_workers.py [--stride 2] [--settings spawn:1000 fork:1000 fork:250]
+    python benchmarks/bench_workers.py [--stride 2] [--rounds 2] [--settings spawn:1000 fork:1000]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import argparse
 import hashlib
 import json
 import resource
+import statistics
 import subprocess
 import sys
 
@@ -67,9 +70,11 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--stride", type=int, default=2)
-    parser.add_argument("--settings", nargs="+", default=["spawn:1000", "fork:1000", "fork:250"],
+    parser.add_argument("--settings", nargs="+", default=["spawn:1000", "fork:1000"],
                         help="START:GROUPS, START spawn or fork, GROUPS per worker before it is "
                              "replaced (0: never); the first is the baseline")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="runs of every setting, the order reversed every other round")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
@@ -77,21 +82,31 @@ def main() -> None:
         return
     for setting in args.settings:
         parse(setting)
-    base = None
-    for setting in args.settings:  # each in a process of its own: its own workers' peak
-        done = subprocess.run([sys.executable, __file__, "--stride", str(args.stride), "--jobs",
-                               str(args.jobs), "--one", setting], capture_output=True,
-                              text=True, check=True)
-        got = json.loads(done.stdout.strip().splitlines()[-1])
-        if base is None:
-            base = got
-            print(f"{got['specs']} specs (every {args.stride}th spec), {args.jobs} workers, "
-                  "both targets, dynamic axis on")
-        print(f"{setting:>10}: wall {got['wall']:7.1f}s = {base['wall'] / got['wall']:4.2f}x "
-              f"the first setting's speed, workers' CPU {got['cpu']:7.1f}s, largest worker "
-              f"{got['peak']:5.0f} MiB, results identical to the first: "
-              f"{got['results'] == base['results']}", flush=True)
-
+    first = None
+    walls: dict[str, list[float]] = {setting: [] for setting in args.settings}
+    for round_ in range(args.rounds):
+        # odd rounds run the settings in reverse: this machine drifts within a run, and a
+        # setting always run first (or last) would carry that drift as its own
+        order = args.settings if round_ % 2 == 0 else args.settings[::-1]
+        for setting in order:  # each in a process of its own: its own workers' peak
+            done = subprocess.run([sys.executable, __file__, "--stride", str(args.stride),
+                                   "--jobs", str(args.jobs), "--one", setting],
+                                  capture_output=True, text=True, check=True)
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            if first is None:
+                first = got
+                print(f"{got['specs']} specs (every {args.stride}th spec), {args.jobs} workers, "
+                      f"both targets, dynamic axis on, {args.rounds} round(s)")
+            walls[setting].append(got["wall"])
+            print(f"round {round_ + 1} {setting:>10}: wall {got['wall']:7.1f}s, workers' CPU "
+                  f"{got['cpu']:7.1f}s, largest process {got['peak']:5.0f} MiB, results "
+                  f"identical to the first run's: {got['results'] == first['results']}",
+                  flush=True)
+    base = statistics.mean(walls[args.settings[0]])
+    for setting, times in walls.items():
+        mean = statistics.mean(times)
+        print(f"{setting:>10}: mean wall {mean:7.1f}s over {len(times)} run(s) = "
+              f"{base / mean:4.2f}x {args.settings[0]}'s speed")
 
 if __name__ == "__main__":
     main()
