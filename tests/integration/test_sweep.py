@@ -143,32 +143,27 @@ def _sweep_logging_pids(spec_dir, out, *options) -> tuple[set[str], set[str]]:
                  for log in ("loads.txt", "calls.txt"))
 
 
-def test_recycled_workers_give_the_same_artifact(tmp_path, spec_dir):
-    """--recycle N replaces each worker after N groups: fresh workers, same outcomes."""
+def test_recycled_and_forked_workers_give_the_same_artifact(tmp_path, spec_dir):
+    """--recycle N replaces each worker after N groups, and every worker is a fork of one
+    process that loaded the catalog and built the exporters once (where forkserver exists):
+    no worker loads the spec module itself. Never recycled, recycled, or spawned afresh
+    (--spawn, each worker setting itself up): the same artifact, byte for byte."""
+    forking = "forkserver" in multiprocessing.get_all_start_methods()
     outs = {}
-    for recycle in ("0", "4"):
-        outs[recycle] = tmp_path / f"recycle-{recycle}.json"
-        _, workers = _sweep_logging_pids(spec_dir, outs[recycle], "--recycle", recycle)
-        tasks = 1 + art.load(outs[recycle]).specs["sin_seen"].signatures  # the canary, the groups
+    for name, options in (("kept", ("--recycle", "0")), ("recycled", ("--recycle", "4")),
+                          ("spawned", ("--recycle", "4", "--spawn"))):
+        outs[name] = tmp_path / f"{name}.json"
+        loads, workers = _sweep_logging_pids(spec_dir, outs[name], *options)
+        tasks = 1 + art.load(outs[name]).specs["sin_seen"].signatures  # the canary, the groups
         assert tasks >= 9  # so that recycled, more than the two workers run it
         # two workers when never recycled; else one more each time a worker has done 4 tasks
-        assert len(workers) <= 2 if recycle == "0" else len(workers) >= tasks // 4 > 2, \
+        assert len(workers) <= 2 if name == "kept" else len(workers) >= tasks // 4 > 2, \
             (workers, tasks)
-    assert outs["0"].read_bytes() == outs["4"].read_bytes()
-
-
-@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(),
-                    reason="workers are forked from a set-up server only where forkserver exists")
-def test_workers_forked_from_a_set_up_server_measure_as_spawned_ones(tmp_path, spec_dir):
-    """By default every worker is a fork of one process that loaded the catalog and built the
-    exporters once: no worker loads the spec module itself, and the artifact is byte for byte
-    the one of workers that each set themselves up (--spawn)."""
-    forked, spawned = tmp_path / "forked.json", tmp_path / "spawned.json"
-    loads, workers = _sweep_logging_pids(spec_dir, forked, "--recycle", "4")
-    assert len(workers) > 2 and len(loads) == 1 and not loads & workers, (loads, workers)
-    loads, workers = _sweep_logging_pids(spec_dir, spawned, "--recycle", "4", "--spawn")
-    assert len(workers) > 2 and workers <= loads, (loads, workers)
-    assert forked.read_bytes() == spawned.read_bytes()
+        if name == "spawned" or not forking:
+            assert workers <= loads, (loads, workers)
+        else:  # only the server loaded it
+            assert len(loads) == 1 and not loads & workers, (loads, workers)
+    assert outs["kept"].read_bytes() == outs["recycled"].read_bytes() == outs["spawned"].read_bytes()
 
 
 def test_recycle_must_not_be_negative(tmp_path, capsys):
