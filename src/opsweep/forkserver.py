@@ -30,30 +30,40 @@ import multiprocessing
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 #: the environment variable that carries a set-up to the server process
 ENV = "OPSWEEP_WORKER_SETUP"
 
-SetUp = tuple  # isolation._init_worker's arguments
 
+@dataclass(frozen=True)
+class SetUp:
+    """What a worker sets up (`isolation._init_worker`): the catalog with these spec
+    directories, and one exporter per target (`fast`: the fast path; `skip`: see
+    SweepConfig.skip_decomposition)."""
 
-def encode(setup: SetUp) -> str:
-    spec_dirs, fast, translations, verbose, skip = setup
-    return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(),
-                       "spec_dirs": [str(d) for d in spec_dirs], "fast": fast,
-                       "translations": list(translations), "verbose": verbose, "skip": skip})
+    spec_dirs: tuple[Path, ...]
+    fast: bool
+    translations: tuple[str, ...]
+    verbose: bool
+    skip: bool
 
+    def encode(self) -> str:
+        """For the server, with this process's PID and working directory."""
+        return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(),
+                           **asdict(self), "spec_dirs": [str(d) for d in self.spec_dirs]})
 
-def decode(text: str) -> SetUp | None:
-    """The set-up in `text`, or None unless this process's parent wrote it, in this working
-    directory (its relative paths would name other files elsewhere)."""
-    data = json.loads(text)
-    if data["parent"] != os.getppid() or data["cwd"] != os.getcwd():
-        return None
-    return (tuple(Path(d) for d in data["spec_dirs"]), data["fast"],
-            tuple(data["translations"]), data["verbose"], data["skip"])
+    @classmethod
+    def decode(cls, text: str) -> SetUp | None:
+        """The set-up in `text`, or None unless this process's parent wrote it, in this
+        working directory (its relative paths would name other files elsewhere)."""
+        data = json.loads(text)
+        if data.pop("parent") != os.getppid() or data.pop("cwd") != os.getcwd():
+            return None
+        return cls(**{**data, "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
+                      "translations": tuple(data["translations"])})
 
 
 def _server() -> Any:
@@ -67,53 +77,53 @@ def _server() -> Any:
     return server if all(hasattr(server, name) for name in needed) else None
 
 
-@contextmanager
-def worker_context(setup: SetUp, preload: bool = True) -> Iterator[Any]:
-    """The multiprocessing context to start workers with: a fork server set up with
-    `setup` (`preload`, where available), else spawn."""
-    server = _server() if preload else None
+def _started(setup: SetUp) -> Any:
+    """The fork server, (re)started with `setup`; None where there is none to start."""
+    server = _server()
     if server is None:
-        yield multiprocessing.get_context("spawn")
-        return
+        return None
     server._stop()  # one started before knows nothing of this set-up
     saved = os.environ.get(ENV)
-    os.environ[ENV] = encode(setup)
+    os.environ[ENV] = setup.encode()
     try:
         server.set_forkserver_preload([__name__])
         server.ensure_running()  # the server reads the environment as it starts
-    except OSError:  # no socket or process for it here: spawn, as before
-        server = None
+    except OSError:  # no socket or process for it here
+        return None
     finally:
         if saved is None:
             os.environ.pop(ENV, None)
         else:
             os.environ[ENV] = saved
-    if server is None:
-        yield multiprocessing.get_context("spawn")
-        return
+    return server
+
+
+@contextmanager
+def worker_context(setup: SetUp, preload: bool = True) -> Iterator[Any]:
+    """The multiprocessing context to start workers with: a fork server set up with
+    `setup` (`preload`, where available), else spawn."""
+    server = _started(setup) if preload else None
     try:
-        yield multiprocessing.get_context("forkserver")
+        yield multiprocessing.get_context("spawn" if server is None else "forkserver")
     finally:
-        server._stop()
+        if server is not None:
+            server._stop()
 
 
 def _set_up_server() -> None:
     """In the server process, as it imports this module: the workers' set-up, once."""
-    text = os.environ.pop(ENV, None)
-    if text is None:
-        return
-    setup = decode(text)
+    setup = SetUp.decode(os.environ.pop(ENV))
     if setup is None:
         return
     from .isolation import _init_worker
-    _init_worker(*setup)
+    _init_worker(setup)
     # the server writes nothing and owns nothing to release: when its pool stops it, it
     # exits at once instead of tearing down torch (about 1.5 s each pool)
     atexit.register(os._exit, 0)
 
 
-if multiprocessing.parent_process() is None and ENV in os.environ:
-    try:  # the server imports only: whatever fails here, the workers set up themselves
+if ENV in os.environ:  # the server (SetUp.decode tells it from any other process)
+    try:  # whatever fails here, the workers set up themselves
         _set_up_server()
     except BaseException:  # noqa: BLE001 -- a preload that raises would stop the server
         pass

@@ -32,7 +32,7 @@ from .catalog import Catalog, load_catalog
 from .config import SweepConfig
 from .errors import ExporterBroken, PoolBroken
 from .fastpath import FAST_PATH, make_exporter
-from .forkserver import worker_context
+from .forkserver import SetUp, worker_context
 from .model import Example, OpSpec, Outcome, Stage
 from .phase import Phase, Reached, Step, ignore, label_of
 
@@ -87,13 +87,11 @@ def budget(config: SweepConfig, group: Sequence[Example], targets: tuple[str, ..
 _WORKER: dict[str, object] = {}
 
 
-def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[str, ...],
-                 verbose: bool = False, skip: bool = True) -> None:
+def _init_worker(setup: SetUp) -> None:
     """A worker's set-up. What fails here would fail every task: it is kept and raised
     as ExporterBroken by each task (a worker that dies in its initializer is respawned
     forever, and says nothing). A worker forked from a server that made this very set-up
     (:mod:`opsweep.forkserver`) keeps what it inherited."""
-    setup = (spec_dirs, fast, translations, verbose, skip)
     if _WORKER.get("setup") == setup:
         return
     _WORKER.clear()
@@ -103,11 +101,11 @@ def _init_worker(spec_dirs: tuple[Path, ...], fast: bool, translations: tuple[st
 
         from .runner import quiet_runtime  # onnx and onnxruntime, imported once
         torch.set_num_threads(1)
-        quiet_runtime(verbose)
-        if not verbose:
+        quiet_runtime(setup.verbose)
+        if not setup.verbose:
             quiet_exporter()
-        _WORKER["catalog"] = load_catalog(spec_dirs, check_draws=False)
-        _WORKER["exporters"] = make_exporters(fast, translations, skip)
+        _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
+        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.skip)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -280,12 +278,12 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         yield Workers(config, exporters=inline_exporters(config))
         return
     from pebble import ProcessPool
-    setup = (tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-             tuple(config.translations), config.verbose, config.skip_decomposition)
+    setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
+                  tuple(config.translations), config.verbose, config.skip_decomposition)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases,
           worker_context(setup, config.preload) as context):
         pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
-                           initializer=_init_worker, initargs=setup, context=context)
+                           initializer=_init_worker, initargs=(setup,), context=context)
         try:
             try:
                 _check_stack(pool, config.timeout)
