@@ -1,8 +1,8 @@
 """Workers forked from a process that is already set up.
 
 A worker's set-up (import torch, onnx, onnxruntime and onnxscript, load the catalog,
-build one exporter per target) takes about five seconds of CPU, and a spawned worker's
-exit another one or two (the interpreter's last collection walks all of torch). The
+build one exporter per target) took 4.8 s here, and a spawned worker's interpreter start
+and exit another 1.6 s (its last collection walks all of torch). The
 sweep starts two workers, then a fresh one each time a worker is recycled
 (`SweepConfig.recycle`): some twenty set-ups on the main command.
 
