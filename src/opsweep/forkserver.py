@@ -9,7 +9,7 @@ sweep starts two workers, then a fresh one each time a worker is recycled
 With the ``forkserver`` start method (Linux), one server process does that set-up once:
 it imports this module first (multiprocessing's *preload*), which runs the workers'
 set-up with the arguments this process put in its environment, and every worker is
-then a fork of the server, set up in milliseconds and sharing the server's pages until
+then a fork of the server, inheriting that set-up and sharing the server's pages until
 it writes them. `isolation._init_worker` sees that the set-up it inherited is the one it
 was asked for and keeps it; anything else (no server, another set-up, another working
 directory) sets up as a spawned worker does. What a worker measures depends only on its
