@@ -30,6 +30,10 @@ class SweepConfig:
     #: the fast path skips a decomposition that must give back the program it was given
     #: (fastpath.decomposes_to_itself; False: every program decomposed, the previous engine)
     skip_decomposition: bool = True
+    #: the fast path traces a module once, straight to the decomposed graph, where the last
+    #: export of its kind was re-traced by the decomposition (FastExporter.export; False:
+    #: every module captured, then decomposed, the previous engine)
+    single_trace: bool = True
     #: groups a worker measures before a fresh one replaces it (0: never). torch keeps
     #: something of every export alive (generated code, shape environments), so a worker
     #: grows and its garbage collections slow down; a fresh one starts from its set-up.

@@ -27,6 +27,7 @@ two give the same outcome on specs reaching every stage.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable as AbcCallable
 from collections.abc import Iterable, Mapping
@@ -358,21 +359,15 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
         ep._override_composite_implicit_decomp = _make_override_cia(ep)
 
     def decompose_with_registry(exported_program, registry):
-        cached = _DECOMP_CACHE.get(id(registry))
-        if cached is None or cached[0] is not registry:
-            registered = set(_decomp.get_onnx_implemented_overloads(registry))
-            table = _decomp.create_onnx_friendly_decomposition_table(registered)
-            cia, python_table = ep._split_decomp_table_to_cia_and_python_decomp(dict(table))
-            cached = _DECOMP_CACHE[id(registry)] = (registry, cia, python_table,
-                                                    frozenset(cia) | frozenset(python_table))
-        _, cia, python_table, keys = cached
-        recorder = _RECORDERS.get(id(registry))
-        if recorder is not None and recorder.registry is registry:
+        cia, python_table, keys, recorder = _tables(registry)
+        if getattr(exported_program, _TRACED_ONCE, False):
+            # captured already decomposed (FastExporter's single trace): what the re-trace
+            # would give back
+            if recorder is not None:
+                recorder.captured, recorder.after = True, graph_ops(exported_program)
+            return exported_program
+        if recorder is not None:
             recorder.captured, recorder.before = True, graph_ops(exported_program)
-            if recorder.watched:
-                cia, python_table = recorder.wrapped(cached, _preserve_marker(ep))
-        else:
-            recorder = None
         skip = _SKIP.get(id(registry))
         if skip is not None and skip[0] is registry and skip[1] and decomposes_to_itself(
                 exported_program, keys):
@@ -388,12 +383,85 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
                 exported_program, cia_to_decomp=dict(cia), python_decomp_table=dict(python_table),
                 joint_loss_index=None, decompose_custom_triton_ops=False)
         decomposed = run()
+        if skip is not None and skip[0] is registry:
+            skip[2].retraced += 1
         if recorder is not None:
             recorder.after = graph_ops(decomposed)
         return decomposed
 
     decompose_with_registry._opsweep = True  # type: ignore[attr-defined]
     _fx_passes.decompose_with_registry = decompose_with_registry
+
+
+def _tables(registry) -> tuple[dict, dict, frozenset, _Recorder | None]:
+    """The ONNX decomposition table of `registry` split as the exporter splits it (CIA
+    overrides, python decompositions, every key of the two), built once per registry; with
+    the entries its recorder watches recording their use, and that recorder (or None)."""
+    ops, ep, _constants, _core, _decomp, _fx_passes, _registration = _internals()
+    cached = _DECOMP_CACHE.get(id(registry))
+    if cached is None or cached[0] is not registry:
+        registered = set(_decomp.get_onnx_implemented_overloads(registry))
+        table = _decomp.create_onnx_friendly_decomposition_table(registered)
+        cia, python_table = ep._split_decomp_table_to_cia_and_python_decomp(dict(table))
+        cached = _DECOMP_CACHE[id(registry)] = (registry, cia, python_table,
+                                                frozenset(cia) | frozenset(python_table))
+    _, cia, python_table, keys = cached
+    recorder = _RECORDERS.get(id(registry))
+    if recorder is None or recorder.registry is not registry:
+        return cia, python_table, keys, None
+    if recorder.watched:
+        cia, python_table = recorder.wrapped(cached, _preserve_marker(ep))
+    return cia, python_table, keys, recorder
+
+
+#: set on an ExportedProgram traced once with the decomposition table (see `_traced_once`)
+_TRACED_ONCE = "_opsweep_traced_once"
+
+
+def _traced_once(registry):
+    """A capture strategy that traces the module once, straight to the decomposed graph:
+    ``torch.export``'s non-strict trace to ATen IR (``pre_dispatch=False``) with the ONNX
+    decomposition table and its CompositeImplicitAutograd overrides, as
+    ``decompose_with_registry``'s re-trace applies them to the captured graph, under the
+    contexts the exporter's non-strict capture sets. No refinement of dynamic shapes: what
+    fails here is exported again the public way (`FastExporter.export`)."""
+    from torch.export import _trace
+    from torch.export import exported_program as ep
+    from torch.onnx._internal.exporter import _capture_strategies
+    flags = _capture_strategies._flags  # what its non-strict capture reads
+
+    class TracedOnce(_capture_strategies.TorchExportNonStrictStrategy):
+        def _capture(self, model, args, kwargs, dynamic_shapes):
+            cia, python_table, _keys, _recorder = _tables(registry)
+            original = _trace._export_to_aten_ir
+            _trace._export_to_aten_ir = functools.partial(original, decomp_table=dict(python_table))
+            try:
+                with (_capture_strategies.patch_dynamic_shape_rnn_decompositions(dynamic_shapes),
+                      torch.fx.experimental._config.patch(backed_size_oblivious=True),
+                      ep._override_composite_implicit_decomp(dict(cia))):
+                    program = _trace._export(
+                        model, args, kwargs, dynamic_shapes, strict=False, pre_dispatch=False,
+                        prefer_deferred_runtime_asserts_over_guards=(
+                            flags.PREFER_DEFERRED_RUNTIME_ASSERTS_OVER_GUARDS))
+            finally:
+                _trace._export_to_aten_ir = original
+            setattr(program, _TRACED_ONCE, True)
+            return program
+    return TracedOnce
+
+
+def _single_trace_available() -> bool:
+    try:
+        from torch.export import _trace
+        from torch.onnx._internal.exporter import _capture_strategies as strategies
+        return (all(hasattr(_trace, n) for n in ("_export", "_export_to_aten_ir"))
+                and all(hasattr(strategies, n) for n in (
+                    "TorchExportNonStrictStrategy", "patch_dynamic_shape_rnn_decompositions",
+                    "CAPTURE_STRATEGIES"))
+                and hasattr(getattr(strategies, "_flags", None),
+                            "PREFER_DEFERRED_RUNTIME_ASSERTS_OVER_GUARDS"))
+    except ImportError:
+        return False
 
 
 _CIA = torch._C.DispatchKey.CompositeImplicitAutograd
@@ -489,7 +557,8 @@ class FastExporter(Exporter):
     path = FAST_PATH
 
     def __init__(self, custom_translation_table: Mapping[AbcCallable, Any] | None = None,
-                 opset: int | None = None, skip_identity: bool = True) -> None:
+                 opset: int | None = None, skip_identity: bool = True,
+                 single_trace: bool = True) -> None:
         super().__init__(custom_translation_table, opset)
         ops, ep, constants, core, decomp, fx_passes, registration = _internals()
         self._core = core
@@ -499,8 +568,13 @@ class FastExporter(Exporter):
         for torch_op, onnx_op in (self.custom_translation_table or {}).items():
             self.registry.register_op(torch_op, onnx_op, is_complex=False)
         _install(ops, ep, decomp, fx_passes)
-        #: how many exports skipped their decomposition (see :func:`decomposes_to_itself`)
-        self.skipped = 0
+        #: how many exports skipped their decomposition (see :func:`decomposes_to_itself`),
+        #: re-traced the captured graph, or were traced once straight to the decomposed graph
+        self.skipped = self.retraced = self.traced_once = 0
+        #: what each module's last export needed (see `_kind`): True when its decomposition
+        #: re-traced, so the next export of its kind is traced once (`_traced_once`)
+        self._needs_retrace: dict[Any, bool] = {}
+        self._single = single_trace and _single_trace_available()
         _SKIP[id(self.registry)] = (self.registry, skip_identity, self)
         self._recorder: _Recorder | None = None
         self.last_trace: Trace | None = None  # of the last export, when watching
@@ -512,21 +586,64 @@ class FastExporter(Exporter):
         self._recorder = _RECORDERS[id(self.registry)] = _Recorder(self.registry, frozenset(ops))
 
     def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
+        """The public call's model. Where the last export of the same kind of module had its
+        captured graph re-traced by the decomposition, this one is first traced once, straight
+        to the decomposed graph (`_traced_once`: the capture and the re-trace cost about 1.6
+        times that one trace); if that raises anything, at any stage, the module is exported
+        the public way, whose outcome, error included, is the one returned.
+        ``tests/integration/test_fastpath.py`` proves both give the same outcome."""
+        kind = (_kind(module), dynamic_shapes is not None)
+        if self._single and self._needs_retrace.get(kind, False):
+            try:
+                model = self._export(module, args, dynamic_shapes, _traced_once(self.registry))
+            except Exception:
+                self._needs_retrace[kind] = False  # the next one goes the public way first
+            else:
+                self.traced_once += 1
+                return model
+        retraced = self.retraced
+        model = self._export(module, args, dynamic_shapes, None)
+        self._needs_retrace[kind] = self.retraced > retraced
+        return model
+
+    def _export(self, module, args, dynamic_shapes, strategy):
+        from torch.onnx._internal.exporter import _capture_strategies
         recorder = self._recorder
         self.last_trace = None
         if recorder is not None:
             recorder.reset()
+        strategies = _capture_strategies.CAPTURE_STRATEGIES
+        if strategy is not None:
+            _capture_strategies.CAPTURE_STRATEGIES = (strategy,)
         try:
             program = self._core.export(module, args, None, registry=self.registry,
                                         dynamic_shapes=dynamic_shapes, opset_version=self.opset,
                                         verbose=False, optimize=True)
         finally:
+            _capture_strategies.CAPTURE_STRATEGIES = strategies
             if recorder is not None:
                 self.last_trace = recorder.trace()
         return program.model_proto
 
 
-def make_exporter(fast: bool, custom_translation_table=None, *, skip: bool = True) -> Exporter:
+def _kind(module: torch.nn.Module) -> Any:
+    """What an export's need of a re-trace is predicted by: what the module calls (opsweep's
+    `runner.Call` names the spec's function or module as `callee`; a module by its class).
+    Specs keep the need from one signature to the next (on every 8th spec of the catalog, all
+    1130 exports after a spec's first that re-traced followed one that did, and none that
+    did not); a wrong guess costs time only."""
+    target = getattr(module, "callee", module)
+    if isinstance(target, torch.nn.Module):
+        return type(target)
+    try:
+        hash(target)
+    except TypeError:
+        return type(target)
+    return target
+
+
+def make_exporter(fast: bool, custom_translation_table=None, *, skip: bool = True,
+                  single: bool = True) -> Exporter:
     if fast:
-        return FastExporter(custom_translation_table, skip_identity=skip)
+        return FastExporter(custom_translation_table, skip_identity=skip, single_trace=single)
     return Exporter(custom_translation_table)

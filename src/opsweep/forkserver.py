@@ -41,14 +41,15 @@ ENV = "OPSWEEP_WORKER_SETUP"
 @dataclass(frozen=True)
 class SetUp:
     """What a worker sets up (`isolation._init_worker`): the catalog with these spec
-    directories, and one exporter per target (`fast`: the fast path; `skip`: see
-    SweepConfig.skip_decomposition)."""
+    directories, and one exporter per target (`fast`: the fast path; `skip` and `single`:
+    see SweepConfig.skip_decomposition and single_trace)."""
 
     spec_dirs: tuple[Path, ...]
     fast: bool
     translations: tuple[str, ...]
     verbose: bool
     skip: bool
+    single: bool
 
     def encode(self) -> str:
         """For the server, with this process's PID and working directory."""

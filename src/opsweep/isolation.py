@@ -48,14 +48,15 @@ _STATIC_SUFFIX = ".static"
 Outcomes = dict[str, list[Outcome]]  # by target
 
 
-def make_exporters(fast: bool, translations: Sequence[str], skip: bool = True) -> dict[str, object]:
-    """One exporter per target: the stock one, then one per translation table (`skip`: see
-    SweepConfig.skip_decomposition)."""
+def make_exporters(fast: bool, translations: Sequence[str], skip: bool = True,
+                   single: bool = True) -> dict[str, object]:
+    """One exporter per target: the stock one, then one per translation table (`skip` and
+    `single`: see SweepConfig.skip_decomposition and single_trace)."""
     from .translations import load
-    exporters: dict[str, object] = {STOCK: make_exporter(fast, skip=skip)}
+    exporters: dict[str, object] = {STOCK: make_exporter(fast, skip=skip, single=single)}
     for text in translations:
         info, table = load(text)
-        exporters[info.name] = make_exporter(fast, table, skip=skip)
+        exporters[info.name] = make_exporter(fast, table, skip=skip, single=single)
     keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
             if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
     if keys and hasattr(exporters[STOCK], "watch"):
@@ -105,7 +106,8 @@ def _init_worker(setup: SetUp) -> None:
         if not setup.verbose:
             quiet_exporter()
         _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
-        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.skip)
+        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.skip,
+                                                setup.single)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -279,7 +281,8 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         return
     from pebble import ProcessPool
     setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-                  tuple(config.translations), config.verbose, config.skip_decomposition)
+                  tuple(config.translations), config.verbose, config.skip_decomposition,
+                  config.single_trace)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases,
           worker_context(setup, config.preload) as context):
         pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
@@ -362,7 +365,7 @@ def inline_exporters(config: SweepConfig) -> dict[str, object]:
         if not config.verbose:
             quiet_exporter()
         exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations,
-                                   config.skip_decomposition)
+                                   config.skip_decomposition, config.single_trace)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
     run_canary(exporters)

@@ -89,13 +89,17 @@ class Call(torch.nn.Module):
         self.inputs = tuple(leaves[i] for i in self._slots)
         self.eval()  # as users export: inference mode for dropout and norm layers
 
+    @property
+    def callee(self) -> Callable:
+        """What the call invokes: the module or the function it was made with."""
+        return self.target if hasattr(self, "target") else self._fn
+
     def forward(self, *inputs):
         leaves = list(self._leaves)
         for slot, tensor in zip(self._slots, inputs):
             leaves[slot] = tensor
         args, kwargs = pytree.tree_unflatten(leaves, self._spec)
-        target = self.target if hasattr(self, "target") else self._fn
-        return target(*args, **kwargs)
+        return self.callee(*args, **kwargs)
 
 
 def build_call(spec: OpSpec, example: Example) -> Call:
