@@ -23,6 +23,14 @@ arguments. Every piece is an internal of torch: when any is missing, the fast
 path is unavailable and the sweep uses the public call, and the fingerprint's
 exporter path says which ran. ``tests/integration/test_fastpath.py`` proves the
 two give the same outcome on specs reaching every stage.
+
+Two shortcuts cut the per-export cost of the decomposition, torch's second trace of
+every captured program (measured on torch 2.15: capture ~46% of an export, the
+re-trace ~35%): a program that must decompose to itself skips it
+(:func:`decomposes_to_itself`); and a module whose last export of its kind was
+re-traced is traced once, straight to the decomposed graph, with the same table
+(:func:`_traced_once`; the capture and the re-trace cost about 1.6 times that one
+trace), falling back to the public way wherever that fails.
 """
 
 from __future__ import annotations
@@ -551,6 +559,11 @@ def _settle() -> None:
 _SETTLED: list[bool] = []
 
 
+#: single traces of one kind that fail in a row before its exports go the public way only
+#: (a spec that fails after its decomposition would otherwise pay for both on every export)
+SINGLE_TRACE_FAILURES = 2
+
+
 class FastExporter(Exporter):
     """Same outcome as :class:`Exporter`, with per-process set-up done once."""
 
@@ -571,9 +584,12 @@ class FastExporter(Exporter):
         #: how many exports skipped their decomposition (see :func:`decomposes_to_itself`),
         #: re-traced the captured graph, or were traced once straight to the decomposed graph
         self.skipped = self.retraced = self.traced_once = 0
+        self.fell_back = 0  # single traces that failed (each then exported the public way)
         #: what each module's last export needed (see `_kind`): True when its decomposition
         #: re-traced, so the next export of its kind is traced once (`_traced_once`)
         self._needs_retrace: dict[Any, bool] = {}
+        #: single traces of a kind that failed in a row (each then exported the public way)
+        self._failed_once: dict[Any, int] = {}
         self._single = single_trace and _single_trace_available()
         _SKIP[id(self.registry)] = (self.registry, skip_identity, self)
         self._recorder: _Recorder | None = None
@@ -590,21 +606,26 @@ class FastExporter(Exporter):
         captured graph re-traced by the decomposition, this one is first traced once, straight
         to the decomposed graph (`_traced_once`: the capture and the re-trace cost about 1.6
         times that one trace); if that raises anything, at any stage, the module is exported
-        the public way, whose outcome, error included, is the one returned.
+        the public way, whose outcome, error included, is the one returned (after
+        SINGLE_TRACE_FAILURES such failures in a row, its kind is exported the public way only).
         ``tests/integration/test_fastpath.py`` proves both give the same outcome."""
         kind = (_kind(module), dynamic_shapes is not None)
-        if self._single and self._needs_retrace.get(kind, False):
+        if (self._single and self._needs_retrace.get(kind, False)
+                and self._failed_once.get(kind, 0) < SINGLE_TRACE_FAILURES):
             try:
                 model = self._export(module, args, dynamic_shapes, _traced_once(self.registry))
             except Exception:
-                self._needs_retrace[kind] = False  # the next one goes the public way first
+                self._failed_once[kind] = self._failed_once.get(kind, 0) + 1
+                self.fell_back += 1
             else:
+                self._failed_once.pop(kind, None)
                 self.traced_once += 1
                 return model
         retraced = self.retraced
-        model = self._export(module, args, dynamic_shapes, None)
-        self._needs_retrace[kind] = self.retraced > retraced
-        return model
+        try:
+            return self._export(module, args, dynamic_shapes, None)
+        finally:  # a program that failed after its re-trace re-traced all the same
+            self._needs_retrace[kind] = self.retraced > retraced
 
     def _export(self, module, args, dynamic_shapes, strategy):
         from torch.onnx._internal.exporter import _capture_strategies

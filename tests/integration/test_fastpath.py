@@ -244,7 +244,9 @@ FAILING = ["equal", "fractional_max_pool2d"]
 PYTHON_TABLE = ["nan_to_num", "std_mean", "index_fill"]
 
 
-@pytest.mark.parametrize("name", DECOMPOSED + PYTHON_TABLE + ["lstm", "gru", "sin", "equal", "nonzero"])
+@pytest.mark.parametrize("name", ["softmax", "layer_norm", "conv2d", "batch_norm", "linear",
+                                  "native_batch_norm", "fractional_max_pool2d"] + PYTHON_TABLE
+                         + ["lstm", "sin", "equal", "nonzero"])
 def test_a_single_trace_gives_the_same_model_or_error(specs, name):
     """Traced once, straight to the decomposed graph, against captured and then decomposed:
     the same ONNX model (bar metadata and the names of symbolic sizes), static and with the
@@ -284,3 +286,17 @@ def test_the_single_trace_follows_a_retrace(specs):
             assert (retraced, traced) == (2, 2 * len(groups) - 2)
         else:
             assert (retraced, traced) == (0, 0)
+
+
+def test_a_kind_whose_single_traces_keep_failing_goes_the_public_way(specs):
+    """fractional_max_pool2d decomposes, then has no translation: after SINGLE_TRACE_FAILURES
+    single traces failed in a row, its exports are not traced once again."""
+    from opsweep.fastpath import SINGLE_TRACE_FAILURES
+    once, public = FastExporter(), FastExporter(single_trace=False)
+    spec = specs["fractional_max_pool2d"]
+    for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:4]:
+        got = run_group(spec, group, once)
+        assert got == run_group(spec, group, public)
+        assert {o.stage for o in got} == {Stage.NO_TRANSLATION}
+    assert (once.traced_once, once.fell_back) == (0, SINGLE_TRACE_FAILURES)
+    assert once.retraced == public.retraced == 4  # the public way, every time
