@@ -384,6 +384,8 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
                 recorder.after = recorder.before
             return exported_program
 
+        if skip is not None and skip[0] is registry:
+            skip[2].plain_capture = _plain_capture(exported_program, keys)
         # what ExportedProgram.run_decompositions does after splitting the table
         @ep._disable_prexisiting_fake_mode
         def run():
@@ -456,6 +458,45 @@ def _traced_once(registry):
             setattr(program, _TRACED_ONCE, True)
             return program
     return TracedOnce
+
+
+def _plain_capture(program, keys: frozenset) -> bool:
+    """Whether a captured program may be traced once the next time (`_traced_once`): one
+    graph, with no operator whose CompositeImplicitAutograd kernel the exporter's RNN patch
+    replaces. That patch (``patch_dynamic_shape_rnn_decompositions``) is on for a dynamic
+    capture, and for a decomposition when the program has range constraints, so the two ways
+    decompose LSTM and GRU differently (the catalog-wide run found gru's and lstm's dynamic
+    outcomes changed); a higher-order operator (the patch's while_loop) is kept out too."""
+    module = program.graph_module
+    if any(sub is not module for sub in module.modules()):
+        return False
+    return not (graph_ops(program) & _rnn_patched(keys))
+
+
+_RNN_PATCHED: dict[frozenset, frozenset[str]] = {}
+
+
+def _rnn_patched(keys: frozenset) -> frozenset[str]:
+    """Qualified names of the operators among `keys` (and the ones torch names in its
+    decomposition tables) whose CompositeImplicitAutograd kernel or post-autograd
+    decomposition the exporter's RNN patch changes, found by entering it once."""
+    found = _RNN_PATCHED.get(keys)
+    if found is not None:
+        return found
+    from torch._decomp import global_decomposition_table
+    from torch.onnx._internal.exporter import _capture_strategies
+    tables = list(global_decomposition_table.values())
+    candidates = set(keys).union(*tables)
+
+    def state():
+        return {op: (op.py_kernels.get(_CIA), [t.get(op) for t in tables])
+                for op in candidates if isinstance(op, torch._ops.OpOverload)}
+    outside = state()
+    with _capture_strategies.patch_dynamic_shape_rnn_decompositions(True):
+        inside = state()
+    found = _RNN_PATCHED[keys] = frozenset(op.name() for op in outside
+                                           if outside[op] != inside.get(op))
+    return found
 
 
 def _single_trace_available() -> bool:
@@ -585,6 +626,7 @@ class FastExporter(Exporter):
         #: re-traced the captured graph, or were traced once straight to the decomposed graph
         self.skipped = self.retraced = self.traced_once = 0
         self.fell_back = 0  # single traces that failed (each then exported the public way)
+        self.plain_capture = False  # of the last re-traced program (see `_plain_capture`)
         #: what each module's last export needed (see `_kind`): True when its decomposition
         #: re-traced, so the next export of its kind is traced once (`_traced_once`)
         self._needs_retrace: dict[Any, bool] = {}
@@ -603,7 +645,8 @@ class FastExporter(Exporter):
 
     def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
         """The public call's model. Where the last export of the same kind of module had its
-        captured graph re-traced by the decomposition, this one is first traced once, straight
+        captured graph re-traced by the decomposition (and that graph was `_plain_capture`),
+        this one is first traced once, straight
         to the decomposed graph (`_traced_once`: the capture and the re-trace cost about 1.6
         times that one trace); if that raises anything, at any stage, the module is exported
         the public way, whose outcome, error included, is the one returned (after
@@ -625,7 +668,7 @@ class FastExporter(Exporter):
         try:
             return self._export(module, args, dynamic_shapes, None)
         finally:  # a program that failed after its re-trace re-traced all the same
-            self._needs_retrace[kind] = self.retraced > retraced
+            self._needs_retrace[kind] = self.retraced > retraced and self.plain_capture
 
     def _export(self, module, args, dynamic_shapes, strategy):
         from torch.onnx._internal.exporter import _capture_strategies
