@@ -370,7 +370,11 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
         cia, python_table, keys, recorder = _tables(registry)
         if getattr(exported_program, _TRACED_ONCE, False):
             # captured already decomposed (FastExporter's single trace): what the re-trace
-            # would give back
+            # would give back. Its trace has no captured graph, and needs none for
+            # `unchanged_by`: a table key in the captured graph is either decomposed through
+            # the table (recorded as decomposed), or left in the decomposed graph, or rewritten
+            # on the way whatever the table (functionalization, Python kernels, dead code), so
+            # the custom target's graph would be the stock one.
             if recorder is not None:
                 recorder.captured, recorder.after = True, graph_ops(exported_program)
             return exported_program
@@ -646,12 +650,12 @@ class FastExporter(Exporter):
     def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
         """The public call's model. Where the last export of the same kind of module had its
         captured graph re-traced by the decomposition (and that graph was `_plain_capture`),
-        this one is first traced once, straight
-        to the decomposed graph (`_traced_once`: the capture and the re-trace cost about 1.6
-        times that one trace); if that raises anything, at any stage, the module is exported
-        the public way, whose outcome, error included, is the one returned (after
-        SINGLE_TRACE_FAILURES such failures in a row, its kind is exported the public way only).
-        ``tests/integration/test_fastpath.py`` proves both give the same outcome."""
+        this one is first traced once, straight to the decomposed graph (`_traced_once`: the
+        capture and the re-trace cost about 1.6 times that one trace). If that raises
+        anything, at any stage, the module is exported the public way, whose outcome, error
+        included, is the one returned; after SINGLE_TRACE_FAILURES such failures in a row, its
+        kind is exported the public way only. ``tests/integration/test_fastpath.py`` proves
+        both give the same outcome."""
         kind = (_kind(module), dynamic_shapes is not None)
         if (self._single and self._needs_retrace.get(kind, False)
                 and self._failed_once.get(kind, 0) < SINGLE_TRACE_FAILURES):
