@@ -149,11 +149,20 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
     text = render(regressions, improvements, others)
     if len(text) <= limit:
         return text
-    # keep regressions first; drop detail until the comment fits
-    for keep in range(len(regressions), -1, -1):
-        text = render(regressions[:keep], [], [(k, items[:50]) for k, items in others], True)
-        if len(text) <= limit:
-            return text
+    # keep regressions first; drop detail until the comment fits: the most regressions that
+    # fit, found by bisection (each one kept lengthens the comment)
+    def cut(keep: int) -> str:
+        return render(regressions[:keep], [], [(k, items[:50]) for k, items in others], True)
+    low, high = 0, len(regressions)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(cut(middle)) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    text = cut(low)
+    if len(text) <= limit:
+        return text
     return text[: limit - 200] + "\n\n*Cut at GitHub's comment limit: see the job summary.*\n"
 
 
