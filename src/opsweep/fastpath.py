@@ -367,7 +367,7 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
         ep._override_composite_implicit_decomp = _make_override_cia(ep)
 
     def decompose_with_registry(exported_program, registry):
-        cia, python_table, keys, recorder = _tables(registry)
+        cia, python_table, keys, recorder = _tables(registry, ep, _decomp)
         if getattr(exported_program, _TRACED_ONCE, False):
             # captured already decomposed (FastExporter's single trace): what the re-trace
             # would give back. Its trace has no captured graph, and needs none for
@@ -388,8 +388,9 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
                 recorder.after = recorder.before
             return exported_program
 
-        if skip is not None and skip[0] is registry:
-            skip[2].plain_capture = _plain_capture(exported_program, keys)
+        if skip is not None and skip[0] is registry and skip[2]._single:
+            ops = recorder.before if recorder is not None else graph_ops(exported_program)
+            skip[2].plain_capture = _plain_capture(exported_program, ops, keys)
         # what ExportedProgram.run_decompositions does after splitting the table
         @ep._disable_prexisiting_fake_mode
         def run():
@@ -407,11 +408,11 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
     _fx_passes.decompose_with_registry = decompose_with_registry
 
 
-def _tables(registry) -> tuple[dict, dict, frozenset, _Recorder | None]:
+def _tables(registry, ep, _decomp) -> tuple[dict, dict, frozenset, _Recorder | None]:
     """The ONNX decomposition table of `registry` split as the exporter splits it (CIA
     overrides, python decompositions, every key of the two), built once per registry; with
-    the entries its recorder watches recording their use, and that recorder (or None)."""
-    ops, ep, _constants, _core, _decomp, _fx_passes, _registration = _internals()
+    the entries its recorder watches recording their use, and that recorder (or None).
+    `ep` and `_decomp`: torch.export.exported_program and the exporter's _decomp."""
     cached = _DECOMP_CACHE.get(id(registry))
     if cached is None or cached[0] is not registry:
         registered = set(_decomp.get_onnx_implemented_overloads(registry))
@@ -441,12 +442,12 @@ def _traced_once(registry):
     fails here is exported again the public way (`FastExporter.export`)."""
     from torch.export import _trace
     from torch.export import exported_program as ep
-    from torch.onnx._internal.exporter import _capture_strategies
+    from torch.onnx._internal.exporter import _capture_strategies, _decomp
     flags = _capture_strategies._flags  # what its non-strict capture reads
 
     class TracedOnce(_capture_strategies.TorchExportNonStrictStrategy):
         def _capture(self, model, args, kwargs, dynamic_shapes):
-            cia, python_table, _keys, _recorder = _tables(registry)
+            cia, python_table, _keys, _recorder = _tables(registry, ep, _decomp)
             original = _trace._export_to_aten_ir
             _trace._export_to_aten_ir = functools.partial(original, decomp_table=dict(python_table))
             try:
@@ -464,17 +465,21 @@ def _traced_once(registry):
     return TracedOnce
 
 
-def _plain_capture(program, keys: frozenset) -> bool:
+def _plain_capture(program, ops: frozenset[str], keys: frozenset) -> bool:
     """Whether a captured program may be traced once the next time (`_traced_once`): one
     graph, with no operator whose CompositeImplicitAutograd kernel the exporter's RNN patch
     replaces. That patch (``patch_dynamic_shape_rnn_decompositions``) is on for a dynamic
     capture, and for a decomposition when the program has range constraints, so the two ways
     decompose LSTM and GRU differently (the catalog-wide run found gru's and lstm's dynamic
-    outcomes changed); a higher-order operator (the patch's while_loop) is kept out too."""
+    outcomes changed); a higher-order operator (the patch's while_loop) is kept out too.
+    `ops`: the program's `graph_ops`."""
+    return _one_graph(program) and not (ops & _rnn_patched(keys))
+
+
+def _one_graph(program) -> bool:
+    """No subgraph: no higher-order operator's graph module under the program's own."""
     module = program.graph_module
-    if any(sub is not module for sub in module.modules()):
-        return False
-    return not (graph_ops(program) & _rnn_patched(keys))
+    return all(sub is module for sub in module.modules())
 
 
 _RNN_PATCHED: dict[frozenset, frozenset[str]] = {}
@@ -536,9 +541,9 @@ def decomposes_to_itself(program, keys: frozenset) -> bool:
     again), read no attribute and mutate no buffer or input. Anything else, including
     Python operators on sizes, is decomposed as before. Proven against the full decomposition, model for model, by
     ``tests/integration/test_fastpath.py``."""
-    module = program.graph_module
-    if any(sub is not module for sub in module.modules()):
+    if not _one_graph(program):
         return False
+    module = program.graph_module
     signature = program.graph_signature
     if (signature.buffers_to_mutate or signature.user_inputs_to_mutate
             or getattr(signature, "input_tokens", None) or getattr(signature, "output_tokens", None)):
@@ -637,6 +642,7 @@ class FastExporter(Exporter):
         #: single traces of a kind that failed in a row (each then exported the public way)
         self._failed_once: dict[Any, int] = {}
         self._single = single_trace and _single_trace_available()
+        self._strategy: type | None = None  # `_traced_once`'s class, made at first use
         _SKIP[id(self.registry)] = (self.registry, skip_identity, self)
         self._recorder: _Recorder | None = None
         self.last_trace: Trace | None = None  # of the last export, when watching
@@ -660,7 +666,9 @@ class FastExporter(Exporter):
         if (self._single and self._needs_retrace.get(kind, False)
                 and self._failed_once.get(kind, 0) < SINGLE_TRACE_FAILURES):
             try:
-                model = self._export(module, args, dynamic_shapes, _traced_once(self.registry))
+                if self._strategy is None:
+                    self._strategy = _traced_once(self.registry)
+                model = self._export(module, args, dynamic_shapes, self._strategy)
             except Exception:
                 self._failed_once[kind] = self._failed_once.get(kind, 0) + 1
                 self.fell_back += 1
