@@ -15,8 +15,10 @@ spread over the families:
             change the outcome, references computed once per group;
   skip      also skipping the decomposition's re-trace where it must give back the
             program it was given (``fastpath.decomposes_to_itself``);
-  new       also tracing a module once, straight to the decomposed graph, where the last
-            export of its kind was re-traced (``FastExporter.export``).
+  disk      also tracing a module once, straight to the decomposed graph, where the last
+            export of its kind was re-traced (``FastExporter.export``);
+  new       also with the workers' phase files in a memory-backed directory
+            (``isolation.phase_root``) instead of the disk's temporary directory.
 
 Prints examples/s (an example measured for one target counts once), the ratio to
 plain, whether previous and new give identical results per target, a per-stage
@@ -58,12 +60,13 @@ SAMPLE = ["sin", "relu", "add", "mul", "sum", "amax", "softmax", "cat", "index_s
 
 
 def sweep(specs, profile, jobs: int, shortcut: bool = True, skip: bool = True,
-          recycle: int = RECYCLE, preload: bool = True, single: bool = True):
+          recycle: int = RECYCLE, preload: bool = True, single: bool = True,
+          memory: bool = True):
     """(results by (target, spec), examples measured over both targets, seconds)."""
     results = {}
     config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), shortcut=shortcut,
                          skip_decomposition=skip, recycle=recycle, preload=preload,
-                         single_trace=single)
+                         single_trace=single, phases_in_memory=memory)
     targets = (STOCK, _target_name())
     start = time.perf_counter()
     measure([Job(s, spec_digest(s), targets) for s in specs], config,
@@ -165,9 +168,11 @@ def main() -> None:
           f"profile ci, targets: {STOCK} + {TABLE}, dynamic axis on, {args.jobs} workers")
 
     previous, prev_n, prev_s = sweep(specs, profile, args.jobs, shortcut=False, skip=False,
-                                     single=False)
-    short, short_n, short_s = sweep(specs, profile, args.jobs, skip=False, single=False)
-    skipped, skip_n, skip_s = sweep(specs, profile, args.jobs, single=False)
+                                     single=False, memory=False)
+    short, short_n, short_s = sweep(specs, profile, args.jobs, skip=False, single=False,
+                                    memory=False)
+    skipped, skip_n, skip_s = sweep(specs, profile, args.jobs, single=False, memory=False)
+    disk, disk_n, disk_s = sweep(specs, profile, args.jobs, memory=False)
     new, new_n, new_s = sweep(specs, profile, args.jobs)
     worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     plain_n, plain_s = plain(specs, profile, args.plain_examples)
@@ -181,13 +186,14 @@ def main() -> None:
     line("previous", prev_n, prev_s, "export per signature, fast path, custom target in full")
     line("shortcut", short_n, short_s, "custom target only where its table can change the outcome")
     line("skip", skip_n, skip_s, "and no re-trace of a program that decomposes to itself")
-    line("new", new_n, new_s, "and one trace after a re-trace of the same kind")
+    line("disk", disk_n, disk_s, "and one trace after a re-trace of the same kind")
+    line("new", new_n, new_s, "and the workers' phase files in memory")
     ratio = (new_n / new_s) / plain_rate
     print(f"new / previous: {prev_s / new_s:.2f}x faster, new / shortcut: {short_s / new_s:.2f}x, "
-          f"new / skip: {skip_s / new_s:.2f}x; "
+          f"new / skip: {skip_s / new_s:.2f}x, new / disk: {disk_s / new_s:.2f}x; "
           f"goal for the main command's full work: >= 40x plain, measured {ratio:.1f}x "
           f"({'met' if ratio >= 40 else 'not met'})")
-    for label, other in (("shortcut", short), ("skip", skipped), ("new", new)):
+    for label, other in (("shortcut", short), ("skip", skipped), ("disk", disk), ("new", new)):
         print(f"results identical per target (previous vs {label}): {previous == other}")
         for key in sorted(k for k in previous if previous[k] != other.get(k)):
             print(f"  differs: {key}")

@@ -12,8 +12,10 @@ inherits them.
 
 The effect shows only over many groups per worker, so the sample is large: every
 --stride-th spec of the catalog (default 2: ~385 specs, ~8000 groups, about half the
-main command's work). A setting is ``START:GROUPS``: START ``spawn`` or ``fork``,
-GROUPS the groups a worker measures before it is replaced (0: never). Each setting runs
+main command's work). A setting is ``START:GROUPS[:PHASES]``: START ``spawn`` or
+``fork``, GROUPS the groups a worker measures before it is replaced (0: never), PHASES
+``memory`` (default) or ``disk``: where the workers' phase files live
+(``SweepConfig.phases_in_memory``). Each setting runs
 the sample through the real pool (--jobs workers, both targets, the dynamic axis) in a
 process of its own and prints wall time, the workers' CPU time, the largest resident set
 of any process it started, and whether the results are identical; --rounds repeats
@@ -22,6 +24,7 @@ a run), and the summary gives each setting's mean wall time and its ratio to the
 first setting's.
 
     python benchmarks/bench_workers.py [--stride 2] [--rounds 2] [--settings spawn:1000 fork:1000]
+    python benchmarks/bench_workers.py --stride 8 --settings fork:1000:disk fork:1000:memory
 """
 
 from __future__ import annotations
@@ -44,21 +47,28 @@ from opsweep.draw import PROFILES
 START = {"spawn": False, "fork": True}  # -> SweepConfig.preload
 
 
-def parse(setting: str) -> tuple[str, int]:
-    start, _, groups = setting.partition(":")
-    if start not in START or not groups.isdigit():
-        raise SystemExit(f"bench_workers: setting {setting!r} is not START:GROUPS "
-                         f"(START one of {', '.join(START)}, GROUPS >= 0)")
-    return start, int(groups)
+PHASES = {"memory": True, "disk": False}  # -> SweepConfig.phases_in_memory
+
+
+def parse(setting: str) -> tuple[str, int, str]:
+    start, _, rest = setting.partition(":")
+    groups, _, phases = rest.partition(":")
+    phases = phases or "memory"
+    if start not in START or not groups.isdigit() or phases not in PHASES:
+        raise SystemExit(f"bench_workers: setting {setting!r} is not START:GROUPS[:PHASES] "
+                         f"(START one of {', '.join(START)}, GROUPS >= 0, PHASES one of "
+                         f"{', '.join(PHASES)})")
+    return start, int(groups), phases
 
 
 def one(stride: int, jobs: int, setting: str) -> dict:
     """One sweep of the sample, in this process: what `main` prints for it."""
-    start, recycle = parse(setting)
+    start, recycle, phases = parse(setting)
     quiet_exporter()
     catalog = load_catalog(check_draws=False)
     specs = catalog.select(sorted(catalog.specs)[::stride])
-    results, _, wall = sweep(specs, PROFILES["ci"], jobs, recycle=recycle, preload=START[start])
+    results, _, wall = sweep(specs, PROFILES["ci"], jobs, recycle=recycle, preload=START[start],
+                             memory=PHASES[phases])
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     digest = hashlib.sha256(repr(sorted(results.items())).encode()).hexdigest()
     return {"specs": len(specs), "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
@@ -71,8 +81,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--stride", type=int, default=2)
     parser.add_argument("--settings", nargs="+", default=["spawn:1000", "fork:1000"],
-                        help="START:GROUPS, START spawn or fork, GROUPS per worker before it is "
-                             "replaced (0: never); the first is the baseline")
+                        help="START:GROUPS[:PHASES], START spawn or fork, GROUPS per worker before "
+                             "it is replaced (0: never), PHASES memory or disk; the first is "
+                             "the baseline")
     parser.add_argument("--rounds", type=int, default=2,
                         help="runs of every setting, the order reversed every other round")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)

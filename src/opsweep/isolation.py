@@ -272,6 +272,21 @@ class Workers:
         return Pending(future, group, phase_file, targets)
 
 
+#: a memory-backed file system for the phase files, where Linux has one
+_SHARED_MEMORY = Path("/dev/shm")
+
+
+def phase_root(in_memory: bool = True) -> str | None:
+    """Where a sweep's phase files go: the shared-memory file system where it is a
+    directory this process may write (`in_memory`), else None (the system's temporary
+    directory). What a phase file holds is the same either way; only a rewrite's cost
+    differs: on this machine's ext4 disk a rewrite took ~0.35 ms of wall time (~0.14 ms of
+    CPU), in memory ~0.02 ms, and a group rewrites its phase file some twenty times."""
+    if in_memory and _SHARED_MEMORY.is_dir() and os.access(_SHARED_MEMORY, os.W_OK | os.X_OK):
+        return str(_SHARED_MEMORY)
+    return None
+
+
 @contextmanager
 def workers(config: SweepConfig) -> Iterator[Workers]:
     """Workers set up and past the canary (raises ExporterBroken if it fails); stopped
@@ -283,7 +298,8 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
     setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
                   tuple(config.translations), config.verbose, config.skip_decomposition,
                   config.single_trace)
-    with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-") as phases,
+    with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-",
+                                      dir=phase_root(config.phases_in_memory)) as phases,
           worker_context(setup, config.preload) as context):
         pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
                            initializer=_init_worker, initargs=(setup,), context=context)

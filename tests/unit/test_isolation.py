@@ -51,3 +51,20 @@ def test_an_empty_or_unreadable_phase_file(tmp_path):
     lost = lost_group(GROUP, phase, "timed out")[STOCK]
     assert {o.stage for o in lost} == {Stage.RAW_ERROR}
     assert lost[0].error == "WorkerLost: timed out during garbled"
+
+
+def test_phase_files_go_to_shared_memory_where_there_is_a_writable_one(tmp_path, monkeypatch):
+    from opsweep import isolation
+    shm = tmp_path / "shm"
+    monkeypatch.setattr(isolation, "_SHARED_MEMORY", shm)
+    assert isolation.phase_root() is None  # not there: the system's temporary directory
+    shm.mkdir()
+    assert isolation.phase_root() == str(shm)
+    assert isolation.phase_root(in_memory=False) is None  # the previous engine's place
+    shm.chmod(0o500)
+    try:
+        import os
+        if os.geteuid() != 0:  # root writes anywhere; access() says so
+            assert isolation.phase_root() is None
+    finally:
+        shm.chmod(0o700)
