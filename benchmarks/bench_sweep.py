@@ -15,10 +15,15 @@ spread over the families:
             change the outcome, references computed once per group;
   skip      also skipping the decomposition's re-trace where it must give back the
             program it was given (``fastpath.decomposes_to_itself``);
-  disk      also tracing a module once, straight to the decomposed graph, where the last
+  single    also tracing a module once, straight to the decomposed graph, where the last
             export of its kind was re-traced (``FastExporter.export``);
-  new       also with the workers' phase files in a memory-backed directory
-            (``isolation.phase_root``) instead of the disk's temporary directory.
+  phases    also with the workers' phase files in a memory-backed directory
+            (``isolation.phase_root``) instead of the disk's temporary directory;
+  new       also recording no Python stack trace per traced node (torch's
+            ``torch.fx.config.do_not_emit_stack_traces``, ``SweepConfig.stack_traces``).
+
+Every row before "phases" writes its phase files to disk, and every row before "new"
+records stack traces, as the engines they stand for did.
 
 Prints examples/s (an example measured for one target counts once), the ratio to
 plain, whether previous and new give identical results per target, a per-stage
@@ -61,12 +66,13 @@ SAMPLE = ["sin", "relu", "add", "mul", "sum", "amax", "softmax", "cat", "index_s
 
 def sweep(specs, profile, jobs: int, shortcut: bool = True, skip: bool = True,
           recycle: int = RECYCLE, preload: bool = True, single: bool = True,
-          memory: bool = True):
+          memory: bool = True, traces: bool = False):
     """(results by (target, spec), examples measured over both targets, seconds)."""
     results = {}
     config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), shortcut=shortcut,
                          skip_decomposition=skip, recycle=recycle, preload=preload,
-                         single_trace=single, phases_in_memory=memory)
+                         single_trace=single, phases_in_memory=memory,
+                         stack_traces=traces)
     targets = (STOCK, _target_name())
     start = time.perf_counter()
     measure([Job(s, spec_digest(s), targets) for s in specs], config,
@@ -167,12 +173,14 @@ def main() -> None:
     print(f"specs: {len(specs)} over {len(families)} families ({', '.join(families)}), "
           f"profile ci, targets: {STOCK} + {TABLE}, dynamic axis on, {args.jobs} workers")
 
+    before = {"memory": False, "traces": True}  # the engines before both
     previous, prev_n, prev_s = sweep(specs, profile, args.jobs, shortcut=False, skip=False,
-                                     single=False, memory=False)
+                                     single=False, **before)
     short, short_n, short_s = sweep(specs, profile, args.jobs, skip=False, single=False,
-                                    memory=False)
-    skipped, skip_n, skip_s = sweep(specs, profile, args.jobs, single=False, memory=False)
-    disk, disk_n, disk_s = sweep(specs, profile, args.jobs, memory=False)
+                                    **before)
+    skipped, skip_n, skip_s = sweep(specs, profile, args.jobs, single=False, **before)
+    single, single_n, single_s = sweep(specs, profile, args.jobs, **before)
+    phases, phases_n, phases_s = sweep(specs, profile, args.jobs, traces=True)
     new, new_n, new_s = sweep(specs, profile, args.jobs)
     worker_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     plain_n, plain_s = plain(specs, profile, args.plain_examples)
@@ -186,14 +194,17 @@ def main() -> None:
     line("previous", prev_n, prev_s, "export per signature, fast path, custom target in full")
     line("shortcut", short_n, short_s, "custom target only where its table can change the outcome")
     line("skip", skip_n, skip_s, "and no re-trace of a program that decomposes to itself")
-    line("disk", disk_n, disk_s, "and one trace after a re-trace of the same kind")
-    line("new", new_n, new_s, "and the workers' phase files in memory")
+    line("single", single_n, single_s, "and one trace after a re-trace of the same kind")
+    line("phases", phases_n, phases_s, "and the workers' phase files in memory")
+    line("new", new_n, new_s, "and no stack trace recorded per traced node")
     ratio = (new_n / new_s) / plain_rate
     print(f"new / previous: {prev_s / new_s:.2f}x faster, new / shortcut: {short_s / new_s:.2f}x, "
-          f"new / skip: {skip_s / new_s:.2f}x, new / disk: {disk_s / new_s:.2f}x; "
+          f"new / skip: {skip_s / new_s:.2f}x, new / single: {single_s / new_s:.2f}x, "
+          f"new / phases: {phases_s / new_s:.2f}x; "
           f"goal for the main command's full work: >= 40x plain, measured {ratio:.1f}x "
           f"({'met' if ratio >= 40 else 'not met'})")
-    for label, other in (("shortcut", short), ("skip", skipped), ("disk", disk), ("new", new)):
+    for label, other in (("shortcut", short), ("skip", skipped), ("single", single),
+                         ("phases", phases), ("new", new)):
         print(f"results identical per target (previous vs {label}): {previous == other}")
         for key in sorted(k for k in previous if previous[k] != other.get(k)):
             print(f"  differs: {key}")

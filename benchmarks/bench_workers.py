@@ -15,13 +15,14 @@ The effect shows only over many groups per worker, so the sample is large: every
 main command's work). A setting is ``START:GROUPS[:PHASES]``: START ``spawn`` or
 ``fork``, GROUPS the groups a worker measures before it is replaced (0: never), PHASES
 ``memory`` (default) or ``disk``: where the workers' phase files live
-(``SweepConfig.phases_in_memory``). Each setting runs
-the sample through the real pool (--jobs workers, both targets, the dynamic axis) in a
-process of its own and prints wall time, the workers' CPU time, the largest resident set
-of any process it started, and whether the results are identical; --rounds repeats
-every setting, in reverse order every other round (this machine's speed drifts within
-a run), and the summary gives each setting's mean wall time and its ratio to the
-first setting's.
+(``SweepConfig.phases_in_memory``). Each setting runs the sample through the real pool
+(--jobs workers, both targets, the dynamic axis) in a process of its own and prints wall
+time, the workers' CPU time, the largest resident set of any process it started (the
+fork server included), the largest worker's peak resident set and private pages (sampled
+every second, `Peaks`), and whether the results are identical; --rounds repeats every
+setting, in reverse order every other round (this machine's speed drifts within a run),
+and the summary gives each setting's mean wall time and its ratio to the first
+setting's.
 
     python benchmarks/bench_workers.py [--stride 2] [--rounds 2] [--settings spawn:1000 fork:1000]
     python benchmarks/bench_workers.py --stride 8 --settings fork:1000:disk fork:1000:memory
@@ -32,10 +33,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import threading
+from pathlib import Path
 
 from bench_sweep import sweep  # the same measured sweep (benchmarks/ is on sys.path)
 
@@ -61,18 +65,73 @@ def parse(setting: str) -> tuple[str, int, str]:
     return start, int(groups), phases
 
 
+class Peaks(threading.Thread):
+    """Samples, every `every` seconds, the resident set and the private pages (Linux
+    /proc/PID/smaps_rollup) of every process descended from this one, and keeps each
+    process's peak. A descendant seen with children of its own is the fork server; the
+    others are the workers (and multiprocessing's small resource tracker)."""
+
+    def __init__(self, every: float = 1.0) -> None:
+        super().__init__(daemon=True)
+        self.every, self.halt = every, threading.Event()
+        self.rss: dict[int, float] = {}
+        self.private: dict[int, float] = {}
+        self.servers: set[int] = set()
+
+    def run(self) -> None:
+        while not self.halt.wait(self.every):
+            parents = {}
+            for stat in Path("/proc").glob("[0-9]*/stat"):
+                try:  # the command name may hold spaces: the fields after its ')' count
+                    parents[int(stat.parent.name)] = int(stat.read_text().rpartition(")")[2].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+            mine, grew = {os.getpid()}, True
+            while grew:
+                found = {p for p, parent in parents.items() if parent in mine} - mine
+                grew, mine = bool(found), mine | found
+            mine.discard(os.getpid())
+            self.servers |= {parents[p] for p in mine if parents[p] in mine}
+            for pid in mine:
+                self._sample(pid)
+
+    def _sample(self, pid: int) -> None:
+        try:
+            fields = dict(line.split(":", 1) for line in
+                          Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:])
+        except (OSError, ValueError):
+            return
+        kib = {k: int(v.split()[0]) for k, v in fields.items()}
+        self.rss[pid] = max(self.rss.get(pid, 0), kib["Rss"] / 1024)
+        private = (kib["Private_Clean"] + kib["Private_Dirty"]) / 1024
+        self.private[pid] = max(self.private.get(pid, 0), private)
+
+    def workers(self) -> tuple[float, float]:
+        """(the largest worker's peak resident set, the largest worker's peak private
+        pages), in MiB."""
+        pids = [p for p in self.rss if p not in self.servers]
+        return (max((self.rss[p] for p in pids), default=0.0),
+                max((self.private[p] for p in pids), default=0.0))
+
+
 def one(stride: int, jobs: int, setting: str) -> dict:
     """One sweep of the sample, in this process: what `main` prints for it."""
     start, recycle, phases = parse(setting)
     quiet_exporter()
     catalog = load_catalog(check_draws=False)
     specs = catalog.select(sorted(catalog.specs)[::stride])
+    peaks = Peaks()
+    peaks.start()
     results, _, wall = sweep(specs, PROFILES["ci"], jobs, recycle=recycle, preload=START[start],
                              memory=PHASES[phases])
+    peaks.halt.set()
+    peaks.join()
+    worker_rss, worker_private = peaks.workers()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     digest = hashlib.sha256(repr(sorted(results.items())).encode()).hexdigest()
     return {"specs": len(specs), "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
-            "peak": usage.ru_maxrss / 1024, "results": digest}
+            "peak": usage.ru_maxrss / 1024, "worker_rss": worker_rss,
+            "worker_private": worker_private, "results": digest}
 
 
 def main() -> None:
@@ -110,7 +169,9 @@ def main() -> None:
                       f"both targets, dynamic axis on, {args.rounds} round(s)")
             walls[setting].append(got["wall"])
             print(f"round {round_ + 1} {setting:>10}: wall {got['wall']:7.1f}s, workers' CPU "
-                  f"{got['cpu']:7.1f}s, largest process {got['peak']:5.0f} MiB, results "
+                  f"{got['cpu']:7.1f}s, largest process {got['peak']:5.0f} MiB, largest worker "
+                  f"{got['worker_rss']:5.0f} MiB resident ({got['worker_private']:4.0f} MiB "
+                  f"private, sampled each second), results "
                   f"identical to the first run's: {got['results'] == first['results']}",
                   flush=True)
     base = statistics.mean(walls[args.settings[0]])

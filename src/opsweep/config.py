@@ -34,6 +34,12 @@ class SweepConfig:
     #: export of its kind was re-traced by the decomposition (FastExporter.export; False:
     #: every module captured, then decomposed, the previous engine)
     single_trace: bool = True
+    #: the fast path's traces record no Python stack trace per graph node (torch's own
+    #: ``torch.fx.config.do_not_emit_stack_traces``): the exporter copies them only into
+    #: the model's ``pkg.torch.onnx.stack_trace`` metadata, which no check reads, and taking
+    #: them was ~5% of a worker's time; True: recorded as the public call does (the
+    #: previous engine)
+    stack_traces: bool = False
     #: groups a worker measures before a fresh one replaces it (0: never). torch keeps
     #: something of every export alive (generated code, shape environments), so a worker
     #: grows and its garbage collections slow down; a fresh one starts from its set-up.

@@ -35,6 +35,7 @@ trace), falling back to the public way wherever that fails.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import operator
 from collections.abc import Callable as AbcCallable
@@ -621,8 +622,10 @@ class FastExporter(Exporter):
 
     def __init__(self, custom_translation_table: Mapping[AbcCallable, Any] | None = None,
                  opset: int | None = None, skip_identity: bool = True,
-                 single_trace: bool = True) -> None:
+                 single_trace: bool = True, stack_traces: bool = False) -> None:
         super().__init__(custom_translation_table, opset)
+        #: whether traces record a Python stack trace per graph node (see `_no_stack_traces`)
+        self.stack_traces = stack_traces
         ops, ep, constants, core, decomp, fx_passes, registration = _internals()
         self._core = core
         # the public call builds its registry for max(opset, TORCHLIB_OPSET)
@@ -692,14 +695,37 @@ class FastExporter(Exporter):
         if strategy is not None:
             _capture_strategies.CAPTURE_STRATEGIES = (strategy,)
         try:
-            program = self._core.export(module, args, None, registry=self.registry,
-                                        dynamic_shapes=dynamic_shapes, opset_version=self.opset,
-                                        verbose=False, optimize=True)
+            with _stack_traces(self.stack_traces):
+                program = self._core.export(module, args, None, registry=self.registry,
+                                            dynamic_shapes=dynamic_shapes,
+                                            opset_version=self.opset, verbose=False,
+                                            optimize=True)
         finally:
             _capture_strategies.CAPTURE_STRATEGIES = strategies
             if recorder is not None:
                 self.last_trace = recorder.trace()
         return program.model_proto
+
+
+@contextlib.contextmanager
+def _stack_traces(recorded: bool):
+    """torch's own switch for a Python stack trace per traced graph node
+    (``torch.fx.config.do_not_emit_stack_traces``), set for one export and restored. Not
+    recorded, each trace skips a traceback extraction and symbolization per node (~5% of a
+    worker's time in a sweep, py-spy); the exporter copies a node's stack trace only into the
+    ONNX node's ``pkg.torch.onnx.stack_trace`` metadata, and an outcome's error line is the
+    first line of its message, so outcomes are the public call's
+    (``tests/integration/test_fastpath.py``). Where torch lacks the switch, nothing changes."""
+    from torch.fx import config as fx_config
+    saved = getattr(fx_config, "do_not_emit_stack_traces", None)
+    if saved is None:
+        yield
+        return
+    fx_config.do_not_emit_stack_traces = not recorded
+    try:
+        yield
+    finally:
+        fx_config.do_not_emit_stack_traces = saved
 
 
 def _kind(module: torch.nn.Module) -> Any:
@@ -719,7 +745,8 @@ def _kind(module: torch.nn.Module) -> Any:
 
 
 def make_exporter(fast: bool, custom_translation_table=None, *, skip: bool = True,
-                  single: bool = True) -> Exporter:
+                  single: bool = True, traces: bool = False) -> Exporter:
     if fast:
-        return FastExporter(custom_translation_table, skip_identity=skip, single_trace=single)
+        return FastExporter(custom_translation_table, skip_identity=skip, single_trace=single,
+                            stack_traces=traces)
     return Exporter(custom_translation_table)

@@ -41,8 +41,8 @@ ENV = "OPSWEEP_WORKER_SETUP"
 @dataclass(frozen=True)
 class SetUp:
     """What a worker sets up (`isolation._init_worker`): the catalog with these spec
-    directories, and one exporter per target (`fast`: the fast path; `skip` and `single`:
-    see SweepConfig.skip_decomposition and single_trace)."""
+    directories, and one exporter per target (`fast`: the fast path; `skip`, `single` and
+    `traces`: see SweepConfig.skip_decomposition, single_trace and stack_traces)."""
 
     spec_dirs: tuple[Path, ...]
     fast: bool
@@ -50,6 +50,7 @@ class SetUp:
     verbose: bool
     skip: bool
     single: bool
+    traces: bool = False
 
     def encode(self) -> str:
         """For the server, with this process's PID and working directory."""

@@ -49,14 +49,16 @@ Outcomes = dict[str, list[Outcome]]  # by target
 
 
 def make_exporters(fast: bool, translations: Sequence[str], skip: bool = True,
-                   single: bool = True) -> dict[str, object]:
-    """One exporter per target: the stock one, then one per translation table (`skip` and
-    `single`: see SweepConfig.skip_decomposition and single_trace)."""
+                   single: bool = True, traces: bool = False) -> dict[str, object]:
+    """One exporter per target: the stock one, then one per translation table (`skip`,
+    `single` and `traces`: see SweepConfig.skip_decomposition, single_trace and
+    stack_traces)."""
     from .translations import load
-    exporters: dict[str, object] = {STOCK: make_exporter(fast, skip=skip, single=single)}
+    options = {"skip": skip, "single": single, "traces": traces}
+    exporters: dict[str, object] = {STOCK: make_exporter(fast, **options)}
     for text in translations:
         info, table = load(text)
-        exporters[info.name] = make_exporter(fast, table, skip=skip, single=single)
+        exporters[info.name] = make_exporter(fast, table, **options)
     keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
             if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
     if keys and hasattr(exporters[STOCK], "watch"):
@@ -107,7 +109,7 @@ def _init_worker(setup: SetUp) -> None:
             quiet_exporter()
         _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
         _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.skip,
-                                                setup.single)
+                                              setup.single, setup.traces)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -297,7 +299,7 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
     from pebble import ProcessPool
     setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
                   tuple(config.translations), config.verbose, config.skip_decomposition,
-                  config.single_trace)
+                  config.single_trace, config.stack_traces)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-",
                                       dir=phase_root(config.phases_in_memory)) as phases,
           worker_context(setup, config.preload) as context):
@@ -381,7 +383,8 @@ def inline_exporters(config: SweepConfig) -> dict[str, object]:
         if not config.verbose:
             quiet_exporter()
         exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations,
-                                   config.skip_decomposition, config.single_trace)
+                                   config.skip_decomposition, config.single_trace,
+                                   config.stack_traces)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
     run_canary(exporters)

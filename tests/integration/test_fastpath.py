@@ -69,6 +69,42 @@ def test_same_graphs_and_outcomes_on_drawn_examples(specs, exporters, name):
         assert got.opset_import == want.opset_import
 
 
+def _stack_traces(model) -> list[str]:
+    return [p.value for node in model.graph.node for p in node.metadata_props
+            if p.key == "pkg.torch.onnx.stack_trace" and p.value]
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "softmax"])
+def test_the_fast_path_records_no_stack_traces_and_changes_nothing_else(specs, name):
+    """Without stack traces (SweepConfig.stack_traces off), the fast path's model is the one
+    it makes with them bar their metadata, static and dynamic, captured and traced once, and
+    the public call's bar metadata and the names of symbolic sizes; torch's switch is back
+    as it was after each export."""
+    from torch.fx import config as fx_config
+
+    from opsweep.runner import choose_plan, dynamic_shapes, target_of
+    spec = specs[name]
+    public, bare, kept = Exporter(), FastExporter(), FastExporter(stack_traces=True)
+    dynamic = 0
+    for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]:
+        call = build_call(spec, group[0])
+        plan, traced, _ = choose_plan(spec, target_of(spec, call), group[0])
+        exports = [(call, {})]
+        if plan is not None:
+            exports.append((traced, {"dynamic_shapes": dynamic_shapes(plan, len(traced.inputs))}))
+            dynamic += 1
+        for module, extra in exports:
+            want = public.export(module, module.inputs, **extra)
+            got = bare.export(module, module.inputs, **extra)
+            also = kept.export(module, module.inputs, **extra)
+            assert _stack_traces(want) and _stack_traces(also) and not _stack_traces(got)
+            assert _without_metadata(got) == _without_metadata(also)  # only the traces differ
+            assert _renamed_dims(("model", _without_metadata(got))) == \
+                _renamed_dims(("model", _without_metadata(want)))
+            assert fx_config.do_not_emit_stack_traces is False
+    assert dynamic and bare.traced_once > 0 and kept.traced_once > 0  # both took part
+
+
 def test_fallback_is_the_public_call(monkeypatch):
     import torch.onnx._internal.exporter._decomp as decomp
     monkeypatch.delattr(decomp, "create_onnx_friendly_decomposition_table")
