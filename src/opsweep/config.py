@@ -37,8 +37,8 @@ class SweepConfig:
     #: the fast path's traces record no Python stack trace per graph node (torch's own
     #: ``torch.fx.config.do_not_emit_stack_traces``): the exporter copies them only into
     #: the model's ``pkg.torch.onnx.stack_trace`` metadata, which no check reads, and taking
-    #: them was ~5% of a worker's time; True: recorded as the public call does (the
-    #: previous engine)
+    #: them was ~5% of a worker's profile (1.02x side by side in bench_sweep); True: recorded
+    #: as the public call does (the previous engine)
     stack_traces: bool = False
     #: groups a worker measures before a fresh one replaces it (0: never). torch keeps
     #: something of every export alive (generated code, shape environments), so a worker

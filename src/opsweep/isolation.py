@@ -300,8 +300,8 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
     setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
                   tuple(config.translations), config.verbose, config.skip_decomposition,
                   config.single_trace, config.stack_traces)
-    with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-",
-                                      dir=phase_root(config.phases_in_memory)) as phases,
+    phase_dir = phase_root(config.phases_in_memory)
+    with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
           worker_context(setup, config.preload) as context):
         pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
                            initializer=_init_worker, initargs=(setup,), context=context)
