@@ -211,7 +211,19 @@ class Pending:
         return bool(wait([self._future], timeout=timeout).done)
 
     def outcomes(self) -> Outcomes:
-        return _collect(self._future, self._group, self._phase_file, self._targets)
+        """The group's outcomes (once); its phase files are removed then, read no more."""
+        try:
+            return _collect(self._future, self._group, self._phase_file, self._targets)
+        finally:
+            _forget(self._phase_file)
+
+
+def _forget(phase_file: Path) -> None:
+    """A collected group's phase files, removed: a sweep of the whole catalog would otherwise
+    keep two files per group until it ends (some 30000, each a page of memory where the
+    phase files live in memory, `phase_root`)."""
+    for path in (phase_file, phase_file.with_name(phase_file.name + _STATIC_SUFFIX)):
+        path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

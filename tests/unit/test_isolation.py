@@ -68,3 +68,22 @@ def test_phase_files_go_to_shared_memory_where_there_is_a_writable_one(tmp_path,
             assert isolation.phase_root() is None
     finally:
         shm.chmod(0o700)
+
+
+def test_a_collected_group_leaves_no_phase_file(tmp_path):
+    """Finished or lost, a group's phase files are read, then removed: a sweep of the whole
+    catalog would otherwise keep two per group until it ends."""
+    from concurrent.futures import Future
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from opsweep.isolation import Pending
+    finished, lost = Future(), Future()
+    finished.set_result({STOCK: outcomes(Stage.OK)})
+    lost.set_exception(FutureTimeout())
+    for name, future in (("0", finished), ("1", lost)):
+        phase = tmp_path / name
+        phase.write_text(f"{STOCK}|runtime")
+        phase.with_name(f"{name}.static").write_bytes(pickle.dumps(({}, {})))
+        got = Pending(future, GROUP, phase, (STOCK,)).outcomes()
+        assert not list(tmp_path.iterdir()), name
+    assert got[STOCK][0].error == "WorkerLost: timed out during runtime"  # read before removed
