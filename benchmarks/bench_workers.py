@@ -24,8 +24,8 @@ setting, in reverse order every other round (this machine's speed drifts within 
 and the summary gives each setting's mean wall time and its ratio to the first
 setting's.
 
-    python benchmarks/bench_workers.py [--stride 2] [--rounds 2] [--settings spawn:1000 fork:1000]
-    python benchmarks/bench_workers.py --stride 8 --settings fork:1000:disk fork:1000:memory
+    python benchmarks/bench_workers.py [--stride 2] [--rounds 2] [--settings spawn:250 fork:250]
+    python benchmarks/bench_workers.py --stride 12 --settings fork:1000:disk fork:1000:memory
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from bench_sweep import sweep  # the same measured sweep (benchmarks/ is on sys.
 
 from opsweep.adapter import quiet_exporter
 from opsweep.catalog import load_catalog
+from opsweep.config import RECYCLE
 from opsweep.draw import PROFILES
 
 
@@ -139,7 +140,7 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--stride", type=int, default=2)
-    parser.add_argument("--settings", nargs="+", default=["spawn:1000", "fork:1000"],
+    parser.add_argument("--settings", nargs="+", default=[f"spawn:{RECYCLE}", f"fork:{RECYCLE}"],
                         help="START:GROUPS[:PHASES], START spawn or fork, GROUPS per worker before "
                              "it is replaced (0: never), PHASES memory or disk; the first is "
                              "the baseline")

@@ -42,7 +42,7 @@ PER_RUN_SECONDS = 1.0
 #: How long a failed canary waits for the other workers to finish starting (one takes a
 #: few seconds).
 STARTING_SECONDS = 30.0
-#: Beside a group's phase file: the outcomes of the targets that had finished.
+#: Beside a group's phase file: the outcomes of the targets that had finished (`_static_file`).
 _STATIC_SUFFIX = ".static"
 
 Outcomes = dict[str, list[Outcome]]  # by target
@@ -136,7 +136,7 @@ def _run_in_worker(spec_name: str, targets: tuple[str, ...], group: list[Example
             handle.write(reached.encode())
 
     def checkpoint(static: dict, final: dict) -> None:
-        with open(phase_file + _STATIC_SUFFIX, "wb") as handle:
+        with open(_static_file(Path(phase_file)), "wb") as handle:
             pickle.dump((static, final), handle)
 
     return run_targets(catalog.specs[spec_name], group, _WORKER["exporters"], targets,  # type: ignore[arg-type]
@@ -165,7 +165,7 @@ def lost_group(group: list[Example], phase_file: Path, why: str,
     step the worker had reached."""
     reached, label = _reached(phase_file)
     error = f"WorkerLost: {why} during {label}"
-    saved = phase_file.with_name(phase_file.name + _STATIC_SUFFIX)
+    saved = _static_file(phase_file)
     static, final = pickle.loads(saved.read_bytes()) if saved.exists() else ({}, {})
     dynamic_stage = Stage.RAW_ERROR if reached is None else reached.step.crash_stage
     # a target whose static export had not finished when a dynamic re-export was lost
@@ -222,8 +222,14 @@ def _forget(phase_file: Path) -> None:
     """A collected group's phase files, removed: a sweep of the whole catalog would otherwise
     keep two files per group until it ends (some 30000, each a page of memory where the
     phase files live in memory, `phase_root`)."""
-    for path in (phase_file, phase_file.with_name(phase_file.name + _STATIC_SUFFIX)):
+    for path in (phase_file, _static_file(phase_file)):
         path.unlink(missing_ok=True)
+
+
+def _static_file(phase_file: Path) -> Path:
+    """Where a worker saves the outcomes of the targets it had finished, beside its phase
+    file (read back by `lost_group`)."""
+    return phase_file.with_name(phase_file.name + _STATIC_SUFFIX)
 
 
 @dataclass(frozen=True)

@@ -81,19 +81,13 @@ def test_the_fast_path_records_no_stack_traces_and_changes_nothing_else(specs, n
     the public call's bar metadata and the names of symbolic sizes; torch's switch is back
     as it was after each export."""
     from torch.fx import config as fx_config
-
-    from opsweep.runner import choose_plan, dynamic_shapes, target_of
     spec = specs[name]
     public, bare, kept = Exporter(), FastExporter(), FastExporter(stack_traces=True)
     dynamic = 0
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]:
-        call = build_call(spec, group[0])
-        plan, traced, _ = choose_plan(spec, target_of(spec, call), group[0])
-        exports = [(call, {})]
-        if plan is not None:
-            exports.append((traced, {"dynamic_shapes": dynamic_shapes(plan, len(traced.inputs))}))
-            dynamic += 1
-        for module, extra in exports:
+        for module, shapes in _attempts(spec, group):
+            extra = {} if shapes is None else {"dynamic_shapes": shapes}
+            dynamic += shapes is not None
             want = public.export(module, module.inputs, **extra)
             got = bare.export(module, module.inputs, **extra)
             also = kept.export(module, module.inputs, **extra)
