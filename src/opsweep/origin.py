@@ -112,6 +112,7 @@ class _Module:
     tree: ast.Module
     parents: dict
     defs: dict
+    calls: dict  # line -> the calls starting on it, in ast.walk's order
 
 
 def _module(path: str) -> _Module:
@@ -125,7 +126,11 @@ def _parsed(path: str, mtime_ns: int, size: int) -> _Module:
     text = importlib.util.decode_source(Path(path).read_bytes())
     tree = ast.parse(text, filename=path)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    return _Module(text, tree, parents, _definitions(tree))
+    calls: dict[int, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            calls.setdefault(node.lineno, []).append(node)
+    return _Module(text, tree, parents, _definitions(tree), calls)
 
 
 def _definitions(tree: ast.Module) -> dict[str, ast.stmt]:
@@ -155,7 +160,7 @@ def definition(origin: Origin | None) -> Definition:
         module = _module(origin.path)
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         return Definition("", note=f"its source cannot be read ({type(exc).__name__})")
-    call = _call_at(module.tree, origin)
+    call = _call_at(module, origin)
     if call is None:
         return Definition("", note=f"no call at line {origin.line} of its source (the file "
                           "changed since the spec was built)")
@@ -163,10 +168,10 @@ def definition(origin: Origin | None) -> Definition:
     return Definition(_segment(module.text, node), _helpers(node, module))
 
 
-def _call_at(tree: ast.Module, origin: Origin) -> ast.Call | None:
+def _call_at(module: _Module, origin: Origin) -> ast.Call | None:
     """The call recorded: the one at exactly that span; without columns, the outermost
     call starting on that line."""
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == origin.line]
+    calls = module.calls.get(origin.line, [])
     exact = [n for n in calls if (n.end_lineno, n.col_offset, n.end_col_offset)
              == (origin.end_line, origin.col, origin.end_col)]
     if exact:
