@@ -22,10 +22,14 @@ fork server included), the largest worker's peak resident set and private pages 
 every second, `Peaks`), and whether the results are identical; --rounds repeats every
 setting, in reverse order every other round (this machine's speed drifts within a run),
 and the summary gives each setting's mean wall time and its ratio to the first
-setting's.
+setting's. With --paired, the settings of a round run at the same time instead (use
+--jobs 1 on two cores), and the summary gives the mean of each round's ratio: this
+machine's speed drifts by several percent from one run to the next, which hides a gain of
+a few percent from runs made one after another, while settings run at once share it.
 
     python benchmarks/bench_workers.py [--stride 2] [--rounds 2] [--settings spawn:250 fork:250]
     python benchmarks/bench_workers.py --stride 12 --settings fork:1000:disk fork:1000:memory
+    python benchmarks/bench_workers.py --paired --jobs 1 --stride 12 --settings fork:1000 fork:250
 """
 
 from __future__ import annotations
@@ -135,6 +139,47 @@ def one(stride: int, jobs: int, setting: str) -> dict:
             "worker_private": worker_private, "results": digest}
 
 
+def _command(stride: int, jobs: int, setting: str) -> list[str]:
+    return [sys.executable, __file__, "--stride", str(stride), "--jobs", str(jobs),
+            "--one", setting]
+
+
+def _report(round_: int, setting: str, got: dict, first: dict) -> None:
+    print(f"round {round_ + 1} {setting:>10}: wall {got['wall']:7.1f}s, workers' CPU "
+          f"{got['cpu']:7.1f}s, largest process {got['peak']:5.0f} MiB, largest worker "
+          f"{got['worker_rss']:5.0f} MiB resident ({got['worker_private']:4.0f} MiB "
+          f"private, sampled each second), results "
+          f"identical to the first run's: {got['results'] == first['results']}", flush=True)
+
+
+def paired(stride: int, jobs: int, rounds: int, settings: list[str]) -> None:
+    """Every round runs all settings at once, each in a process of its own with `jobs`
+    workers. This machine's speed drifts by several percent within minutes (and by twice
+    between days); settings measured at the same moment share that drift, so a gain of a
+    few percent shows in each round's ratio where one run after another hides it."""
+    print(f"every {stride}th spec, {jobs} worker(s) per setting, the {len(settings)} settings "
+          f"of each round at the same time, both targets, dynamic axis on, {rounds} round(s)")
+    first = None
+    ratios: dict[str, list[float]] = {setting: [] for setting in settings}
+    for round_ in range(rounds):
+        running = [subprocess.Popen(_command(stride, jobs, s), stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, text=True) for s in settings]
+        got = {}
+        for setting, process in zip(settings, running):
+            out, _ = process.communicate()
+            if process.returncode:
+                raise SystemExit(f"bench_workers: setting {setting} failed "
+                                 f"(exit status {process.returncode})")
+            got[setting] = json.loads(out.strip().splitlines()[-1])
+        first = first or got[settings[0]]
+        for setting in settings:
+            _report(round_, setting, got[setting], first)
+            ratios[setting].append(got[settings[0]]["wall"] / got[setting]["wall"])
+    for setting, values in ratios.items():
+        print(f"{setting:>10}: {statistics.mean(values):4.2f}x {settings[0]}'s speed, the mean of "
+              f"the rounds' ratios ({', '.join(f'{v:.3f}' for v in values)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -146,6 +191,10 @@ def main() -> None:
                              "the baseline")
     parser.add_argument("--rounds", type=int, default=2,
                         help="runs of every setting, the order reversed every other round")
+    parser.add_argument("--paired", action="store_true",
+                        help="run the settings of a round at the same time, --jobs workers each "
+                             "(use --jobs 1 on two cores): each sees the machine's speed of the "
+                             "moment, and the summary compares them within each round")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one is not None:
@@ -153,6 +202,9 @@ def main() -> None:
         return
     for setting in args.settings:
         parse(setting)
+    if args.paired:
+        paired(args.stride, args.jobs, args.rounds, args.settings)
+        return
     first = None
     walls: dict[str, list[float]] = {setting: [] for setting in args.settings}
     for round_ in range(args.rounds):
@@ -160,8 +212,7 @@ def main() -> None:
         # setting always run first (or last) would carry that drift as its own
         order = args.settings if round_ % 2 == 0 else args.settings[::-1]
         for setting in order:  # each in a process of its own: its own workers' peak
-            done = subprocess.run([sys.executable, __file__, "--stride", str(args.stride),
-                                   "--jobs", str(args.jobs), "--one", setting],
+            done = subprocess.run(_command(args.stride, args.jobs, setting),
                                   capture_output=True, text=True, check=True)
             got = json.loads(done.stdout.strip().splitlines()[-1])
             if first is None:
@@ -169,12 +220,7 @@ def main() -> None:
                 print(f"{got['specs']} specs (every {args.stride}th spec), {args.jobs} workers, "
                       f"both targets, dynamic axis on, {args.rounds} round(s)")
             walls[setting].append(got["wall"])
-            print(f"round {round_ + 1} {setting:>10}: wall {got['wall']:7.1f}s, workers' CPU "
-                  f"{got['cpu']:7.1f}s, largest process {got['peak']:5.0f} MiB, largest worker "
-                  f"{got['worker_rss']:5.0f} MiB resident ({got['worker_private']:4.0f} MiB "
-                  f"private, sampled each second), results "
-                  f"identical to the first run's: {got['results'] == first['results']}",
-                  flush=True)
+            _report(round_, setting, got, first)
     base = statistics.mean(walls[args.settings[0]])
     for setting, times in walls.items():
         mean = statistics.mean(times)
