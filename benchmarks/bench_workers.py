@@ -163,14 +163,20 @@ def paired(stride: int, jobs: int, rounds: int, settings: list[str]) -> None:
     ratios: dict[str, list[float]] = {setting: [] for setting in settings}
     for round_ in range(rounds):
         running = [subprocess.Popen(_command(stride, jobs, s), stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, text=True) for s in settings]
+                                    stderr=subprocess.PIPE, text=True) for s in settings]
         got = {}
-        for setting, process in zip(settings, running):
-            out, _ = process.communicate()
-            if process.returncode:
-                raise SystemExit(f"bench_workers: setting {setting} failed "
-                                 f"(exit status {process.returncode})")
-            got[setting] = json.loads(out.strip().splitlines()[-1])
+        try:
+            for setting, process in zip(settings, running):
+                out, err = process.communicate()
+                if process.returncode:
+                    raise SystemExit(f"bench_workers: setting {setting} failed (exit status "
+                                     f"{process.returncode}): {err.strip()[-2000:]}")
+                got[setting] = json.loads(out.strip().splitlines()[-1])
+        finally:  # a failed setting stops the others of its round
+            for process in running:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
         first = first or got[settings[0]]
         for setting in settings:
             _report(round_, setting, got[setting], first)
