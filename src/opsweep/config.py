@@ -17,6 +17,21 @@ RECYCLE = 250
 
 
 @dataclass(frozen=True)
+class FastOptions:
+    """Which of the fast path's shortcuts an exporter (fastpath.FastExporter) takes, as
+    SweepConfig asks for them (`SweepConfig.fast_options`): `skip` a decomposition that must
+    give back the program it was given (fastpath.decomposes_to_itself;
+    SweepConfig.skip_decomposition), trace a module a `single` time where the last export of
+    its kind was re-traced (fastpath._traced_once; SweepConfig.single_trace), record stack
+    `traces` per traced node (fastpath._stack_traces; SweepConfig.stack_traces). The
+    defaults are the sweep's."""
+
+    skip: bool = True
+    single: bool = True
+    traces: bool = False
+
+
+@dataclass(frozen=True)
 class SweepConfig:
     profile: Profile
     jobs: int = 2  # 0: run in this process (no isolation; for debugging)
@@ -55,6 +70,11 @@ class SweepConfig:
     #: cost ~0.35 ms of wall time here (~0.02 ms in memory); False: the system's temporary
     #: directory (the previous engine)
     phases_in_memory: bool = True
+
+    @property
+    def fast_options(self) -> FastOptions:
+        """The fast path's shortcuts this sweep takes, as its exporters receive them."""
+        return FastOptions(self.skip_decomposition, self.single_trace, self.stack_traces)
 
     @property
     def exporter_path(self) -> str:

@@ -46,6 +46,7 @@ from typing import Any
 import torch
 
 from .adapter import Exporter
+from .config import FastOptions
 
 FAST_PATH = "dynamo-fast"
 
@@ -621,11 +622,9 @@ class FastExporter(Exporter):
     path = FAST_PATH
 
     def __init__(self, custom_translation_table: Mapping[AbcCallable, Any] | None = None,
-                 opset: int | None = None, skip_identity: bool = True,
-                 single_trace: bool = True, stack_traces: bool = False) -> None:
+                 opset: int | None = None, options: FastOptions = FastOptions()) -> None:
         super().__init__(custom_translation_table, opset)
-        #: whether traces record a Python stack trace per graph node (see `_stack_traces`)
-        self.stack_traces = stack_traces
+        self.options = options
         ops, ep, constants, core, decomp, fx_passes, registration = _internals()
         self._core = core
         # the public call builds its registry for max(opset, TORCHLIB_OPSET)
@@ -644,9 +643,9 @@ class FastExporter(Exporter):
         self._needs_retrace: dict[Any, bool] = {}
         #: single traces of a kind that failed in a row (each then exported the public way)
         self._failed_once: dict[Any, int] = {}
-        self._single = single_trace and _single_trace_available()
+        self._single = options.single and _single_trace_available()
         self._strategy: type | None = None  # `_traced_once`'s class, made at first use
-        _SKIP[id(self.registry)] = (self.registry, skip_identity, self)
+        _SKIP[id(self.registry)] = (self.registry, options.skip, self)
         self._recorder: _Recorder | None = None
         self.last_trace: Trace | None = None  # of the last export, when watching
         _settle()
@@ -695,7 +694,7 @@ class FastExporter(Exporter):
         if strategy is not None:
             _capture_strategies.CAPTURE_STRATEGIES = (strategy,)
         try:
-            with _stack_traces(self.stack_traces):
+            with _stack_traces(self.options.traces):
                 program = self._core.export(module, args, None, registry=self.registry,
                                             dynamic_shapes=dynamic_shapes,
                                             opset_version=self.opset, verbose=False,
@@ -745,9 +744,8 @@ def _kind(module: torch.nn.Module) -> Any:
     return target
 
 
-def make_exporter(fast: bool, custom_translation_table=None, *, skip: bool = True,
-                  single: bool = True, traces: bool = False) -> Exporter:
+def make_exporter(fast: bool, custom_translation_table=None,
+                  options: FastOptions = FastOptions()) -> Exporter:
     if fast:
-        return FastExporter(custom_translation_table, skip_identity=skip, single_trace=single,
-                            stack_traces=traces)
+        return FastExporter(custom_translation_table, options=options)
     return Exporter(custom_translation_table)

@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from .config import FastOptions
+
 #: the environment variable that carries a set-up to the server process
 ENV = "OPSWEEP_WORKER_SETUP"
 
@@ -42,16 +44,14 @@ ENV = "OPSWEEP_WORKER_SETUP"
 @dataclass(frozen=True)
 class SetUp:
     """What a worker sets up (`isolation._init_worker`): the catalog with these spec
-    directories, and one exporter per target (`fast`: the fast path; `skip`, `single` and
-    `traces`: see SweepConfig.skip_decomposition, single_trace and stack_traces)."""
+    directories, and one exporter per target (`fast`: the fast path, taking the shortcuts
+    `options`)."""
 
     spec_dirs: tuple[Path, ...]
     fast: bool
     translations: tuple[str, ...]
     verbose: bool
-    skip: bool
-    single: bool
-    traces: bool = False
+    options: FastOptions = FastOptions()
 
     def encode(self) -> str:
         """For the server, with this process's PID and working directory."""
@@ -66,7 +66,8 @@ class SetUp:
         if data.pop("parent") != os.getppid() or data.pop("cwd") != os.getcwd():
             return None
         return cls(**{**data, "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
-                      "translations": tuple(data["translations"])})
+                      "translations": tuple(data["translations"]),
+                      "options": FastOptions(**data["options"])})
 
 
 def _server() -> Any:

@@ -29,7 +29,7 @@ from pathlib import Path
 from .adapter import error_line, quiet_exporter
 from .artifact import STOCK
 from .catalog import Catalog, load_catalog
-from .config import SweepConfig
+from .config import FastOptions, SweepConfig
 from .errors import ExporterBroken, PoolBroken
 from .fastpath import FAST_PATH, make_exporter
 from .forkserver import SetUp, worker_context
@@ -48,17 +48,15 @@ _STATIC_SUFFIX = ".static"
 Outcomes = dict[str, list[Outcome]]  # by target
 
 
-def make_exporters(fast: bool, translations: Sequence[str], skip: bool = True,
-                   single: bool = True, traces: bool = False) -> dict[str, object]:
-    """One exporter per target: the stock one, then one per translation table (`skip`,
-    `single` and `traces`: see SweepConfig.skip_decomposition, single_trace and
-    stack_traces)."""
+def make_exporters(fast: bool, translations: Sequence[str],
+                   options: FastOptions = FastOptions()) -> dict[str, object]:
+    """One exporter per target: the stock one, then one per translation table, each taking
+    the fast path's shortcuts `options` (SweepConfig.fast_options)."""
     from .translations import load
-    options = {"skip": skip, "single": single, "traces": traces}
-    exporters: dict[str, object] = {STOCK: make_exporter(fast, **options)}
+    exporters: dict[str, object] = {STOCK: make_exporter(fast, options=options)}
     for text in translations:
         info, table = load(text)
-        exporters[info.name] = make_exporter(fast, table, **options)
+        exporters[info.name] = make_exporter(fast, table, options)
     keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
             if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
     if keys and hasattr(exporters[STOCK], "watch"):
@@ -108,8 +106,7 @@ def _init_worker(setup: SetUp) -> None:
         if not setup.verbose:
             quiet_exporter()
         _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
-        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.skip,
-                                              setup.single, setup.traces)
+        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -316,8 +313,7 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         return
     from pebble import ProcessPool
     setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-                  tuple(config.translations), config.verbose, config.skip_decomposition,
-                  config.single_trace, config.stack_traces)
+                  tuple(config.translations), config.verbose, config.fast_options)
     phase_dir = phase_root(config.phases_in_memory)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
           worker_context(setup, config.preload) as context):
@@ -401,8 +397,7 @@ def inline_exporters(config: SweepConfig) -> dict[str, object]:
         if not config.verbose:
             quiet_exporter()
         exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations,
-                                   config.skip_decomposition, config.single_trace,
-                                   config.stack_traces)
+                                   config.fast_options)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
     run_canary(exporters)

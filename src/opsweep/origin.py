@@ -125,9 +125,9 @@ def _module(path: str) -> _Module:
 def _parsed(path: str, mtime_ns: int, size: int) -> _Module:
     text = importlib.util.decode_source(Path(path).read_bytes())
     tree = ast.parse(text, filename=path)
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    calls: dict[int, list[ast.Call]] = {}
+    parents, calls = {}, {}
     for node in ast.walk(tree):
+        parents.update((child, node) for child in ast.iter_child_nodes(node))
         if isinstance(node, ast.Call):
             calls.setdefault(node.lineno, []).append(node)
     return _Module(text, tree, parents, _definitions(tree), calls)

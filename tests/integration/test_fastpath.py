@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from opsweep.adapter import PUBLIC_PATH, Exporter
+from opsweep.config import FastOptions
 from opsweep.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.fastpath import FAST_PATH, FastExporter, fast_path_available, make_exporter
 from opsweep.model import Example, Stage, TensorArg
@@ -82,7 +83,7 @@ def test_the_fast_path_records_no_stack_traces_and_changes_nothing_else(specs, n
     as it was after each export."""
     from torch.fx import config as fx_config
     spec = specs[name]
-    public, bare, kept = Exporter(), FastExporter(), FastExporter(stack_traces=True)
+    public, bare, kept = Exporter(), FastExporter(), FastExporter(options=FastOptions(traces=True))
     dynamic = 0
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]:
         for module, shapes in _attempts(spec, group):
@@ -151,7 +152,7 @@ def test_a_skipped_decomposition_gives_the_same_model_and_outcomes(specs, name):
     same ONNX model (bar metadata) and the same outcomes; and it is taken exactly where
     :func:`decomposes_to_itself` says, so a test on a decomposed spec cannot pass vacuously."""
     from opsweep.runner import choose_plan, dynamic_shapes, target_of
-    skip, full = FastExporter(), FastExporter(skip_identity=False)
+    skip, full = FastExporter(), FastExporter(options=FastOptions(skip=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:2]:
         assert run_group(spec, group, skip, dynamic=True) == run_group(spec, group, full,
@@ -283,7 +284,7 @@ def test_a_single_trace_gives_the_same_model_or_error(specs, name):
     dynamic axis; where the single
     trace fails, the public way's own error."""
     from opsweep.fastpath import _kind
-    once, public = FastExporter(), FastExporter(single_trace=False)
+    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:2]:
         got, before = [], once.traced_once
@@ -303,7 +304,7 @@ def test_a_single_trace_gives_the_same_model_or_error(specs, name):
 def test_the_single_trace_follows_a_retrace(specs):
     """Taken for the next export of a kind whose last export re-traced, and only then; the
     sweep's outcomes are those of an exporter that never takes it."""
-    once, public = FastExporter(), FastExporter(single_trace=False)
+    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
     for name, decomposes in [("softmax", True), ("sin", False)]:
         spec = specs[name]
         groups = group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]
@@ -322,7 +323,7 @@ def test_a_kind_whose_single_traces_keep_failing_goes_the_public_way(specs):
     """fractional_max_pool2d decomposes, then has no translation: after SINGLE_TRACE_FAILURES
     single traces failed in a row, its exports are not traced once again."""
     from opsweep.fastpath import SINGLE_TRACE_FAILURES
-    once, public = FastExporter(), FastExporter(single_trace=False)
+    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
     spec = specs["fractional_max_pool2d"]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:4]:
         got = run_group(spec, group, once)
@@ -338,7 +339,7 @@ def test_rnn_programs_are_not_traced_once_where_the_rnn_patch_plays_a_part(specs
     (the single trace would take the table's unrolled decomposition instead: the catalog-wide
     run found gru's and lstm's dynamic outcomes changed). So a dynamic export of them is never
     traced once, and every group's outcomes are the public way's."""
-    once, public = FastExporter(), FastExporter(single_trace=False)
+    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]:
         assert run_group(spec, group, once, dynamic=True) == run_group(spec, group, public,
