@@ -43,15 +43,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from opsweep import artifact as art
-from opsweep.adapter import Exporter, quiet_exporter
-from opsweep.artifact import STOCK
-from opsweep.catalog import load_catalog
-from opsweep.config import RECYCLE
-from opsweep.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.reuse import spec_digest
-from opsweep.runner import run_group
-from opsweep.sweep import Job, SweepConfig, measure
+from opsweep.artifact import data as art
+from opsweep.engine.adapter import Exporter, quiet_exporter
+from opsweep.artifact.data import STOCK
+from opsweep.catalog.load import load_catalog
+from opsweep.engine.config import RECYCLE
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.sweep.reuse import spec_digest
+from opsweep.engine.runner import run_group
+from opsweep.sweep.driver import Job, SweepConfig, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = "examples/custom_translations.py:TABLE"
@@ -81,14 +81,14 @@ def sweep(specs, profile, jobs: int, shortcut: bool = True, skip: bool = True,
 
 
 def _target_name() -> str:
-    from opsweep.translations import load
+    from opsweep.engine.translations import load
     return load(TABLE)[0].name
 
 
 def plain(specs, profile, per_spec: int):
     """Examples measured (per target) and seconds, public call per example, both
     targets, each example re-exported with the dynamic axis."""
-    from opsweep.translations import load
+    from opsweep.engine.translations import load
     quiet_exporter()
     exporters = [Exporter(), Exporter(load(TABLE)[1])]
     n, start = 0, time.perf_counter()
@@ -106,9 +106,10 @@ def breakdown(specs, profile) -> dict[str, float]:
     import onnx
     from torch.onnx._internal.exporter import _capture_strategies, _core, _onnx_program
 
-    from opsweep import multitarget, runner
-    from opsweep.isolation import inline_exporters, run_targets
-    from opsweep.phase import ignore
+    from opsweep.engine import group as multitarget
+from opsweep.engine import runner
+    from opsweep.engine.pool import inline_exporters, run_targets
+    from opsweep.engine.phase import ignore
     spent: dict[str, float] = defaultdict(float)
 
     def timed(owner, name, stage):

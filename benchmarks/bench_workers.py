@@ -7,7 +7,7 @@ worker's memory grows with every group it measures, and so does the work of each
 its full garbage collections. ``SweepConfig.recycle`` replaces a worker by a fresh one
 after that many groups, at the price of a new worker's set-up: a spawned worker imports
 torch, loads the catalog and builds the registries itself (about five seconds), a worker
-forked from the set-up server (``SweepConfig.preload``, :mod:`opsweep.forkserver`)
+forked from the set-up server (``SweepConfig.preload``, :mod:`opsweep.engine.forkserver`)
 inherits them.
 
 The effect shows only over many groups per worker, so the sample is large: every
@@ -47,10 +47,10 @@ from pathlib import Path
 
 from bench_sweep import sweep  # the same measured sweep (benchmarks/ is on sys.path)
 
-from opsweep.adapter import quiet_exporter
-from opsweep.catalog import load_catalog
-from opsweep.config import RECYCLE
-from opsweep.draw import PROFILES
+from opsweep.engine.adapter import quiet_exporter
+from opsweep.catalog.load import load_catalog
+from opsweep.engine.config import RECYCLE
+from opsweep.catalog.draw import PROFILES
 
 
 START = {"spawn": False, "fork": True}  # -> SweepConfig.preload

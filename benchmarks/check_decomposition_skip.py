@@ -1,7 +1,7 @@
 """Catalog-wide check of the fast path's decomposition shortcut (not a test: it exports
 every signature of the catalog once, statically and with the dynamic axis).
 
-For every program :func:`opsweep.fastpath.decomposes_to_itself` would hand on without its
+For every program :func:`opsweep.engine.fastpath.decomposes_to_itself` would hand on without its
 re-trace, this runs the full decomposition anyway and compares what comes out with what
 went in: the graph's code, the graph signature and every node's value (shape, dtype). Any
 difference is printed and the exit status is 1.
@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from opsweep import fastpath
-from opsweep.adapter import quiet_exporter
-from opsweep.catalog import load_catalog
-from opsweep.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.fastpath import FastExporter
-from opsweep.runner import build_call, choose_plan, dynamic_shapes, target_of
+from opsweep.engine import fastpath
+from opsweep.engine.adapter import quiet_exporter
+from opsweep.catalog.load import load_catalog
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.engine.fastpath import FastExporter
+from opsweep.engine.runner import build_call, choose_plan, dynamic_shapes, target_of
 
 
 def snapshot(program) -> tuple[str, str, tuple[str, ...]]:

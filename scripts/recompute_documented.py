@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from opsweep import documented
+from opsweep.page import documented
 
 
 def main() -> int:

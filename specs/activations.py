@@ -4,9 +4,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import activation, optional, spec
+from opsweep.catalog.families import activation, optional, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 SPECS = [
     activation("relu"),

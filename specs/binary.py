@@ -3,10 +3,10 @@
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import (BOOL, COMPLEX, EDGE_FLOATS, FLOAT, INTEGRAL, NUMERIC, SIGNED_ZEROS,
+from opsweep.catalog.families import (BOOL, COMPLEX, EDGE_FLOATS, FLOAT, INTEGRAL, NUMERIC, SIGNED_ZEROS,
                               binary, optional, spec, unary)
 from opsweep.model import TensorArg
-from opsweep.strategies import broadcast_shapes, examples, shapes
+from opsweep.catalog.strategies import broadcast_shapes, examples, shapes
 
 ALPHA = {"alpha": optional(st.sampled_from([1, 2]))}
 

@@ -3,9 +3,9 @@
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ALL, COMPLEX, EDGE_FLOATS, NUMERIC, comparison, optional, present, spec
+from opsweep.catalog.families import ALL, COMPLEX, EDGE_FLOATS, NUMERIC, comparison, optional, present, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples, shapes
+from opsweep.catalog.strategies import examples, shapes
 
 CLOSE = {"rtol": optional(st.sampled_from([1e-5, 0.1])),
          "atol": optional(st.sampled_from([1e-8, 0.5])),

@@ -10,9 +10,9 @@ numerics skipped)."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, FLOAT, INTEGRAL, NUMERIC, optional, present, spec
+from opsweep.catalog.families import ABSENT, ALL, FLOAT, INTEGRAL, NUMERIC, optional, present, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples, shapes
+from opsweep.catalog.strategies import examples, shapes
 
 A = torch.ops.aten
 

@@ -4,7 +4,7 @@ be measured by a spec. A row belongs here only when no small CPU module can
 put it in a graph the ONNX exporter would see; anything targetable gets a spec
 (with a known-gap note if the exporter lacks it), not an exclusion."""
 
-from opsweep.catalog import Exclusion
+from opsweep.catalog.load import Exclusion
 
 METADATA = "tensor metadata query: returns a Python value, not a tensor, so there is no graph"
 AUTOGRAD = "autograd or storage state, not a computation: nothing for an exported graph to hold"

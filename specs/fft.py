@@ -4,9 +4,9 @@
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import EXAMPLE_TABLE, no_translation, spec
+from opsweep.catalog.families import EXAMPLE_TABLE, no_translation, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples, shapes
+from opsweep.catalog.strategies import examples, shapes
 
 REAL = ("float32", "float64")
 CPLX = ("complex64", "complex128")

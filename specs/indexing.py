@@ -5,9 +5,9 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, FLOAT, draw_scalar, optional, spec
+from opsweep.catalog.families import ABSENT, ALL, FLOAT, draw_scalar, optional, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 
 def _source(draw, *, min_rank=1, dtypes=ALL):

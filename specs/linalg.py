@@ -4,9 +4,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import gap, spec
+from opsweep.catalog.families import gap, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 MM_DTYPES = ("float32", "float64", "float16", "bfloat16", "int32", "int64")
 

@@ -9,9 +9,9 @@ eigenvectors) are compared by absolute value.
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import no_translation, spec
+from opsweep.catalog.families import no_translation, spec
 from opsweep.model import TensorArg, Tolerance
-from opsweep.strategies import examples
+from opsweep.catalog.strategies import examples
 
 F64 = ("float32", "float64")
 #: LAPACK and whatever the exporter emits take different paths to the same factors

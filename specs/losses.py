@@ -4,9 +4,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import draw_kwargs, optional, spec
+from opsweep.catalog.families import draw_kwargs, optional, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples, shapes
+from opsweep.catalog.strategies import examples, shapes
 
 LOSS_DTYPES = ("float32", "float64", "float16", "bfloat16")
 F64 = ("float32", "float64")

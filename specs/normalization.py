@@ -4,9 +4,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import spec
+from opsweep.catalog.families import spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples, shapes
+from opsweep.catalog.strategies import examples, shapes
 
 NORM_DTYPES = ("float32", "float64", "float16", "bfloat16")
 

@@ -4,10 +4,10 @@ multiply-add, NaN/inf predicates and repairs, complex parts."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import (ALL, BOOL, COMPLEX, EDGE_FLOATS, FLOAT, NUMERIC, binary, optional,
+from opsweep.catalog.families import (ALL, BOOL, COMPLEX, EDGE_FLOATS, FLOAT, NUMERIC, binary, optional,
                               spec, unary)
 from opsweep.model import TensorArg
-from opsweep.strategies import broadcast_shapes, examples, shapes
+from opsweep.catalog.strategies import broadcast_shapes, examples, shapes
 
 F32_64 = ("float32", "float64")
 

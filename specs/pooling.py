@@ -4,9 +4,9 @@ fractional and unpooling."""
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import no_translation, spec
+from opsweep.catalog.families import no_translation, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples
+from opsweep.catalog.strategies import examples
 
 POOL_DTYPES = ("float32", "float64", "float16", "bfloat16")
 

@@ -5,9 +5,9 @@ trips are expected to stop at capture; they are measured all the same."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import spec
+from opsweep.catalog.families import spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples, shapes
+from opsweep.catalog.strategies import examples, shapes
 
 FQ_DTYPES = ("float32", "float64", "float16", "bfloat16")
 #: (quant_min, quant_max) pairs: uint8, int8, 4-bit

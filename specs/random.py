@@ -8,9 +8,9 @@ the dtype (see creation.py)."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, FLOAT, NUMERIC, optional, present, spec
+from opsweep.catalog.families import ABSENT, ALL, FLOAT, NUMERIC, optional, present, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples, shapes
+from opsweep.catalog.strategies import examples, shapes
 
 A = torch.ops.aten
 F = torch.nn.functional

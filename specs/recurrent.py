@@ -5,9 +5,9 @@ import torch
 import torch.nn as nn
 from hypothesis import strategies as st
 
-from opsweep.families import spec
+from opsweep.catalog.families import spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples
+from opsweep.catalog.strategies import examples
 
 RNN_DTYPES = ("float32", "float64", "float16", "bfloat16")
 

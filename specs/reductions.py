@@ -6,10 +6,10 @@ from dataclasses import replace
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import (ALL, COMPLEX, FLOAT, INTEGRAL, NUMERIC, binary, optional,
+from opsweep.catalog.families import (ALL, COMPLEX, FLOAT, INTEGRAL, NUMERIC, binary, optional,
                               reduction, spec, unary)
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 F32_64 = ("float32", "float64")
 #: elements of a NaN-laced float input

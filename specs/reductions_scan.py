@@ -4,10 +4,10 @@ their inverse (diff), numerical derivatives and integrals."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ALL, COMPLEX, FLOAT, NUMERIC, optional, reduction, spec, unary
+from opsweep.catalog.families import ALL, COMPLEX, FLOAT, NUMERIC, optional, reduction, spec, unary
 from opsweep.model import TensorArg
 from opsweep.specs.reductions import with_nans
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 
 def _diff(draw):

@@ -5,9 +5,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.families import spec
+from opsweep.catalog.families import spec
 from opsweep.model import TensorArg
-from opsweep.strategies import examples
+from opsweep.catalog.strategies import examples
 
 RS_DTYPES = ("float32", "float64", "float16", "bfloat16")
 F64 = ("float32", "float64")

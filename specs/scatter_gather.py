@@ -14,9 +14,9 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, NUMERIC, draw_scalar, optional, present, spec
+from opsweep.catalog.families import ABSENT, ALL, NUMERIC, draw_scalar, optional, present, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 A = torch.ops.aten
 

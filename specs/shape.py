@@ -8,9 +8,9 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, optional, present, spec
+from opsweep.catalog.families import ABSENT, ALL, optional, present, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 
 def _tensor(draw, *, min_rank=0, max_rank=4, dtypes=ALL, min_side=1):

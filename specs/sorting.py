@@ -9,9 +9,9 @@ searching operator."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, NUMERIC, optional, present, spec
+from opsweep.catalog.families import ABSENT, ALL, NUMERIC, optional, present, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 A = torch.ops.aten
 #: integer inputs drawn wide so that ties (ambiguous sort indices) stay rare

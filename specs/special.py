@@ -4,10 +4,10 @@ integer inputs promote to the default float dtype."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import (EDGE_FLOATS, FLOAT, INTEGRAL, NUMERIC, binary, optional, reduction,
+from opsweep.catalog.families import (EDGE_FLOATS, FLOAT, INTEGRAL, NUMERIC, binary, optional, reduction,
                               spec, unary)
 from opsweep.model import TensorArg
-from opsweep.strategies import broadcast_shapes, examples, shapes
+from opsweep.catalog.strategies import broadcast_shapes, examples, shapes
 
 #: dtypes of the kernels without float16/bfloat16 CPU support, plus promoting ints
 WIDE = ("float32", "float64") + INTEGRAL

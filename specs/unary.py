@@ -4,7 +4,7 @@ them (to the default float dtype); complex wherever the op is defined on it."""
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import BOOL, COMPLEX, EDGE_FLOATS, FLOAT, INTEGRAL, NUMERIC, optional, unary
+from opsweep.catalog.families import BOOL, COMPLEX, EDGE_FLOATS, FLOAT, INTEGRAL, NUMERIC, optional, unary
 
 SPECS = [
     unary("abs", dtypes=NUMERIC + COMPLEX),

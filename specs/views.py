@@ -6,9 +6,9 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.families import ABSENT, ALL, optional, present, spec
+from opsweep.catalog.families import ABSENT, ALL, optional, present, spec
 from opsweep.model import TensorArg
-from opsweep.strategies import dims, examples, shapes
+from opsweep.catalog.strategies import dims, examples, shapes
 
 A = torch.ops.aten
 REAL_COMPLEX = ("complex64", "complex128")

@@ -1,11 +1,11 @@
 """Builders shared by several test modules: small artifacts, results, targets and the
 page's inputs, written out by hand so that a test states exactly what it measures."""
 
-from opsweep import artifact as art
-from opsweep import grade as grading
-from opsweep.artifact import Fingerprint, SpecResult, Translations
-from opsweep.links import Link
-from opsweep.listing import Listing, Row
+from opsweep.artifact import data as art
+from opsweep.artifact import grade as grading
+from opsweep.artifact.data import Fingerprint, SpecResult, Translations
+from opsweep.catalog.links import Link
+from opsweep.catalog.listing import Listing, Row
 from opsweep.model import Outcome, Stage
 
 FP = Fingerprint("2.13.0", "1.23.2", "1.32.0", "0.7.2", 20, "dynamo", hypothesis="6.170.17")

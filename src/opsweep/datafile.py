@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 
-from .errors import DataFileError
+from opsweep.errors import DataFileError
 
 
 def read_json(path: Path, *, error: type[DataFileError] = DataFileError,

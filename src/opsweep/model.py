@@ -244,7 +244,7 @@ class OpSpec:
 
     def __post_init__(self) -> None:
         if self.origin is None:
-            from .origin import caller
+            from opsweep.origin import caller
             object.__setattr__(self, "origin", caller())
 
     def tolerance(self, dtype: str) -> Tolerance | None:

@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 
 import tomllib
 
-from .errors import UsageError
-from .model import Origin
+from opsweep.errors import UsageError
+from opsweep.model import Origin
 
 _ENGINE = os.path.dirname(os.path.abspath(__file__))
 

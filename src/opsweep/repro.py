@@ -11,13 +11,13 @@ depends only on the signature:
 
 from __future__ import annotations
 
-from .errors import SpecError
+from opsweep.errors import SpecError
 
 
 def _find(spec_name: str, signature: str, profile: str):
     """The spec and the drawn example (ci draws first, then `profile`'s) with this signature."""
-    from .catalog import load_catalog
-    from .draw import PROFILES, draw_examples
+    from opsweep.catalog.load import load_catalog
+    from opsweep.catalog.draw import PROFILES, draw_examples
     catalog = load_catalog(check_draws=False)
     if spec_name not in catalog.specs:
         raise SpecError(spec_name, "no such spec in the catalog")
@@ -31,7 +31,7 @@ def _find(spec_name: str, signature: str, profile: str):
 
 def example_for(spec_name: str, signature: str, profile: str = "nightly"):
     """The module and inputs of a drawn example with this signature."""
-    from .runner import build_call
+    from opsweep.engine.runner import build_call
     call = build_call(*_find(spec_name, signature, profile))
     return call, tuple(t.clone() for t in call.inputs)
 
@@ -40,7 +40,7 @@ def dynamic_example_for(spec_name: str, signature: str, profile: str = "nightly"
     """The module, inputs and ``dynamic_shapes`` of the dynamic re-export of the
     example with this signature: its leading dimension dynamic, traced at the
     size the sweep traced it at."""
-    from .runner import build_call, choose_plan, dynamic_shapes, target_of
+    from opsweep.engine.runner import build_call, choose_plan, dynamic_shapes, target_of
     spec, example = _find(spec_name, signature, profile)
     target = target_of(spec, build_call(spec, example))  # a module's parameters, as swept
     plan, traced, why = choose_plan(spec, target, example)  # the plan the sweep chose
@@ -55,7 +55,7 @@ def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: 
     custom translation table, or its dynamic re-export, when given)."""
     lines = ["import torch", f"from opsweep.repro import {'dynamic_example_for' if dynamic else 'example_for'}"]
     if translations:
-        lines.append("from opsweep.translations import load")
+        lines.append("from opsweep.engine.translations import load")
     lines.append("")
     extra = ""
     if dynamic:

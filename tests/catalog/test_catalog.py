@@ -2,12 +2,12 @@
 
 import pytest
 
-from opsweep.adapter import quiet_exporter
-from opsweep.attribution import attribute, invalid_examples
-from opsweep.catalog import check_declared, load_catalog
-from opsweep.draw import PROFILES, draw_examples
+from opsweep.engine.adapter import quiet_exporter
+from opsweep.engine.attribution import attribute, invalid_examples
+from opsweep.catalog.load import check_declared, load_catalog
+from opsweep.catalog.draw import PROFILES, draw_examples
 from opsweep.errors import SpecError
-from opsweep.listing import installed_listing
+from opsweep.catalog.listing import installed_listing
 from opsweep.model import Stage
 
 CATALOG = load_catalog()  # validates every spec and draws one example of each
@@ -101,9 +101,9 @@ def test_random_specs_are_nondeterministic():
 
 def test_known_gap_notes_hold_against_the_live_registry():
     """A no-translation note on an operator that has gained a translation fails here."""
-    from opsweep.catalog import check_draw
-    from opsweep.fastpath import FastExporter
-    from opsweep.registry import untranslated_ops
+    from opsweep.catalog.load import check_draw
+    from opsweep.engine.fastpath import FastExporter
+    from opsweep.catalog.registry import untranslated_ops
     FastExporter()  # installs the per-process decomposition caches
     stale = {}
     for name, spec in CATALOG.specs.items():

@@ -32,7 +32,7 @@ LITERALS = ", ".join([*map(str, range(-64, 257)), "2**31 - 1", "65535", "-2**31"
 USER_SPECS = f'''
 from dataclasses import replace
 
-from opsweep.families import unary
+from opsweep.catalog.families import unary
 
 NUMBERS = [{LITERALS}]
 SCALE = {{"tiny": 1e-9, "huge": 1e12, "odd": 31, "side": 5, "rank": 3}}
@@ -54,7 +54,7 @@ def _draw(cwd: Path, *extra: str, pythonpath: Path | None = None) -> tuple[str, 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPSWEEP_HYP_PROFILE")}
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    code = ("import sys, opsweep; from opsweep.cli import main; "
+    code = ("import sys, opsweep; from opsweep.cli.main import main; "
             "print(opsweep.__file__, file=sys.stderr); sys.exit(main(sys.argv[1:]))")
     done = subprocess.run([sys.executable, "-c", code, "draw", *WIDE, "--profile", "ci", *extra],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=600)

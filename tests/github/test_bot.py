@@ -2,8 +2,8 @@
 
 import threading
 
-from opsweep import bot
-from opsweep.report import GITHUB_COMMENT_LIMIT, MARKER
+from opsweep.bot import github as bot
+from opsweep.bot.comment import GITHUB_COMMENT_LIMIT, MARKER
 
 REPO = "octo/opsweep-demo"
 BOT = bot.DEFAULT_BOT
@@ -110,7 +110,7 @@ def test_rate_limit_response_is_waited_out(github, gh):
 
 
 def test_fork_pull_request_is_reported_as_such(github, monkeypatch, tmp_path, capsys):
-    from opsweep.cli import main
+    from opsweep.cli.main import main
     github.add_pull(REPO, 9, head_repo="someone/opsweep-fork", ref="patch-1", sha="f" * 40)
     github.repo("someone/opsweep-fork")
     out = tmp_path / "out"
@@ -235,7 +235,7 @@ def test_finish_replaces_eyes_by_the_outcome(github, gh):
 def test_command_cli_outputs_the_bound_sha_and_writes_the_request(github, monkeypatch, tmp_path):
     import json
 
-    from opsweep.cli import main
+    from opsweep.cli.main import main
     head = "ef" * 20
     pr(github, 7, sha=head)
     comment = github.add_comment(REPO, 7, "/Regen-Onnx nightly", "dev")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from opsweep import bump
-from opsweep.cli import main
+from opsweep.bot import bump
+from opsweep.cli.main import main
 from opsweep.errors import UsageError
-from opsweep.pin import PinMove, read_pins
+from opsweep.bot.pins import PinMove, read_pins
 
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "octo/opsweep-demo"

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from opsweep.gitops import (
+from opsweep.bot.git import (
     TRAILER,
     GitError,
     StaleHead,

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.bot import MARKER
-from opsweep.cli import main
-from opsweep.gitops import TRAILER
+from opsweep.artifact import data as art
+from opsweep.bot.github import MARKER
+from opsweep.cli.main import main
+from opsweep.bot.git import TRAILER
 from opsweep.model import Stage
 
 from ..factories import FP, result
@@ -155,7 +155,7 @@ def test_stale_or_partial_results_are_refused(github, monkeypatch, tmp_path, ori
 
 def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_path, origin):
     from opsweep.errors import UsageError
-    from opsweep.publish import Layout, collect
+    from opsweep.bot.publish import Layout, collect
     result_dir = measured(tmp_path, whole())
     (result_dir / ".github" / "workflows").mkdir(parents=True)
     (result_dir / ".github" / "workflows" / "x.yml").write_text("on: push\n")
@@ -164,7 +164,7 @@ def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_pat
 
 
 def test_the_spec_sources_page_is_a_result_file_the_bot_commits(tmp_path):
-    from opsweep.publish import Layout, collect
+    from opsweep.bot.publish import Layout, collect
     result_dir = measured(tmp_path, whole())
     (result_dir / "docs" / "specs.md").write_text("# Spec sources\n")
     assert "docs/specs.md" in collect(result_dir, Layout())
@@ -233,7 +233,7 @@ def test_assemble_refuses_a_partial_sweep_against_the_catalog(tmp_path):
 def main_raising(argv):
     import argparse
 
-    from opsweep import bot_cli
+    from opsweep.cli import bot as bot_cli
     parser = argparse.ArgumentParser()
     bot_cli.add_parser(parser.add_subparsers(dest="cmd"))
     args = parser.parse_args(argv)
@@ -261,7 +261,7 @@ def test_a_pin_pushed_during_the_sweep_is_never_overwritten(github, monkeypatch,
 
 def test_a_failed_command_run_says_so_and_replaces_the_eyes(github, monkeypatch, tmp_path,
                                                             origin):
-    from opsweep import bot
+    from opsweep.bot import github as bot
     _, sha = origin
     github.add_pull(REPO, 5, ref="feature", sha=sha)
     github.repo(REPO).permissions.update({"maintainer": "admin"})
@@ -285,7 +285,7 @@ def test_a_failed_command_run_says_so_and_replaces_the_eyes(github, monkeypatch,
 
 def broken_result(tmp_path):
     """What `bot assemble` uploads for a pin set whose canary failed."""
-    from opsweep.artifact import Breakage
+    from opsweep.artifact.data import Breakage
     new = art.make_artifact(replace(FP, torch="2.13.0", onnxscript="0.9.9"), "ci", 25, 0, {},
                             broken=Breakage("stock", "raw-error", "ImportError: no onnxscript"))
     out = tmp_path / "result"

@@ -1,7 +1,7 @@
 import pytest
 
-from opsweep.adapter import quiet_exporter
-from opsweep.catalog import load_catalog
+from opsweep.engine.adapter import quiet_exporter
+from opsweep.catalog.load import load_catalog
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.cli import main
+from opsweep.artifact import data as art
+from opsweep.cli.main import main
 from opsweep.model import Stage
 
 pytestmark = pytest.mark.integration
@@ -33,7 +33,7 @@ def _opsweep(args, cwd: Path, shadow: Path | None = None) -> subprocess.Complete
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if shadow is not None:
         env["PYTHONPATH"] = str(shadow)
-    return subprocess.run([sys.executable, "-m", "opsweep.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "opsweep.cli.main", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 
 

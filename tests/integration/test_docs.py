@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from opsweep.cli import main
+from opsweep.cli.main import main
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,8 +42,8 @@ def test_committed_page_is_the_render_of_the_committed_artifact(tmp_path):
 
 
 def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(tmp_path):
-    from opsweep import artifact as art
-    from opsweep import history
+    from opsweep.artifact import data as art
+    from opsweep.artifact import history
     records = history.load_all(ROOT / "docs" / "history")
     measured = art.load(ARTIFACT)
     mine = [r for r in records if r.torch == measured.fingerprint.torch]
@@ -59,13 +59,13 @@ def test_a_repro_snippet_on_the_operators_page_reproduces_its_failure():
 
     import torch
 
-    from opsweep.adapter import quiet_exporter
+    from opsweep.engine.adapter import quiet_exporter
     quiet_exporter()
     text = DETAILS.read_text("utf-8")
     found = re.search(r"<summary>Reproduce no-translation: [^<]*</summary><pre><code>(.*?)</code>",
                       text, re.DOTALL)
     assert found, "the operators page has a no-translation snippet"
-    from opsweep.adapter import classify_export_error
+    from opsweep.engine.adapter import classify_export_error
     from opsweep.model import Stage
     with pytest.raises(torch.onnx.errors.OnnxExporterError) as raised:
         exec(html.unescape(found.group(1)), {})  # noqa: S102 -- the page's snippet, as a reader runs it
@@ -80,7 +80,7 @@ def test_rendering_is_byte_identical(tmp_path):
 
 
 def load_catalog_all():
-    from opsweep.catalog import load_catalog
+    from opsweep.catalog.load import load_catalog
     catalog = load_catalog(check_draws=False)
     return {**catalog.specs, **{n: a.spec for n, a in catalog.absent.items()}}
 
@@ -182,11 +182,11 @@ def chromium_context(profile, javascript=True):
 @functools.lru_cache(maxsize=1)
 def expected_counts():
     """From the artifact, the listing and the history, independently of the page."""
-    from opsweep import artifact as art
-    from opsweep import history
-    from opsweep.catalog import load_catalog
-    from opsweep.history import CODES
-    from opsweep.listing import installed_listing
+    from opsweep.artifact import data as art
+    from opsweep.artifact import history
+    from opsweep.catalog.load import load_catalog
+    from opsweep.artifact.history import CODES
+    from opsweep.catalog.listing import installed_listing
     measured = art.load(ARTIFACT)
     excluded = load_catalog(check_draws=False).excluded
     rows = [n for n in installed_listing().rows if n not in excluded]
@@ -307,7 +307,7 @@ def check_grade_filters(page, rows, codes, changed):
 
 def check_detail(page, op):
     """The operator's name opens its section on the operators page, with its failures."""
-    from opsweep import artifact as art
+    from opsweep.artifact import data as art
     page.click(f"#opsweep-ops a[href$='#op-{op}']")
     page.wait_for_url(f"**/operators/#op-{op}")
     section = page.locator(f"section#op-{op}")

@@ -14,10 +14,10 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from opsweep.fastpath import make_exporter
-from opsweep.grade import dynamic_regressed
+from opsweep.engine.fastpath import make_exporter
+from opsweep.artifact.grade import dynamic_regressed
 from opsweep.model import Example, Stage, TensorArg
-from opsweep.runner import (
+from opsweep.engine.runner import (
     DynamicPlan,
     build_call,
     choose_plan,

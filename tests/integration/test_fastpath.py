@@ -3,12 +3,12 @@
 import pytest
 import torch
 
-from opsweep.adapter import PUBLIC_PATH, Exporter
-from opsweep.config import FastOptions
-from opsweep.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.fastpath import FAST_PATH, FastExporter, fast_path_available, make_exporter
+from opsweep.engine.adapter import PUBLIC_PATH, Exporter
+from opsweep.engine.config import FastOptions
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.engine.fastpath import FAST_PATH, FastExporter, fast_path_available, make_exporter
 from opsweep.model import Example, Stage, TensorArg
-from opsweep.runner import build_call, run_group
+from opsweep.engine.runner import build_call, run_group
 
 pytestmark = pytest.mark.integration
 
@@ -103,7 +103,7 @@ def test_the_fast_path_records_no_stack_traces_and_changes_nothing_else(specs, n
 def test_fallback_is_the_public_call(monkeypatch):
     import torch.onnx._internal.exporter._decomp as decomp
     monkeypatch.delattr(decomp, "create_onnx_friendly_decomposition_table")
-    from opsweep.sweep import SweepConfig
+    from opsweep.sweep.driver import SweepConfig
     assert not fast_path_available()
     assert SweepConfig(PROFILES["ci"]).exporter_path == PUBLIC_PATH  # and the fingerprint says so
     assert make_exporter(fast=False).path == PUBLIC_PATH
@@ -151,7 +151,7 @@ def test_a_skipped_decomposition_gives_the_same_model_and_outcomes(specs, name):
     """The shortcut against the full decomposition, static and with the dynamic axis: the
     same ONNX model (bar metadata) and the same outcomes; and it is taken exactly where
     :func:`decomposes_to_itself` says, so a test on a decomposed spec cannot pass vacuously."""
-    from opsweep.runner import choose_plan, dynamic_shapes, target_of
+    from opsweep.engine.runner import choose_plan, dynamic_shapes, target_of
     skip, full = FastExporter(), FastExporter(options=FastOptions(skip=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:2]:
@@ -171,7 +171,7 @@ def test_a_skipped_decomposition_gives_the_same_model_and_outcomes(specs, name):
 
 def _attempt(exporter, call, shapes=None) -> tuple[str, object]:
     """The model without its metadata, or the export's error line."""
-    from opsweep.runner import error_line
+    from opsweep.engine.runner import error_line
     inputs = tuple(t.clone() for t in call.inputs)
     try:
         model = exporter.export(call, inputs, **({"dynamic_shapes": shapes} if shapes else {}))
@@ -229,7 +229,7 @@ class _BatchNorm(torch.nn.Module):
 ], ids=["plain", "unused-item", "in-place", "view", "higher-order", "buffer-mutation",
         "python-kernel"])
 def test_which_programs_decompose_to_themselves(module, expected):
-    from opsweep.fastpath import _DECOMP_CACHE, decomposes_to_itself
+    from opsweep.engine.fastpath import _DECOMP_CACHE, decomposes_to_itself
     exporter = FastExporter()
     exporter.export(_Plain(), (torch.ones(2, 3),))  # fills the registry's tables
     program = torch.export.export(module, (torch.ones(2, 3),))
@@ -262,7 +262,7 @@ def _renamed_dims(attempt: tuple[str, object]) -> tuple[str, object]:
 def _attempts(spec, group):
     """(module, dynamic shapes) of a group's first example: static, then with the dynamic axis
     where it applies."""
-    from opsweep.runner import choose_plan, dynamic_shapes, target_of
+    from opsweep.engine.runner import choose_plan, dynamic_shapes, target_of
     call = build_call(spec, group[0])
     plan, traced, _ = choose_plan(spec, target_of(spec, call), group[0])
     return [(call, None)] + ([(traced, dynamic_shapes(plan, len(traced.inputs)))] if plan else [])
@@ -283,7 +283,7 @@ def test_a_single_trace_gives_the_same_model_or_error(specs, name):
     the same ONNX model (bar metadata and the names of symbolic sizes), static and with the
     dynamic axis; where the single
     trace fails, the public way's own error."""
-    from opsweep.fastpath import _kind
+    from opsweep.engine.fastpath import _kind
     once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:2]:
@@ -322,7 +322,7 @@ def test_the_single_trace_follows_a_retrace(specs):
 def test_a_kind_whose_single_traces_keep_failing_goes_the_public_way(specs):
     """fractional_max_pool2d decomposes, then has no translation: after SINGLE_TRACE_FAILURES
     single traces failed in a row, its exports are not traced once again."""
-    from opsweep.fastpath import SINGLE_TRACE_FAILURES
+    from opsweep.engine.fastpath import SINGLE_TRACE_FAILURES
     once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
     spec = specs["fractional_max_pool2d"]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:4]:

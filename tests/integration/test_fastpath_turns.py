@@ -7,11 +7,11 @@ import gc
 import pytest
 import torch
 
-from opsweep.adapter import Exporter
-from opsweep.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.fastpath import FastExporter, fast_path_available
-from opsweep.multitarget import run_targets
-from opsweep.translations import load
+from opsweep.engine.adapter import Exporter
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.engine.fastpath import FastExporter, fast_path_available
+from opsweep.engine.group import run_targets
+from opsweep.engine.translations import load
 
 pytestmark = pytest.mark.integration
 

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from opsweep.artifact import STOCK
-from opsweep.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.isolation import make_exporters
-from opsweep.multitarget import run_targets
-from opsweep.phase import Reached, Step
+from opsweep.artifact.data import STOCK
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.engine.pool import make_exporters
+from opsweep.engine.group import run_targets
+from opsweep.engine.phase import Reached, Step
 
 pytestmark = pytest.mark.integration
 TABLE = "examples/custom_translations.py:TABLE"

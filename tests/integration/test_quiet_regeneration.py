@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from opsweep import artifact as art
-from opsweep.cli import main
-from opsweep.history import pin_path
-from opsweep.journal import read_run, run_path
-from opsweep.planning import versions
-from opsweep.publish import NO_CHANGE
+from opsweep.artifact import data as art
+from opsweep.cli.main import main
+from opsweep.artifact.history import pin_path
+from opsweep.sweep.journal import read_run, run_path
+from opsweep.sweep.planning import versions
+from opsweep.bot.publish import NO_CHANGE
 
 from ..factories import changed_paths
 
@@ -36,7 +36,7 @@ RECORD = pin_path(Path(HISTORY), versions()).as_posix()  # this pin set's record
 ONLY = ["t_full", "cdist"]
 SPEC = """
 from dataclasses import replace
-from opsweep.families import unary
+from opsweep.catalog.families import unary
 
 SPECS = [replace(unary("sin", dtypes={dtypes!r}, max_rank=2), name="t_full")]
 """
@@ -71,7 +71,7 @@ def regenerate(repo: Path, specs: Path, summary: Path) -> str:
     view. Returns the sweep's summary (also appended to `summary`, as under Actions)."""
     out = repo / ARTIFACT
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
-    swept = subprocess.run([sys.executable, "-m", "opsweep.cli", "sweep", "--only", *ONLY,
+    swept = subprocess.run([sys.executable, "-m", "opsweep.cli.main", "sweep", "--only", *ONLY,
                             "--jobs", "0", "--quiet", "--specs", str(specs), "--out", str(out)],
                            check=True, capture_output=True, text=True, timeout=600, env=env)
     data = repo / "docs" / "data"
@@ -171,7 +171,7 @@ def publish(repo: Path, artifact: bytes, tmp: Path, name: str, monkeypatch) -> d
     """The bot's two halves: `bot assemble` (unprivileged: render and record the measured
     artifact into a result directory), then the privileged publish of that result as data
     (a dispatched run on the repository's own branch: no pull request to comment on)."""
-    from opsweep import publish as pub
+    from opsweep.bot import publish as pub
     part = tmp / f"{name}.json"
     part.write_bytes(artifact)
     result = tmp / f"{name}.result"

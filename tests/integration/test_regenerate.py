@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.cli import main
-from opsweep.journal import journal_path, read_run, run_path
+from opsweep.artifact import data as art
+from opsweep.cli.main import main
+from opsweep.sweep.journal import journal_path, read_run, run_path
 
 pytestmark = pytest.mark.integration
 SPECS = ["t_relu", "t_neg", "t_sin", "cdist"]
@@ -22,7 +22,7 @@ TABLE = f"{Path(__file__).resolve().parents[2] / 'examples' / 'custom_translatio
 # float32-only specs, so the test does not move when the catalog's specs grow
 USER_SPECS = """
 from dataclasses import replace
-from opsweep.families import activation, unary
+from opsweep.catalog.families import activation, unary
 
 F32 = dict(dtypes=("float32",), max_rank=2)
 SPECS = [replace(activation("relu", **F32), name="t_relu"),
@@ -154,7 +154,7 @@ def test_shards_merge_to_the_single_machine_artifact(baseline, tmp_path):
 
 def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path):
     out = tmp_path / "a.json"
-    cmd = [sys.executable, "-m", "opsweep.cli", "sweep", "--only", *SPECS, "--jobs", "1",
+    cmd = [sys.executable, "-m", "opsweep.cli.main", "sweep", "--only", *SPECS, "--jobs", "1",
            "--quiet", "--specs", os.environ["OPSWEEP_TEST_SPECS"], "--translations", TABLE,
            "--out", str(out)]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from opsweep.adapter import quiet_exporter
-from opsweep.draw import PROFILES, draw_examples
+from opsweep.engine.adapter import quiet_exporter
+from opsweep.catalog.draw import PROFILES, draw_examples
 from opsweep.errors import SpecError
 from opsweep.repro import example_for, snippet
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.integration
 
 def test_snippet_rebuilds_the_example_and_the_public_call_fails_the_same_way():
     quiet_exporter()
-    from opsweep.catalog import load_catalog
+    from opsweep.catalog.load import load_catalog
     spec = load_catalog(check_draws=False).specs["cdist"]
     signature = draw_examples(spec, PROFILES["ci"])[3].signature
     module, inputs = example_for("cdist", signature)

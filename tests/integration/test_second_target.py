@@ -9,13 +9,13 @@ import pytest
 import torch
 from onnxscript import opset18 as op
 
-from opsweep.adapter import Exporter
-from opsweep.artifact import STOCK
-from opsweep.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.fastpath import FastExporter, Trace, unchanged_by
-from opsweep.isolation import make_exporters
+from opsweep.engine.adapter import Exporter
+from opsweep.artifact.data import STOCK
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.engine.fastpath import FastExporter, Trace, unchanged_by
+from opsweep.engine.pool import make_exporters
 from opsweep.model import Stage
-from opsweep.multitarget import run_targets
+from opsweep.engine.group import run_targets
 
 pytestmark = pytest.mark.integration
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "custom_translations.py"

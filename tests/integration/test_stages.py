@@ -8,9 +8,9 @@ and onnxscript 0.7.2, on 2026-12-01). A bump that moves one of them fails here f
 import pytest
 import torch
 
-from opsweep.adapter import Exporter
+from opsweep.engine.adapter import Exporter
 from opsweep.model import Example, Stage, TensorArg
-from opsweep.runner import run_group
+from opsweep.engine.runner import run_group
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.cli import main
+from opsweep.artifact import data as art
+from opsweep.cli.main import main
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +17,7 @@ import signal
 import time
 
 import torch
-from opsweep.families import unary
+from opsweep.catalog.families import unary
 
 
 def _segfault_when_exporting(x):
@@ -85,8 +85,8 @@ def test_bad_input_exits_with_a_clear_message_and_writes_nothing(tmp_path, capsy
 GONE = '''
 import torch
 from dataclasses import replace
-from opsweep.families import spec, unary
-from opsweep.strategies import examples
+from opsweep.catalog.families import spec, unary
+from opsweep.catalog.strategies import examples
 
 SPECS = [
     replace(unary("sin"), name="gone_op", aten_ops=("no_such_op_xyz",)),
@@ -113,7 +113,7 @@ import os
 from pathlib import Path
 
 import torch
-from opsweep.families import unary
+from opsweep.catalog.families import unary
 
 HERE = Path(__file__).parent
 with open(HERE / "loads.txt", "a") as handle:  # once per process that loads this module

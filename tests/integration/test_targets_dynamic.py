@@ -8,13 +8,13 @@ import pytest
 import torch
 from hypothesis import strategies as st
 
-from opsweep import artifact as art
-from opsweep.cli import main
-from opsweep.fastpath import make_exporter
-from opsweep.grade import dynamic_regressed
+from opsweep.artifact import data as art
+from opsweep.cli.main import main
+from opsweep.engine.fastpath import make_exporter
+from opsweep.artifact.grade import dynamic_regressed
 from opsweep.model import Example, Grade, OpSpec, Stage, TensorArg
 from opsweep.repro import snippet
-from opsweep.runner import run_group
+from opsweep.engine.runner import run_group
 
 pytestmark = pytest.mark.integration
 
@@ -87,7 +87,7 @@ import os
 import signal
 
 import torch
-from opsweep.families import unary
+from opsweep.catalog.families import unary
 
 
 def _segfault_when_dynamic(x):
@@ -115,7 +115,7 @@ def test_a_worker_lost_in_the_dynamic_re_export_keeps_the_static_results(tmp_pat
 
 
 def test_the_dynamic_export_is_a_valid_onnx_model_with_a_symbolic_batch():
-    from opsweep.runner import choose_plan, dynamic_shapes
+    from opsweep.engine.runner import choose_plan, dynamic_shapes
     example = Example((TensorArg((3, 4), "float32"), TensorArg((3, 4), "float32")))
     plan, call, _ = choose_plan(OpSpec("add", ("add",), st.nothing(), fn=torch.add), torch.add,
                                 example)

@@ -2,7 +2,7 @@ import pytest
 import torch
 from torch.onnx._internal.exporter import _errors
 
-from opsweep import adapter
+from opsweep.engine import adapter
 from opsweep.errors import ExporterUnavailable
 from opsweep.model import Stage
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.artifact import Fingerprint
+from opsweep.artifact import data as art
+from opsweep.artifact.data import Fingerprint
 from opsweep.errors import ArtifactError
-from opsweep.grade import StageCount
+from opsweep.artifact.grade import StageCount
 from opsweep.model import Stage
 
 from ..factories import FP, changed_paths, result

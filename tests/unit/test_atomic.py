@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from opsweep.atomic import write_atomic
+from opsweep.files import write_atomic
 
 
 def test_the_new_file_replaces_the_old_one_whole(tmp_path):

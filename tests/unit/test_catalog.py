@@ -3,17 +3,17 @@ from dataclasses import replace
 
 import pytest
 
-from opsweep.catalog import load_catalog
+from opsweep.catalog.load import load_catalog
 from opsweep.errors import SpecError
-from opsweep.families import unary
+from opsweep.catalog.families import unary
 
 HEADER = """
 from dataclasses import replace
 
 import torch
 from hypothesis import strategies as st
-from opsweep.families import spec, unary
-from opsweep.strategies import examples
+from opsweep.catalog.families import spec, unary
+from opsweep.catalog.strategies import examples
 """
 
 
@@ -110,7 +110,7 @@ def test_the_declaration_is_checked_on_every_example_not_only_the_first():
     """check_declared judges the dtype and rank an example is filed under (its first
     tensor's; other tensors, such as an index, may differ); a tensorless example has
     no dtype and rank 0."""
-    from opsweep.catalog import check_declared
+    from opsweep.catalog.load import check_declared
     from opsweep.model import Example, TensorArg
     spec = replace(unary("sin"), dtypes=("float32",), ranks=(1, 2))
     index = TensorArg((5, 5, 5), "int64")
@@ -168,7 +168,7 @@ def test_specs_the_installed_torch_lacks_are_absent_with_the_reason(spec_dir):
 
 
 def test_list_names_what_the_installed_torch_lacks(spec_dir, capsys):
-    from opsweep.cli import main
+    from opsweep.cli.main import main
     write(spec_dir, "gone", 'SPECS = [replace(unary("sin"), name="gone_op", aten_ops=("no_op_xyz",))]')
     assert main(["list", "--specs", str(spec_dir)]) == 0
     out = capsys.readouterr()

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.cli import SUMMARY_WIDTH, TOX_SWEEP_ENV, _summary
-from opsweep.reuse import Decision
-from opsweep.sweep import Regeneration
+from opsweep.artifact import data as art
+from opsweep.cli.main import SUMMARY_WIDTH, TOX_SWEEP_ENV, _summary
+from opsweep.sweep.reuse import Decision
+from opsweep.sweep.driver import Regeneration
 
 COMMITTED = Path(__file__).parents[2] / "docs" / "onnx_support_measured.json"
 OUT = Path("docs/onnx_support_measured.json")

@@ -6,10 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep import datafile, documented, history, links
+from opsweep.artifact import data as art
+from opsweep import datafile
+from opsweep.page import documented
+from opsweep.artifact import history
+from opsweep.catalog import links
 from opsweep.errors import ArtifactError, DataFileError
-from opsweep.grade import AXES
+from opsweep.artifact.grade import AXES
 from opsweep.model import Stage
 
 from ..factories import FP, result

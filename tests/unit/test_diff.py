@@ -3,11 +3,11 @@ from dataclasses import replace
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.cli import main
-from opsweep.diff import classify, diff
+from opsweep.artifact import data as art
+from opsweep.cli.main import main
+from opsweep.artifact.diff import classify, diff
 from opsweep.model import Grade, Stage
-from opsweep.report import GITHUB_COMMENT_LIMIT, MARKER, to_json, to_markdown
+from opsweep.bot.comment import GITHUB_COMMENT_LIMIT, MARKER, to_json, to_markdown
 
 from ..factories import FP, result
 
@@ -108,7 +108,7 @@ def test_a_bump_of_an_exporter_pin_alone_is_named_in_the_comment():
 def test_a_kind_reads_as_its_value_wherever_it_is_shown():
     import json
 
-    from opsweep.diff import KINDS_ORDER, Kind
+    from opsweep.artifact.diff import KINDS_ORDER, Kind
     assert [str(k) for k in KINDS_ORDER] == ["regression", "improvement", "newly measured",
                                              "no longer measured", "changed"]
     assert f"{Kind.NEWLY_MEASURED}" == "newly measured" and Kind.REGRESSION == "regression"
@@ -117,7 +117,7 @@ def test_a_kind_reads_as_its_value_wherever_it_is_shown():
 
 
 def test_the_stages_that_fail_an_axis_are_those_grading_counts_against_it():
-    from opsweep.grade import AXES, FAILS, Counts, grade
+    from opsweep.artifact.grade import AXES, FAILS, Counts, grade
     for stage in set(Stage) - {Stage.CAPTURE}:
         grades = grade([Counts({Stage.OK: 1, stage: 1})])
         below = {a for a in AXES if getattr(grades, a) not in (Grade.FULL, None)}

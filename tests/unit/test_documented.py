@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from opsweep import documented
+from opsweep.page import documented
 from opsweep.errors import DataFileError
 
 ROOT = Path(__file__).resolve().parents[2]

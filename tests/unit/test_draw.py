@@ -1,9 +1,9 @@
 import pytest
 
-from opsweep.catalog import load_catalog
-from opsweep.draw import PROFILES, draw_examples, group_by_signature, resolve_profile
+from opsweep.catalog.load import load_catalog
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature, resolve_profile
 from opsweep.errors import UsageError
-from opsweep.families import binary
+from opsweep.catalog.families import binary
 
 
 def test_profiles():

@@ -1,4 +1,4 @@
-from opsweep.grade import FailureGroup, failure_groups, grade, merge_failures, stage_counts
+from opsweep.artifact.grade import FailureGroup, failure_groups, grade, merge_failures, stage_counts
 from opsweep.model import Grade, Outcome, Stage
 
 

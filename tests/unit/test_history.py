@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep import history
-from opsweep.artifact import STOCK
+from opsweep.artifact import data as art
+from opsweep.artifact import history
+from opsweep.artifact.data import STOCK
 from opsweep.errors import ArtifactError, DataFileError
 from opsweep.model import Stage
 

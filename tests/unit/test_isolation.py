@@ -2,8 +2,8 @@
 
 import pickle
 
-from opsweep.artifact import STOCK
-from opsweep.isolation import lost_group
+from opsweep.artifact.data import STOCK
+from opsweep.engine.pool import lost_group
 from opsweep.model import Example, Outcome, Stage, TensorArg
 
 T = "tables.py:TABLE"
@@ -54,7 +54,7 @@ def test_an_empty_or_unreadable_phase_file(tmp_path):
 
 
 def test_phase_files_go_to_shared_memory_where_there_is_a_writable_one(tmp_path, monkeypatch):
-    from opsweep import isolation
+    from opsweep.engine import pool as isolation
     shm = tmp_path / "shm"
     monkeypatch.setattr(isolation, "_SHARED_MEMORY", shm)
     assert isolation.phase_root() is None  # not there: the system's temporary directory
@@ -76,7 +76,7 @@ def test_a_collected_group_leaves_no_phase_file(tmp_path):
     from concurrent.futures import Future
     from concurrent.futures import TimeoutError as FutureTimeout
 
-    from opsweep.isolation import Pending
+    from opsweep.engine.pool import Pending
     finished, lost = Future(), Future()
     finished.set_result({STOCK: outcomes(Stage.OK)})
     lost.set_exception(FutureTimeout())

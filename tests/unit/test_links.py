@@ -1,4 +1,4 @@
-from opsweep import links
+from opsweep.catalog import links
 
 
 def test_links_and_aliases_from_the_installed_torch():

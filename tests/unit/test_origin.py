@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from opsweep.catalog import load_catalog
-from opsweep.cli import main
+from opsweep.catalog.load import load_catalog
+from opsweep.cli.main import main
 from opsweep.errors import UsageError
 from opsweep.model import OpSpec
 from opsweep.origin import definition, display_path, source_url
@@ -65,8 +65,8 @@ USER = '''
 from dataclasses import replace
 
 from hypothesis import strategies as st
-from opsweep.families import spec, unary
-from opsweep.strategies import examples
+from opsweep.catalog.families import spec, unary
+from opsweep.catalog.strategies import examples
 
 LOW = -2.0
 

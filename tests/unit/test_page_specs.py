@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import page_specs
-from opsweep.catalog import load_catalog
+from opsweep.page import sources as page_specs
+from opsweep.catalog.load import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 URL = "https://example.test/repo/blob/main"
 USER = '''
 from dataclasses import replace
 
-from opsweep.families import gap, unary
+from opsweep.catalog.families import gap, unary
 from opsweep.model import Stage, Tolerance
 
 TOL = {"float16": Tolerance(0.05, 0.01)}

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep import history
-from opsweep.artifact import STOCK
-from opsweep.catalog import load_catalog
-from opsweep.grade import FailureGroup, StageCount
+from opsweep.artifact import data as art
+from opsweep.artifact import history
+from opsweep.artifact.data import STOCK
+from opsweep.catalog.load import load_catalog
+from opsweep.artifact.grade import FailureGroup, StageCount
 from opsweep.model import OpSpec, Stage
-from opsweep.page_chart import series, svg
-from opsweep.page_detail import releases
-from opsweep.page_dtypes import dtype_row, rank_row
-from opsweep.page_view import last_bump
-from opsweep.render import build_view, render_details, render_page
+from opsweep.page.chart import series, svg
+from opsweep.page.detail import releases
+from opsweep.page.dtypes import dtype_row, rank_row
+from opsweep.page.view import last_bump
+from opsweep.page.render import build_view, render_details, render_page
 from opsweep.repro import snippet
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, T, result, with_target
@@ -101,7 +101,7 @@ def test_last_bump_and_full_since(tmp_path):
 
 
 def history_grade(version, code):
-    from opsweep.page_detail import ReleaseGrade
+    from opsweep.page.detail import ReleaseGrade
     return ReleaseGrade(version, code, version)
 
 
@@ -167,7 +167,7 @@ def test_a_since_point_sharing_its_torch_keeps_the_cell_narrow(tmp_path, catalog
 
 
 def test_groups_sharing_an_error_print_it_once():
-    from opsweep.page_detail import GroupView, OperatorDetail
+    from opsweep.page.detail import GroupView, OperatorDetail
     g = [GroupView("", False, "runtime", "float32", r, 1, err, f"f32[{r}]", "x")
          for r, err in ((1, "E: a"), (2, "E: a"), (3, "E: b"))]
     op = OperatorDetail("x", "op-x", "", "", (), False, False, "", "", "", (), (), tuple(g), (), (), "")

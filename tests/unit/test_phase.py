@@ -3,7 +3,7 @@
 import pytest
 
 from opsweep.model import Stage
-from opsweep.phase import START, Reached, Step, label_of
+from opsweep.engine.phase import START, Reached, Step, label_of
 
 T = "dir|with|bars/tables.py:TABLE"
 

@@ -3,9 +3,9 @@ import subprocess
 
 import pytest
 
-from opsweep.cli import main
+from opsweep.cli.main import main
 from opsweep.errors import UsageError
-from opsweep.pin import pin_change, read_pin, read_pins
+from opsweep.bot.pins import pin_change, read_pin, read_pins
 
 PYPROJECT = """
 [project]
@@ -105,9 +105,9 @@ def test_the_sweep_env_pins_the_whole_stack_at_the_committed_fingerprint():
     versions the committed artifact measured: the README's command reproduces it."""
     from pathlib import Path
 
-    from opsweep import artifact as art
-    from opsweep.artifact import PINS
-    from opsweep.pin import fingerprint_mismatches
+    from opsweep.artifact import data as art
+    from opsweep.artifact.data import PINS
+    from opsweep.bot.pins import fingerprint_mismatches
     root = Path(__file__).parents[2]
     pins = read_pins((root / "pyproject.toml").read_text("utf-8"))
     assert set(PINS) <= set(pins) and "hypothesis" in PINS, pins

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.progress import Bar, Lines, Silent, Tally, clock, display
-from opsweep.sweep import SpecDone
+from opsweep.artifact import data as art
+from opsweep.cli.progress import Bar, Lines, Silent, Tally, clock, display
+from opsweep.sweep.driver import SpecDone
 
 COMMITTED = Path(__file__).parents[2] / "docs" / "onnx_support_measured.json"
 
@@ -126,13 +126,13 @@ def test_display_by_destination(results):
 
 @pytest.mark.parametrize("interval", ["0", "-5", "nan"])
 def test_a_bad_interval_is_refused_naming_the_flag(interval, capsys):
-    from opsweep.cli import EXIT_USAGE, main
+    from opsweep.cli.main import EXIT_USAGE, main
     assert main(["sweep", "--progress-interval", interval, "--only", "relu"]) == EXIT_USAGE
     assert "--progress-interval must be > 0 seconds" in capsys.readouterr().err
 
 
 def test_what_the_workers_are_busy_with_updates_the_bar_but_prints_no_line(results):
-    from opsweep.sweep import SpecsRunning
+    from opsweep.sweep.driver import SpecsRunning
     stream = io.StringIO()
     lines = Lines(stream, interval=0.0)
     lines(SpecsRunning(("abs", "relu @TABLE")))

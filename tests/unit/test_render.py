@@ -2,11 +2,11 @@
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.catalog import load_catalog
+from opsweep.artifact import data as art
+from opsweep.catalog.load import load_catalog
 from opsweep.errors import UsageError
 from opsweep.model import Stage
-from opsweep.render import build_view, cell, check_versions, render_page
+from opsweep.page.render import build_view, cell, check_versions, render_page
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, result
 

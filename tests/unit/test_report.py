@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.diff import diff
+from opsweep.artifact import data as art
+from opsweep.artifact.diff import diff
 from opsweep.model import Stage
-from opsweep.report import code, partial_reason, to_markdown
+from opsweep.bot.comment import code, partial_reason, to_markdown
 
 from ..factories import FP, result
 
@@ -89,7 +89,7 @@ def test_a_partial_artifact_is_named_partial():
 
 def test_diff_refuses_a_partial_artifact(tmp_path, capsys):
     """Defect 7: `--shard` with `--only` merged to 2 specs and diff called it clean."""
-    from opsweep.cli import main
+    from opsweep.cli.main import main
     whole = art.make_artifact(FP, "ci", 25, 0, {n: result([n], Stage.OK)
                                                  for n in ("sin", "cos", "relu")})
     few = art.make_artifact(FP, "ci", 25, 0, {n: result([n], Stage.OK) for n in ("sin", "cos")})
@@ -106,7 +106,7 @@ def test_diff_refuses_a_partial_artifact(tmp_path, capsys):
 
 @pytest.mark.parametrize("version", ["../../../x", "2.13.0/../../x", "2.13.0\x00", "a/b", "", ".."])
 def test_history_refuses_a_version_that_is_not_a_version(tmp_path, version):
-    from opsweep import history
+    from opsweep.artifact import history
     from opsweep.errors import ArtifactError
     a = art.make_artifact(replace(FP, torch=version), "ci", 25, 0, {"sin": result(["sin"], Stage.OK)})
     with pytest.raises(ArtifactError, match="not a version string"):
@@ -116,7 +116,7 @@ def test_history_refuses_a_version_that_is_not_a_version(tmp_path, version):
 
 @pytest.mark.parametrize("version", ["2.13.0", "2.14.0rc1", "2.15.0+cu128", "2.16.0.dev20261101"])
 def test_history_accepts_real_versions(tmp_path, version):
-    from opsweep import history
+    from opsweep.artifact import history
     a = art.make_artifact(replace(FP, torch=version), "ci", 25, 0, {"sin": result(["sin"], Stage.OK)})
     assert history.write(a, tmp_path).parent == tmp_path
 
@@ -138,7 +138,7 @@ def test_too_many_shards_are_refused_before_measuring():
     from importlib.resources import files
 
     from opsweep.errors import UsageError
-    from opsweep.shard import MAX_SHARDS, parse_shard
+    from opsweep.artifact.shard import MAX_SHARDS, parse_shard
     schema = json.loads(files("opsweep").joinpath("schema/artifact.schema.json").read_text())
     assert schema["properties"]["shard"]["properties"]["count"]["maximum"] == MAX_SHARDS
     assert parse_shard(f"1/{MAX_SHARDS}") == (1, MAX_SHARDS)

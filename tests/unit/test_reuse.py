@@ -4,11 +4,11 @@ from dataclasses import replace
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.draw import PROFILES
-from opsweep.families import unary
+from opsweep.artifact import data as art
+from opsweep.catalog.draw import PROFILES
+from opsweep.catalog.families import unary
 from opsweep.model import Stage
-from opsweep.reuse import ROTATION, decide, in_rotation
+from opsweep.sweep.reuse import ROTATION, decide, in_rotation
 
 from ..factories import FP, result
 

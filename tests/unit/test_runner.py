@@ -2,9 +2,9 @@ import math
 
 import torch
 
-from opsweep.families import unary
+from opsweep.catalog.families import unary
 from opsweep.model import Example, Mismatch, TensorArg, Tolerance
-from opsweep.runner import Call, compare, make_tensor, materialize
+from opsweep.engine.runner import Call, compare, make_tensor, materialize
 
 SPEC = unary("sin")
 EXACT = unary("sin", tolerances={"float32": Tolerance(0.0, 0.0)})
@@ -87,7 +87,7 @@ def test_complex_outputs_come_back_from_the_real_imag_pair():
 def _plan(fn, *args, batch=None):
     from dataclasses import replace
 
-    from opsweep.runner import choose_plan
+    from opsweep.engine.runner import choose_plan
     spec = replace(unary("sin"), fn=fn, batch=batch)
     example = Example(tuple(args))
     return choose_plan(spec, fn, example)

@@ -15,7 +15,7 @@ import torch
 from onnx import TensorProto, helper
 from onnxruntime.capi.onnxruntime_pybind11_state import Fail
 
-from opsweep.runner import ORT_ERRORS, make_session, quiet_runtime, run_session
+from opsweep.engine.runner import ORT_ERRORS, make_session, quiet_runtime, run_session
 
 LOG_LINE = "[E:onnxruntime:"
 
@@ -83,7 +83,7 @@ def test_quiet_exporter_silences_the_loggers_older_torch_logs_captures_to():
     capture (seen in their full sweeps); quiet mode keeps it off the terminal."""
     import logging
 
-    from opsweep.adapter import quiet_exporter
+    from opsweep.engine.adapter import quiet_exporter
     logger = logging.getLogger("torch._guards")
     before = logger.level
     try:

@@ -1,11 +1,11 @@
 
 import pytest
 
-from opsweep import artifact as art
+from opsweep.artifact import data as art
 from opsweep.errors import ArtifactError, UsageError
-from opsweep.journal import Journal
+from opsweep.sweep.journal import Journal
 from opsweep.model import Stage
-from opsweep.shard import assign, merge, parse_shard
+from opsweep.artifact.shard import assign, merge, parse_shard
 
 from ..factories import FP, result
 
@@ -101,9 +101,9 @@ def test_journal_corruption_in_the_middle_is_an_error_naming_the_line(tmp_path):
 
 
 def test_the_run_log_keeps_every_decision_beside_the_artifact(tmp_path):
-    from opsweep.journal import read_run, run_path, write_run
-    from opsweep.reuse import Decision
-    from opsweep.targets import Key
+    from opsweep.sweep.journal import read_run, run_path, write_run
+    from opsweep.sweep.reuse import Decision
+    from opsweep.sweep.targets import Key
     path = run_path(tmp_path / "a.json")
     assert path.name == "a.json.run.jsonl"  # not *.json: never taken for an artifact
     decisions = {"stock": {"sin": Decision(True, "full under the same fingerprint"),

@@ -4,10 +4,10 @@ import json
 from dataclasses import replace
 from importlib import resources
 
-from opsweep.draw import PROFILES
-from opsweep.families import unary
+from opsweep.catalog.draw import PROFILES
+from opsweep.catalog.families import unary
 from opsweep.model import KnownGap, Outcome, Stage
-from opsweep.specgrade import GapStatus, gap_check, spec_result
+from opsweep.artifact.specgrade import GapStatus, gap_check, spec_result
 
 TABLE = "tables.py:TABLE"
 

@@ -1,9 +1,9 @@
 import pytest
 from hypothesis import given
 
-from opsweep.families import binary, gap, reduction, unary
+from opsweep.catalog.families import binary, gap, reduction, unary
 from opsweep.model import TensorArg
-from opsweep.strategies import broadcast_shapes, shapes, tensors
+from opsweep.catalog.strategies import broadcast_shapes, shapes, tensors
 
 
 @pytest.mark.parametrize("kwargs, name", [

@@ -1,7 +1,7 @@
 """Targets and result keys: the names results are stored under."""
 
-from opsweep.artifact import STOCK, Translations
-from opsweep.targets import Key, Target, short_label
+from opsweep.artifact.data import STOCK, Translations
+from opsweep.sweep.targets import Key, Target, short_label
 
 TABLE = Translations("examples/custom_translations.py", "TABLE", "0123456789abcdef", ("prims::fmax",))
 

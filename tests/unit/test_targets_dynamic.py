@@ -4,15 +4,15 @@ from dataclasses import replace
 
 import pytest
 
-from opsweep import artifact as art
-from opsweep.artifact import STOCK
-from opsweep.diff import diff
+from opsweep.artifact import data as art
+from opsweep.artifact.data import STOCK
+from opsweep.artifact.diff import diff
 from opsweep.errors import ArtifactError, UsageError
-from opsweep.grade import Counts, dynamic_regressed, grade
+from opsweep.artifact.grade import Counts, dynamic_regressed, grade
 from opsweep.model import Example, Grade, Mismatch, Outcome, Stage, TensorArg
-from opsweep.report import to_json, to_markdown
-from opsweep.runner import DynamicPlan, dynamic_shapes, plan_candidates, resize
-from opsweep.translations import load as load_translations
+from opsweep.bot.comment import to_json, to_markdown
+from opsweep.engine.runner import DynamicPlan, dynamic_shapes, plan_candidates, resize
+from opsweep.engine.translations import load as load_translations
 
 from ..factories import FP, T, result, with_target
 

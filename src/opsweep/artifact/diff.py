@@ -1,0 +1,188 @@
+"""Comparing two artifacts: grade transitions per operator and axis.
+
+Improvements: none→full, partial→full, none→partial, blocked→anything.
+Regressions: full→partial, full→none, partial→none, anything→blocked.
+Operators appearing or disappearing are newly / no longer measured.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from opsweep.artifact.data import STOCK, Artifact, OperatorResult, fingerprint_changes
+from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
+from opsweep.model import Grade
+
+_IMPROVE = {(Grade.NONE, Grade.FULL), (Grade.PARTIAL, Grade.FULL), (Grade.NONE, Grade.PARTIAL)}
+_REGRESS = {(Grade.FULL, Grade.PARTIAL), (Grade.FULL, Grade.NONE), (Grade.PARTIAL, Grade.NONE)}
+
+
+class Kind(str, enum.Enum):
+    """Kinds of transition, most urgent first. Written, shown and compared as the value."""
+
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    NEWLY_MEASURED = "newly measured"
+    NO_LONGER_MEASURED = "no longer measured"
+    CHANGED = "changed"
+
+    def __str__(self) -> str:  # templates and f-strings show the value
+        return self.value
+
+    @property
+    def whole_operator(self) -> bool:
+        """The operator appeared or went away: no single axis moved."""
+        return self in (Kind.NEWLY_MEASURED, Kind.NO_LONGER_MEASURED)
+
+
+KINDS_ORDER = tuple(Kind)
+
+
+@dataclass(frozen=True)
+class Transition:
+    op: str
+    axis: str
+    old: Grade | None
+    new: Grade | None
+    kind: Kind
+    failures: tuple[FailureGroup, ...]  # groups that appeared (regression) or went away
+    spec: str  # a spec measuring the operator, for reproduction
+    target: str = STOCK  # the stock exporter, or a custom translation table
+
+
+@dataclass(frozen=True)
+class Diff:
+    old_fingerprint: dict
+    new_fingerprint: dict
+    fingerprint_changes: tuple[str, ...]
+    transitions: tuple[Transition, ...]
+    #: custom targets only one side measured, and targets whose table changed
+    target_changes: tuple[str, ...] = ()
+    #: the new pin set breaks the exporter: the canary's error line, headlined once
+    #: instead of every operator
+    broken: str = ""
+
+    @property
+    def failed(self) -> bool:
+        """What makes `opsweep diff` exit non-zero: a regression, or a broken exporter."""
+        return bool(self.broken or self.regressions)
+
+    def shared_causes(self, least: int = 3) -> list[tuple[str, tuple[str, ...]]]:
+        """Regressions of at least `least` operators that appeared with the same error
+        line: (error, operators), most operators first. A stack that breaks every
+        export of some operators (a module only some translations import) shows here
+        once, with the operators it took."""
+        ops: dict[str, set[str]] = {}
+        for t in self.regressions:
+            for g in t.failures:
+                ops.setdefault(g.error, set()).add(t.op)
+        return sorted(((e, tuple(sorted(o))) for e, o in ops.items() if len(o) >= least),
+                      key=lambda item: (-len(item[1]), item[0]))
+
+    def of_kind(self, kind: Kind) -> tuple[Transition, ...]:
+        return tuple(t for t in self.transitions if t.kind == kind)
+
+    @property
+    def regressions(self) -> tuple[Transition, ...]:
+        return self.of_kind(Kind.REGRESSION)
+
+    @property
+    def improvements(self) -> tuple[Transition, ...]:
+        return self.of_kind(Kind.IMPROVEMENT)
+
+
+def classify(old: Grade | None, new: Grade | None) -> Kind | None:
+    """None when the grade did not move."""
+    if old == new:
+        return None
+    if new is Grade.BLOCKED:
+        return Kind.REGRESSION
+    if old is Grade.BLOCKED:
+        return Kind.IMPROVEMENT
+    if (old, new) in _IMPROVE:
+        return Kind.IMPROVEMENT
+    if (old, new) in _REGRESS:
+        return Kind.REGRESSION
+    return Kind.CHANGED
+
+
+def _axis_failures(result: OperatorResult | None, axis: str) -> set[FailureGroup]:
+    if result is None:
+        return set()
+    if axis == "dynamic":
+        return set(result.dynamic_failures)
+    return {g for g in result.failures if g.stage in FAILS[axis]}
+
+
+def _key(g: FailureGroup) -> tuple:
+    return (g.dtype, g.rank, g.stage.value, g.error)
+
+
+def diff(old: Artifact, new: Artifact) -> Diff:
+    """Transitions per target: the stock exporter, then each custom table both sides measured."""
+    fp_old, fp_new = vars(old.fingerprint), vars(new.fingerprint)
+    moved = tuple(fingerprint_changes(old.fingerprint, new.fingerprint))
+    if new.broken is not None:
+        return Diff(dict(fp_old), dict(fp_new), moved, (), (), new.broken.error)
+    transitions: list[Transition] = []
+    changes = []
+    if old.broken is not None:
+        changes.append(f"the previous pin set broke the exporter ({old.broken.error}): "
+                       "every operator is measured anew")
+    for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: t != STOCK):
+        a, b = old.view(target), new.view(target)
+        if a is None or b is None:
+            changes.append(f"target {target} {'added' if a is None else 'removed'}")
+            continue
+        if target != STOCK and old.targets[target].translations != new.targets[target].translations:
+            changes.append(f"target {target}: translation table changed "
+                           f"({old.targets[target].translations.digest} → "
+                           f"{new.targets[target].translations.digest})")
+        transitions += _target_transitions(a, b, target)
+    return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes))
+
+
+def grade_changes(old: Grades | None, new: Grades | None) -> list[tuple[str, Grade | None,
+                                                                      Grade | None, Kind]]:
+    """(axis, before, after, kind) of one operator between two measurements (None:
+    not measured). Used by `diff` and by the history view, so both classify alike."""
+    if old is None or new is None:
+        return [("export", old and old.export, new and new.export,
+                 Kind.NEWLY_MEASURED if old is None else Kind.NO_LONGER_MEASURED)]
+    changes = []
+    for axis in AXES:
+        before, after = getattr(old, axis), getattr(new, axis)
+        if axis != "export" and (before is None or after is None):
+            continue  # an axis no example reached: implied by the export transition
+        kind = classify(before, after)
+        if kind is not None:
+            changes.append((axis, before, after, kind))
+    return changes
+
+
+def _target_transitions(old: Artifact, new: Artifact, target: str) -> list[Transition]:
+    transitions = []
+    for op in sorted(set(old.operators) | set(new.operators)):
+        a, b = old.operators.get(op), new.operators.get(op)
+        spec = (b or a).specs[0]
+        for axis, before, after, kind in grade_changes(a and a.grades, b and b.grades):
+            if a is None or b is None:
+                transitions.append(Transition(op, axis, before, after, kind,
+                                              tuple(sorted((b or a).failures, key=_key)), spec,
+                                              target))
+                continue
+            was, now = _axis_failures(a, axis), _axis_failures(b, axis)
+            old_keys = {_key(g) for g in was}
+            new_keys = {_key(g) for g in now}
+            if kind is Kind.IMPROVEMENT:
+                changed = [g for g in was if _key(g) not in new_keys]
+            else:
+                changed = [g for g in now if _key(g) not in old_keys]
+            transitions.append(Transition(op, axis, before, after, kind,
+                                          tuple(sorted(changed, key=_key)), spec, target))
+    return transitions
+
+
+def smallest(groups: tuple[FailureGroup, ...]) -> FailureGroup | None:
+    return min(groups, key=lambda g: (g.size, len(g.example), g.example), default=None)

@@ -1,0 +1,167 @@
+"""Where pin bumps come from: `opsweep bot bump` asks a package index's JSON API
+(`{index}/pypi/{name}/json`, the layout of the Python Package Index and its
+mirrors) for the newest final release of every watched pin of
+[tool.tox.env.proptest_onnx].deps, and opens -- or updates -- ONE pull request
+that moves every pin that is behind. Neither Dependabot nor Renovate's pep621
+manager reads a `[tool.tox.*]` pin; a Renovate `customManagers` rule is the other
+documented source (docs/github_action.md).
+
+The index's address is never written into the project: it comes from
+``--index``, ``$OPSWEEP_INDEX_URL``, or pip's configured index
+(``$PIP_INDEX_URL`` or ``pip config``); a `/simple` suffix is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from opsweep.errors import UsageError
+from opsweep.bot.pins import PIN_TABLE, PinMove, normalize, read_pins
+
+BRANCH = "opsweep/bump-pins"
+_FINAL = re.compile(r"^\d+(?:\.\d+)*$")
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+
+def index_url(explicit: str = "") -> str:
+    """The index's base URL, from the argument, the environment or pip's configuration."""
+    url = explicit or os.environ.get("OPSWEEP_INDEX_URL") or os.environ.get("PIP_INDEX_URL", "")
+    if not url:
+        url = _pip_index()
+    if not url:
+        raise UsageError("no package index configured: pass --index, or set "
+                         "OPSWEEP_INDEX_URL, PIP_INDEX_URL or pip's global index setting")
+    if not re.match(r"^https?://", url):
+        raise UsageError(f"index URL {url!r}: expected http:// or https://")
+    return re.sub(r"/simple/?$", "", url.rstrip("/"))
+
+
+def _pip_index() -> str:
+    """The index pip itself is configured with (its global section, either spelling)."""
+    found = subprocess.run([sys.executable, "-m", "pip", "config", "list"],
+                           capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        return ""
+    for line in found.stdout.splitlines():
+        m = re.match(r"^global\.index[-_]url\s*=\s*'?([^']*)'?\s*$", line.strip())
+        if m:
+            return m.group(1)
+    return ""
+
+
+def _key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
+def newest(base: str, name: str, timeout: float = 30.0) -> str | None:
+    """The newest final (not pre-release, not wholly yanked) release of `name`."""
+    url = f"{base}/pypi/{name}/json"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            data = json.loads(response.read(MAX_JSON_BYTES))
+    except urllib.error.HTTPError as exc:
+        raise UsageError(f"{url}: the index answered {exc.code}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise UsageError(f"{url}: cannot read the release list ({exc})") from None
+    releases = data.get("releases") if isinstance(data, dict) else None
+    if not isinstance(releases, dict):
+        raise UsageError(f"{url}: no 'releases' object in the answer")
+    finals = [v for v, files in releases.items() if isinstance(v, str) and _FINAL.match(v)
+              and isinstance(files, list) and files and not all(f.get("yanked") for f in files)]
+    return max(finals, key=_key) if finals else None
+
+
+def behind(pins: Mapping[str, str], base: str) -> list[PinMove]:
+    """Every watched pin whose index has a newer final release."""
+    moves = []
+    for name, pinned in sorted(pins.items()):
+        latest = newest(base, name)
+        if latest and _FINAL.match(pinned) and _key(latest) > _key(pinned):
+            moves.append(PinMove(name, pinned, latest))
+    return moves
+
+
+def apply(text: str, moves: list[PinMove], where: str = "pyproject.toml") -> str:
+    """The pyproject text with every move applied to the sweep env's deps (and nothing else)."""
+    section = re.search(r"(?ms)^\[" + re.escape(".".join(PIN_TABLE)) + r"\]\s*$(.*?)(?=^\[|\Z)",
+                        text)
+    if section is None:
+        raise UsageError(f"{where}: no [{'.'.join(PIN_TABLE)}] table")
+    body = section.group(1)
+    for move in moves:
+        pattern = re.compile(r'(["\'])\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*'
+                             + re.escape(move.old or "") + r'\s*\1')
+        body, n = pattern.subn(lambda m, move=move: f"{m.group(1)}{m.group(2)}=={move.new}"
+                               f"{m.group(1)}" if normalize(m.group(2)) == move.name
+                               else m.group(0), body)
+        if n == 0:
+            raise UsageError(f"{where}: cannot find the pin {move.name}=={move.old}")
+    new = text[:section.start(1)] + body + text[section.end(1):]
+    expected = {**read_pins(text, where), **{m.name: m.new for m in moves}}
+    if read_pins(new, where) != expected:
+        raise UsageError(f"{where}: the bump would not move exactly {', '.join(map(str, moves))}")
+    return new
+
+
+@dataclass(frozen=True)
+class BumpPull:
+    number: int
+    created: bool
+    moves: tuple[PinMove, ...]
+
+
+def describe(moves: list[PinMove]) -> tuple[str, str]:
+    title = "Bump " + ", ".join(f"{m.name} to {m.new}" for m in moves)
+    lines = "\n".join(f"- `{m.name}` {m.old} → {m.new}" for m in moves)
+    body = ("Pins of `[tool.tox.env.proptest_onnx]` with a newer release on the package index "
+            f"(found by `opsweep bot bump`):\n\n{lines}\n\nThe measurement workflow re-measures "
+            "this pull request and comments the grade transitions.\n")
+    return title, body
+
+
+def base_text(repo: Path, base_ref: str, pyproject: str, token: str | None,
+              remote: str = "origin") -> tuple[str, str]:
+    """(the base branch's commit, its pyproject text), fetched: a bump always starts from
+    the base branch's pins, whatever is checked out."""
+    from opsweep.bot.git import git, token_env
+    git(repo, "fetch", "-q", remote, base_ref, env=token_env(token))
+    sha = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
+    return sha, git(repo, "show", f"{sha}:{pyproject}").stdout
+
+
+def push_branch(repo: Path, base_sha: str, text: str, pyproject: str, title: str,
+                token: str | None, remote: str = "origin") -> str:
+    """Commit the bumped pyproject on top of `base_sha` and push it to the bump branch
+    (the bot's own branch: replaced with a lease, never anyone else's). Returns the SHA."""
+    from opsweep.bot.git import BOT_EMAIL, BOT_NAME, git, token_env
+    env = token_env(token)
+    git(repo, "checkout", "-q", "-B", BRANCH, base_sha)
+    Path(repo, pyproject).write_text(text, encoding="utf-8")
+    git(repo, "add", "--", pyproject)
+    git(repo, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}", "commit", "-q",
+        "-m", title)
+    lease = git(repo, "ls-remote", remote, f"refs/heads/{BRANCH}", env=env).stdout.split()
+    expect = f"--force-with-lease=refs/heads/{BRANCH}:{lease[0] if lease else ''}"
+    git(repo, "push", "-q", expect, remote, f"HEAD:refs/heads/{BRANCH}", env=env)
+    return git(repo, "rev-parse", "HEAD").stdout.strip()
+
+
+def open_or_update(gh, repo_name: str, base_branch: str, moves: list[PinMove]) -> BumpPull:
+    """ONE bump pull request: the open one from the bump branch is updated, else one is opened."""
+    title, body = describe(moves)
+    repo = gh.get_repo(repo_name)
+    owner = repo_name.split("/")[0]
+    for pull in repo.get_pulls(state="open", head=f"{owner}:{BRANCH}"):
+        pull.edit(title=title, body=body)
+        return BumpPull(pull.number, False, tuple(moves))
+    pull = repo.create_pull(title=title, body=body, head=BRANCH, base=base_branch)
+    return BumpPull(pull.number, True, tuple(moves))

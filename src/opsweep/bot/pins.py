@@ -1,0 +1,161 @@
+"""The watched pins: every `name==version` entry of [tool.tox.env.proptest_onnx]
+deps in pyproject.toml (torch, onnx, onnxruntime, onnxscript and hypothesis),
+read at git revisions.
+
+Only a change of a watched pin (not any edit of the file) triggers the
+automatic re-measurement. A pull request is compared against its merge base
+with the base branch, never against the base tip: a branch that is merely
+behind a pin bump on main did not move any pin itself.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomllib
+
+from opsweep.artifact.data import PINS
+from opsweep.errors import UsageError
+
+PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")
+_PIN = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
+                  r"(?P<version>[^\s;,=]+)\s*$")
+
+
+def normalize(name: str) -> str:
+    """PEP 503 name normalisation: `ONNX_Script` and `onnx-script` are one package."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class PinMove:
+    name: str
+    old: str | None
+    new: str | None
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.old or 'unpinned'} -> {self.new or 'unpinned'}"
+
+
+@dataclass(frozen=True)
+class PinChange:
+    old_pins: Mapping[str, str] = field(default_factory=dict)
+    new_pins: Mapping[str, str] = field(default_factory=dict)
+    base: str = ""  # the revision compared against (the merge base for a pull request)
+
+    @property
+    def moves(self) -> tuple[PinMove, ...]:
+        names = sorted(set(self.old_pins) | set(self.new_pins))
+        return tuple(PinMove(n, self.old_pins.get(n), self.new_pins.get(n)) for n in names
+                     if self.old_pins.get(n) != self.new_pins.get(n))
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.moves)
+
+    @property
+    def old(self) -> str | None:  # the torch pin, the one most callers ask about
+        return self.old_pins.get("torch")
+
+    @property
+    def new(self) -> str | None:
+        return self.new_pins.get("torch")
+
+
+def _deps(text: str, where: str) -> list:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{where}: not valid TOML ({exc})") from None
+    table = data
+    for key in PIN_TABLE:
+        table = table.get(key, {}) if isinstance(table, dict) else {}
+    deps = table.get("deps", []) if isinstance(table, dict) else []
+    return deps if isinstance(deps, list) else []
+
+
+def read_pins(text: str, where: str = "pyproject.toml") -> dict[str, str]:
+    """Every exact `name==version` pin of the sweep env, by normalised name."""
+    pins: dict[str, str] = {}
+    for dep in _deps(text, where):
+        m = _PIN.match(dep) if isinstance(dep, str) else None
+        if m is None:
+            continue
+        name = normalize(m.group("name"))
+        if name in pins:
+            raise UsageError(f"{where}: [{'.'.join(PIN_TABLE)}] pins {name} more than once")
+        pins[name] = m.group("version")
+    return pins
+
+
+def read_pin(text: str, where: str = "pyproject.toml") -> str | None:
+    """The torch pin alone."""
+    return read_pins(text, where).get("torch")
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+
+
+def resolve(revision: str, repo: Path = Path(".")) -> str:
+    """The commit a revision names; an unknown one is an error, never "file absent"."""
+    result = _git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    if result.returncode != 0:
+        raise UsageError(f"unknown revision {revision!r} in {repo} (not a commit there; "
+                         "was it fetched?)")
+    return result.stdout.strip()
+
+
+def merge_base(base: str, head: str, repo: Path = Path(".")) -> str:
+    result = _git(repo, "merge-base", resolve(base, repo), resolve(head, repo))
+    if result.returncode != 0:
+        raise UsageError(f"{base!r} and {head!r} have no common ancestor in {repo}")
+    return result.stdout.strip()
+
+
+def file_at(revision: str, path: str = "pyproject.toml", repo: Path = Path(".")) -> str | None:
+    """The file's text at a git revision ('' rev = the working tree); None if absent there."""
+    if not revision:
+        p = repo / path
+        return p.read_text("utf-8") if p.exists() else None
+    commit = resolve(revision, repo)
+    listed = _git(repo, "ls-tree", "--name-only", commit, "--", path)
+    if listed.returncode != 0:
+        raise UsageError(f"git ls-tree {revision} {path} failed: {listed.stderr.strip()}")
+    if not listed.stdout.strip():
+        return None
+    result = _git(repo, "show", f"{commit}:{path}")
+    if result.returncode != 0:
+        raise UsageError(f"git show {revision}:{path} failed: {result.stderr.strip()}")
+    return result.stdout
+
+
+def pins_at(revision: str, path: str = "pyproject.toml", repo: Path = Path(".")) -> dict[str, str]:
+    text = file_at(revision, path, repo)
+    return read_pins(text, f"{path}@{revision or 'worktree'}") if text is not None else {}
+
+
+def pin_change(base: str, head: str = "HEAD", path: str = "pyproject.toml",
+               repo: Path = Path("."), *, against_merge_base: bool = True) -> PinChange:
+    """The watched pins that moved between `base` and `head` ('' = the working tree).
+    With `against_merge_base`, `base` is replaced by its merge base with `head`."""
+    compared = base
+    if against_merge_base:
+        compared = merge_base(base, head or "HEAD", repo)
+    return PinChange(pins_at(compared, path, repo), pins_at(head, path, repo), compared)
+
+
+def fingerprint_mismatches(fingerprint: object, pins: Mapping[str, str]) -> list[str]:
+    """Pinned packages whose version in an artifact's fingerprint differs from the pin
+    (local version labels such as `+cpu` ignored); [] when the artifact fits the pins."""
+    out = []
+    for name in PINS:  # the pins that are also fields of the artifact's fingerprint
+        if name in pins:
+            measured = str(getattr(fingerprint, name.replace("-", ""), "")).split("+", 1)[0]
+            if measured != pins[name]:
+                out.append(f"{name} measured {measured or 'unknown'}, pinned {pins[name]}")
+    return out

@@ -1,0 +1,292 @@
+"""The privileged half of the bot (GitHub Security Lab's split): it runs the
+default branch's code in a `workflow_run` job, after the unprivileged
+measuring run finished, and takes everything that run produced as data.
+
+* :func:`resolve` decides what may be published from what GitHub itself says:
+  the `workflow_run` payload (event, head SHA, head repository) and the API
+  (the open pull request with that head -- the payload's `pull_requests` is
+  empty for forks -- and, for `/regen-onnx`, the command comment re-read,
+  re-parsed and re-authorised). The run's `request.json` is only a pointer
+  that is checked against those.
+* :func:`collect` accepts only the expected files of the measured result
+  (the artifact, the page, the history record and view, the doc-link cache),
+  regular files under a size cap; the artifact and history records must load.
+* :func:`publish` refuses a partial artifact and one whose fingerprint is not
+  the head's pins, commits only to a branch of this repository (never a
+  fork's), pushing with the push token alone, and comments.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opsweep.errors import OpsweepError, UsageError
+
+MAX_FILE_BYTES = 32 * 1024 * 1024
+NO_CHANGE = ("No change: every measurement equals the committed artifact's, so the artifact, "
+             "the page and the history record are left as they are.")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,120}$")
+
+
+class Refused(OpsweepError):
+    """The measured result may not be published (the reason is for the comment)."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    artifact: str = "docs/onnx_support_measured.json"
+    page: str = "docs/supported_operators.md"
+    details: str = "docs/operators.md"  # the operators page, beside the support page
+    specs: str = "docs/specs.md"  # the spec sources page, beside it too
+    history_dir: str = "docs/history"
+    history_page: str = "docs/history.md"
+    data_dir: str = "docs/data"
+    pyproject: str = "pyproject.toml"
+
+    def allowed(self, relative: str) -> bool:
+        parent, _, name = relative.rpartition("/")
+        if not _NAME.match(name) or ".." in name:
+            return False
+        if relative in (self.artifact, self.page, self.details, self.specs, self.history_page):
+            return True
+        if parent == self.history_dir:
+            return name.startswith("torch-") and name.endswith(".json")
+        return parent == self.data_dir and name.startswith("doc-links-") and name.endswith(".json")
+
+    @property
+    def commit_paths(self) -> list[str]:
+        return [self.artifact, self.page, self.details, self.specs, self.data_dir,
+                self.history_dir, self.history_page]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the run measured and where its result may go."""
+    event: str
+    sha: str
+    branch: str
+    head_repo: str
+    same_repo: bool
+    pr: int = 0
+    profile: str = "ci"
+    comment_id: int = 0
+    refused: str = ""  # why nothing may be committed ("" = allowed)
+
+
+def collect(result: Path, layout: Layout) -> dict[str, Path]:
+    """The result's files by repository path; anything else in `result` is an error."""
+    from opsweep.artifact import data as art
+    from opsweep.artifact import history
+    files: dict[str, Path] = {}
+    for path in sorted(Path(result).rglob("*")):
+        relative = path.relative_to(result).as_posix()
+        if path.is_symlink() or (not path.is_file() and not path.is_dir()):
+            raise UsageError(f"{relative}: not a regular file in the measured result")
+        if path.is_dir():
+            continue
+        if not layout.allowed(relative):
+            raise UsageError(f"{relative}: not a file the measured result may carry")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise UsageError(f"{relative}: exceeds the {MAX_FILE_BYTES}-byte cap")
+        files[relative] = path
+    if layout.artifact not in files:
+        raise UsageError(f"the measured result has no {layout.artifact}")
+    art.load(files[layout.artifact])
+    for relative, path in files.items():
+        if relative.startswith(layout.history_dir + "/"):
+            history.load(path)
+    return files
+
+
+def _pull_target(gh, repo: str, run: dict[str, Any]) -> Target:
+    from opsweep.bot.github import pull_for_head
+    sha, head_repo = run["head_sha"], (run.get("head_repository") or {}).get("full_name", "")
+    pull = pull_for_head(gh, repo, sha, head_repo)
+    if pull is None:
+        return Target("pull_request", sha, run.get("head_branch", ""), head_repo,
+                      head_repo == repo, refused=f"no open pull request has head {sha[:12]} "
+                      "any more (it moved or closed); the new head is measured by its own run")
+    return Target("pull_request", sha, pull.head.ref, head_repo, head_repo == repo, pull.number)
+
+
+def _command_target(gh, repo: str, request: dict[str, Any], bot: str) -> Target:
+    from opsweep.bot.github import authorize, bind, parse_command
+    number, comment_id = int(request.get("pr") or 0), int(request.get("comment_id") or 0)
+    measured = str(request.get("sha") or "")
+    comment = gh.get_repo(repo).get_issue(number).get_comment(comment_id)
+    if not (comment.issue_url or "").endswith(f"/issues/{number}"):
+        raise UsageError(f"comment {comment_id} is not on pull request #{number}")
+    event = {"action": "created", "issue": {"number": number, "pull_request": {"url": ""}},
+             "comment": {"id": comment_id, "body": comment.body,
+                         "user": {"login": comment.user.login, "type": comment.user.type}}}
+    command = parse_command(event, bot)
+    if command is None or not command.accepted:
+        raise UsageError(f"comment {comment_id} is not an accepted /regen-onnx command")
+    command = authorize(gh, repo, event, command)
+    if not command.accepted:
+        raise UsageError(f"comment {comment_id} is not an accepted /regen-onnx command: "
+                         f"{command.reason}")
+    command = bind(gh, repo, command)
+    base = Target("issue_comment", measured, command.head_ref, command.head_repo,
+                  command.head_repo == repo, number, command.profile, comment_id)
+    if not command.accepted:
+        return _with(base, command.reason)
+    if command.sha != measured:
+        return _with(base, f"the head moved during the sweep (measured {measured[:12]}, the head "
+                     f"is now {command.sha[:12]}); comment /regen-onnx again to measure it")
+    return base
+
+
+def _with(target: Target, refused: str) -> Target:
+    from dataclasses import replace
+    return replace(target, refused=refused)
+
+
+def resolve(gh, repo: str, run: dict[str, Any], request: dict[str, Any], bot: str) -> Target:
+    """The target of a finished measuring run, from the `workflow_run` payload."""
+    from opsweep.bot.github import PROFILES
+    event = run.get("event", "")
+    if event == "pull_request":
+        return _pull_target(gh, repo, run)
+    if event == "issue_comment":
+        return _command_target(gh, repo, request, bot)
+    if event == "workflow_dispatch":
+        head_repo = (run.get("head_repository") or {}).get("full_name", "")
+        profile = str(request.get("profile") or "ci")
+        if profile not in PROFILES:
+            raise UsageError(f"request.json: profile {profile!r} is not one of {PROFILES}")
+        return Target(event, run["head_sha"], run.get("head_branch", ""), head_repo,
+                      head_repo == repo, profile=profile)
+    raise UsageError(f"workflow_run of a {event!r} run: nothing to publish")
+
+
+def install(files: dict[str, Path], head: Path) -> None:
+    """Copy the collected result into the head checkout (data over data)."""
+    for relative, path in files.items():
+        destination = Path(head, relative)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, destination)
+
+
+def check_publishable(old, new, head: Path | None, layout: Layout) -> None:
+    """Raise Refused when the artifact is partial or does not describe the head's pins
+    (checked where the head is checked out, which it never is for a fork)."""
+    from opsweep.bot.pins import fingerprint_mismatches, read_pins
+    from opsweep.bot.comment import partial_reason
+    reason = partial_reason(old, new)
+    if reason:
+        raise Refused(f"the measured artifact is not a whole sweep: {reason}")
+    if head is None:
+        return
+    pyproject = Path(head, layout.pyproject)
+    pins = read_pins(pyproject.read_text("utf-8"), layout.pyproject) if pyproject.exists() else {}
+    stale = fingerprint_mismatches(new.fingerprint, pins)
+    if stale:
+        raise Refused(f"the measured artifact does not describe the head's pins ({'; '.join(stale)})")
+
+
+@dataclass(frozen=True)
+class Published:
+    counts: dict[str, int]
+    committed: str  # the pushed SHA, or ""
+    note: str  # what the comment says about committing
+    outcome: str  # done | nothing | failed (for the command's reaction)
+
+
+def _history_url(repo: str, branch: str, page: str) -> str:
+    from urllib.parse import quote
+    if not (repo and branch):
+        return ""
+    from opsweep.bot.actions import server_url
+    server = server_url()
+    return f"{server}/{quote(repo)}/blob/{quote(branch, safe='')}/{quote(page)}"
+
+
+def _commit(head: Path, target: Target, layout: Layout, push_token: str | None,
+            message: str) -> tuple[str, str]:
+    """(pushed SHA or '', the comment's note)."""
+    from opsweep.bot.git import GitError, StaleHead, commit_and_push
+    if target.refused:
+        return "", f"Not committed: {target.refused}."
+    if not target.same_repo:
+        return "", ("Not committed: the pull request's branch lives in a fork, where the bot "
+                    "never pushes; the regenerated artifact and page are this run's artifacts, "
+                    "and the job summary carries the full table.")
+    try:
+        paths = [p for p in layout.commit_paths if Path(head, p).exists()]
+        pushed = commit_and_push(head, paths, target.branch, target.sha, message,
+                                 token=push_token, pyproject=layout.pyproject)
+    except StaleHead as exc:
+        return "", f"Not committed: {exc}."
+    except GitError as exc:
+        raise Refused(f"committing failed: {exc}") from None
+    if pushed.sha is None:
+        return "", NO_CHANGE
+    return pushed.sha, f"Committed the regenerated artifact and page as {pushed.sha[:12]}."
+
+
+def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | None,
+            base: Path, layout: Layout, *, push_token: str | None, bot: str | None,
+            message: str, summary: str | None) -> Published:
+    """`head`: a checkout of the measured head (same repository only, as data), or None
+    for a fork, whose head the write job never checks out: it is compared against the
+    artifact of `base` (the default branch) and never committed."""
+    from opsweep.artifact import data as art
+    from opsweep.bot.github import upsert_comment
+    from opsweep.artifact.diff import diff
+    from opsweep.bot.comment import to_json, to_markdown
+    if head is None and target.same_repo and not target.refused:
+        raise UsageError("a same-repository head needs its checkout (--repo-dir) to commit to")
+    new = art.load(files[layout.artifact])
+    old_path = Path(head if head is not None else base, layout.artifact)
+    old = art.load(old_path) if old_path.exists() else None
+    if new.broken is not None:
+        return _publish_broken(gh, repo, target, old, new, bot, summary)
+    check_publishable(old, new, head, layout)
+    if head is not None:
+        install(files, head)
+    result = diff(old, new) if old is not None else None
+    history = _history_url(repo, target.branch, layout.history_page) if target.same_repo else ""
+    title = "grade transitions" if result else "first measurement"
+    body = to_markdown(result, new, title=title, history=history) if result else \
+        f"{len(new.operators)} operators measured (no previous artifact to compare)."
+    # without a head checkout the target is a fork or refused: _commit never runs git then
+    sha, note = _commit(head if head is not None else base, target, layout, push_token, message)
+    if summary:
+        full = to_markdown(result, new, title=title, limit=10**9, history=history) \
+            if result else body
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(f"{full}\n\n{note}\n")
+    if target.pr:
+        upsert_comment(gh, repo, target.pr, f"{body}\n\n{note}\n", bot)
+    counts = to_json(result)["counts"] if result else {}
+    outcome = "done" if sha or (result and result.transitions) else "nothing"
+    return Published(counts, sha, note, outcome)
+
+
+def broken_body(old, new) -> str:
+    """The comment for a pin set that breaks the exporter: its headline, once."""
+    from opsweep.artifact.diff import diff
+    from opsweep.bot.comment import to_markdown
+    if old is not None:
+        return to_markdown(diff(old, new), new)
+    return f"## ONNX support\n\n**{new.broken.headline(new.fingerprint)}.**\n"
+
+
+def _publish_broken(gh, repo: str, target: Target, old, new, bot: str | None,
+                    summary: str | None) -> Published:
+    """Commented, never committed: the branch keeps the artifact of the last pin set that
+    worked, and the outcome is `broken` (the job fails, so the bump cannot merge green)."""
+    from opsweep.bot.github import upsert_comment
+    body = broken_body(old, new)
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(body + "\n")
+    note = "Not committed: this pin set measures nothing."
+    if target.pr:
+        upsert_comment(gh, repo, target.pr, f"{body}\n{note}\n", bot)
+    return Published({}, "", note, "broken")

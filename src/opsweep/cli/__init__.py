@@ -1,0 +1,3 @@
+from opsweep.cli.main import main
+
+__all__ = ["main"]

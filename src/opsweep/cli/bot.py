@@ -1,0 +1,442 @@
+"""`opsweep bot ...`: the steps the GitHub Action runs, one command each.
+
+Every command reads the token from $GITHUB_TOKEN and the API from
+$GITHUB_API_URL (as Actions sets them), and writes its results as
+`key=value` lines to $GITHUB_OUTPUT when that is set.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from opsweep.bot import actions
+from opsweep.errors import OpsweepError, UsageError
+
+MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
+def write_outputs(values: dict[str, object], target: str | None = None) -> None:
+    """`key=value` lines on stdout, and appended to `target` (default $GITHUB_OUTPUT)."""
+    sys.stdout.write(actions.write_outputs(values, target))
+
+
+def _outputs(**values: object) -> None:
+    write_outputs(values)
+
+
+def _client():
+    from opsweep.bot.github import client
+    if not actions.token():
+        raise UsageError("GITHUB_TOKEN is not set")
+    return client(actions.token(), actions.api_url())
+
+
+def _event(path: Path) -> dict:
+    try:
+        return json.loads(Path(path).read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--event {path}: cannot read the event payload ({exc})") from None
+
+
+def _bot_login(args) -> str | None:
+    return getattr(args, "bot_login", "") or None
+
+
+def cmd_command(args) -> int:
+    """Handle an issue_comment event: parse, authorise, bind to the head, react."""
+    from opsweep.bot.github import authorize, bind, parse_command, react, refuse
+    event = _event(args.event)
+    command = parse_command(event, args.bot_login or "github-actions[bot]")
+    if command is None:
+        _outputs(accepted=False, profile="", pr="", sha="", reason="not a /regen-onnx command")
+        return 0
+    gh = _client()
+    number, comment_id = event["issue"]["number"], event["comment"]["id"]
+    command = bind(gh, args.repo, authorize(gh, args.repo, event, command))
+    if command.accepted:
+        react(gh, args.repo, number, comment_id, "eyes")
+    elif command.respond:
+        refuse(gh, args.repo, number, comment_id, command)
+    if command.accepted and args.request:
+        _write_request(args.request, "issue_comment", number, command.sha, command.profile,
+                       comment_id)
+    _outputs(accepted=command.accepted, profile=command.profile, pr=number, sha=command.sha,
+             head_repo=command.head_repo, comment_id=comment_id,
+             reason=command.reason or "accepted")
+    return 0
+
+
+def _write_request(path: Path, event: str, pr: int, sha: str, profile: str, comment: int) -> None:
+    from opsweep.files import write_atomic
+    data = {"event": event, "pr": int(pr or 0), "sha": sha, "profile": profile,
+            "comment_id": int(comment or 0)}
+    write_atomic(path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def cmd_request(args) -> int:
+    """The measuring run's pointer for the publishing run (checked there, never trusted)."""
+    _write_request(args.out, args.event_name, args.pr, args.sha, args.profile, args.comment_id)
+    return 0
+
+
+def cmd_finish(args) -> int:
+    """Replace the 👀 on a command by 🚀 (done), 👍 (nothing to do) or 👎 (failed)."""
+    from opsweep.bot.github import finish
+    gh = _client()
+    finish(gh, args.repo, args.pr, args.comment_id, args.outcome, _bot_login(args))
+    if args.reply:
+        from opsweep.bot.comment import code
+        what = {"nothing": "Nothing to do", "failed": "Failed", "done": "Done"}[args.outcome]
+        gh.get_repo(args.repo).get_issue(args.pr).create_comment(
+            f"> /regen-onnx\n\n{what}: {code(args.reply)}.")
+    return 0
+
+
+def cmd_comment(args) -> int:
+    from opsweep.bot.github import upsert_comment
+    body = Path(args.body).read_text("utf-8")
+    comment_id = upsert_comment(_client(), args.repo, args.pr, body, _bot_login(args))
+    _outputs(comment_id=comment_id)
+    return 0
+
+
+def cmd_pull(args) -> int:
+    """Where a pull request's head lives: same repository (commit) or a fork (do not push)."""
+    pull = _client().get_repo(args.repo).get_pull(args.pr)
+    head_repo = pull.head.repo.full_name if pull.head.repo else ""
+    _outputs(head_ref=pull.head.ref, head_sha=pull.head.sha, head_repo=head_repo,
+             same_repo=head_repo == args.repo)
+    return 0
+
+
+def cmd_should_run(args) -> int:
+    """The loop guard: skip when the committed artifact already describes the head's
+    pins at this profile (a nightly artifact serves ci too). A head that is the
+    bot's own commit is skipped only on that ground, never on authorship alone."""
+    from opsweep.artifact import data as art
+    from opsweep.bot.git import head_is_bot
+    from opsweep.bot.pins import fingerprint_mismatches, read_pins
+    pins = read_pins(Path(args.repo_dir, args.pyproject).read_text("utf-8"))
+    path = Path(args.repo_dir, args.artifact)
+    bot = " (the head is the bot's commit)" if head_is_bot(args.repo_dir) else ""
+    if path.exists() and "torch" in pins:
+        try:
+            current = art.load(path)
+        except OpsweepError as exc:
+            _outputs(run=True, reason=f"committed artifact unreadable ({exc})")
+            return 0
+        stale = fingerprint_mismatches(current.fingerprint, pins)
+        if not stale and current.profile in (args.profile, "nightly"):
+            _outputs(run=False, reason=f"artifact already measured torch {pins['torch']} at "
+                     f"{current.profile}{bot}")
+            return 0
+        if stale:
+            _outputs(run=True, reason="; ".join(stale) + bot)
+            return 0
+    _outputs(run=True, reason=f"torch pin {pins.get('torch', 'none')}, profile {args.profile}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    """Artifacts from the untrusted sweep job are data: size-capped and schema-checked."""
+    from opsweep.artifact import data as art
+    for path in args.paths:
+        size = Path(path).stat().st_size
+        if size > MAX_ARTIFACT_BYTES:
+            raise UsageError(f"{path}: {size} bytes exceeds the {MAX_ARTIFACT_BYTES}-byte cap")
+        art.load(path)
+    print(f"opsweep: {len(args.paths)} artifact(s) valid")
+    return 0
+
+
+def cmd_commit(args) -> int:
+    from opsweep.bot.git import commit_and_push
+    pushed = commit_and_push(args.repo_dir, args.paths, args.branch, args.expected_sha,
+                             args.message, token=actions.push_token())
+    _outputs(changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
+    return 0
+
+
+def cmd_assemble(args) -> int:
+    """Unprivileged: merge the shards, refuse a partial sweep, render the page and the
+    history under the measured torch, and copy the result files to --out."""
+    from opsweep.artifact import data as art
+    from opsweep.catalog.load import load_catalog
+    from opsweep.bot.comment import partial_reason
+    from opsweep.artifact.shard import merge
+    parts = [(p, art.load(p)) for p in args.parts]
+    if len(parts) > 1 and not all(a.shard for _, a in parts):
+        raise UsageError("several artifacts given, but they are not all shards")
+    broken = next((a for _, a in parts if a.broken is not None), None)
+    new = broken or (merge(parts) if parts[0][1].shard else parts[0][1])
+    target = Path(args.repo_dir, args.artifact)
+    if new.broken is not None:  # the breakage is the result: nothing to render or record
+        art.save(Path(args.out, args.artifact), new)
+        _outputs(result=args.out, specs=0, broken=True)
+        return 0
+    old = art.load(target) if target.exists() else None
+    reason = partial_reason(old, new, frozenset(load_catalog(check_draws=False).specs))
+    if reason:
+        raise UsageError(f"not publishing a partial sweep: {reason}")
+    if old is None or not art.same_measurements(old, new) \
+            or target.read_bytes() != art.canonical_bytes(old):
+        art.save(target, new)  # unchanged measurements leave the committed file as it is
+    from opsweep.artifact import history
+    from opsweep.files import write_atomic
+    from opsweep.origin import source_url
+    from opsweep.page.sources import page_path
+    from opsweep.page.render import details_path, render_files
+    directory = Path(args.repo_dir, args.history_dir)
+    record = history.write(new, directory)  # first: the page shows the grades per release
+    write_atomic(Path(args.repo_dir, args.history_page),
+                 history.render(history.load_all(directory)).encode("utf-8"))
+    data_dir = Path(args.repo_dir, "docs/data")
+    render_files(target, Path(args.repo_dir, args.page), documented_path=data_dir / "documented.json",
+                 data_dir=data_dir, history_dir=directory,
+                 source_url=source_url(None, Path(args.repo_dir, "pyproject.toml")))
+    wanted = [args.artifact, args.page, str(details_path(Path(args.page))),
+              str(page_path(Path(args.page))), args.history_page,
+              str(record.relative_to(args.repo_dir))]
+    wanted += [str(p.relative_to(args.repo_dir)) for p in data_dir.glob("doc-links-*.json")]
+    for relative in wanted:
+        destination = Path(args.out, relative)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(Path(args.repo_dir, relative).read_bytes())
+    _outputs(result=args.out, specs=len(new.specs))
+    return 0
+
+
+def cmd_resolve(args) -> int:
+    """Privileged: what a finished measuring run may publish (see publish.resolve)."""
+    from opsweep.bot.publish import resolve
+    run = _event(args.run_event).get("workflow_run") or {}
+    if not (args.request and Path(args.request).exists()):
+        _outputs(publish=False, reason="the run measured nothing (it left no request)")
+        return 0
+    target = resolve(_client(), args.repo, run, _event(args.request),
+                     args.bot_login or "github-actions[bot]")
+    _outputs(publish=bool(target.pr) or target.event == "workflow_dispatch", pr=target.pr,
+             sha=target.sha, branch=target.branch, head_repo=target.head_repo,
+             same_repo=target.same_repo, comment_id=target.comment_id,
+             refused=target.refused or "")
+    return 0
+
+
+def cmd_failed(args) -> int:
+    """Privileged: a measuring run failed; say so on the pull request and the command."""
+    from opsweep.bot.github import finish, upsert_comment
+    from opsweep.bot.publish import resolve
+    gh = _client()
+    run = _event(args.run_event).get("workflow_run") or {}
+    request = _event(args.request) if args.request and Path(args.request).exists() else {}
+    target = resolve(gh, args.repo, run, request, args.bot_login or "github-actions[bot]")
+    url = str(run.get("html_url") or "")
+    broken = _broken_result(args)
+    if target.pr:
+        upsert_comment(gh, args.repo, target.pr, broken or "## ONNX support\n\nThe measurement "
+                       f"of `{target.sha[:12]}` failed; see the run{f' ({url})' if url else ''}.\n",
+                       _bot_login(args))
+    if target.comment_id:
+        finish(gh, args.repo, target.pr, target.comment_id, "failed", _bot_login(args))
+    return 0
+
+
+def _broken_result(args) -> str:
+    """The comment for a run that failed because its pin set breaks the exporter (its
+    uploaded result says so), or '' for any other failure."""
+    from opsweep.artifact import data as art
+    from opsweep.bot.publish import Layout, broken_body, collect
+    layout = Layout()
+    if not (args.result and Path(args.result, layout.artifact).is_file()):
+        return ""
+    new = art.load(collect(args.result, layout)[layout.artifact])
+    if new.broken is None:
+        return ""
+    committed = Path(args.base_dir, layout.artifact)
+    return broken_body(art.load(committed) if committed.is_file() else None, new)
+
+
+def cmd_publish(args) -> int:
+    """Privileged (workflow_run, default-branch code): check the finished run's result as
+    data, then diff, summary, comment and commit. Nothing from the pull request runs."""
+    from opsweep.bot.publish import Layout, Refused, collect, publish, resolve
+    gh = _client()
+    run = _event(args.run_event).get("workflow_run") or {}
+    request = _event(args.request) if args.request and Path(args.request).exists() else {}
+    target = resolve(gh, args.repo, run, request, args.bot_login or "github-actions[bot]")
+    _outputs(pr=target.pr, sha=target.sha, comment_id=target.comment_id,
+             same_repo=target.same_repo)
+    layout = Layout()
+    try:
+        files = collect(args.result, layout)
+        head = args.repo_dir if target.same_repo and args.repo_dir else None
+        done = publish(gh, args.repo, target, files, head, args.base_dir, layout,
+                       push_token=actions.push_token(),
+                       bot=_bot_login(args), message=args.message,
+                       summary=actions.summary_path())
+    except Refused as exc:
+        if target.pr:
+            from opsweep.bot.github import upsert_comment
+            upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
+                           _bot_login(args))
+        _outputs(outcome="failed", changed=False, reason=str(exc))
+        return 0
+    counts = done.counts
+    _outputs(regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
+             newly_measured=counts.get("newly measured", 0),
+             no_longer_measured=counts.get("no longer measured", 0),
+             changed=bool(done.committed), sha=done.committed,
+             outcome="failed" if done.outcome == "broken" else done.outcome,
+             broken=done.outcome == "broken")
+    if done.outcome == "broken":
+        print("opsweep: the measured pin set breaks the exporter; nothing committed",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_bump(args) -> int:
+    """Scheduled: open or update ONE pull request moving every watched pin that is behind."""
+    from opsweep.bot import bump
+    from opsweep.bot.pins import read_pins
+    token = actions.push_token()
+    base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
+    moves = bump.behind(read_pins(text, args.pyproject), bump.index_url(args.index))
+    for move in moves:
+        print(f"opsweep: {move}")
+    if not moves:
+        _outputs(changed=False, moved="")
+        return 0
+    new = bump.apply(text, moves, args.pyproject)
+    title, _ = bump.describe(moves)
+    sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
+    pull = bump.open_or_update(_client(), args.repo, args.base, moves)
+    _outputs(changed=True, sha=sha, pr=pull.number, created=pull.created,
+             moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
+    return 0
+
+
+def add_parser(sub) -> None:
+    bot = sub.add_parser("bot", help="steps of the review bot (used by the GitHub Action)")
+    steps = bot.add_subparsers(dest="step", required=True)
+    login = {"default": actions.bot_login(),
+             "help": "the login the token acts as (default: asked of the API, else "
+                     "github-actions[bot])"}
+    _conversation_parsers(steps, login)
+    _data_parsers(steps, login)
+
+
+def _conversation_parsers(steps, login: dict) -> None:
+    """The steps that talk on the pull request: command, reactions, comments."""
+
+    p = steps.add_parser("command", help="handle an issue_comment event: /regen-onnx")
+    p.add_argument("--event", type=Path, required=True)
+    p.add_argument("--repo", required=True)
+    p.add_argument("--request", type=Path, default=None, help="write the run's request here")
+    p.add_argument("--bot-login", **login)
+    p.set_defaults(run=cmd_command)
+
+    p = steps.add_parser("request", help="write the measuring run's request.json")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--event-name", required=True)
+    p.add_argument("--pr", default="0")
+    p.add_argument("--sha", default="")
+    p.add_argument("--profile", default="ci", choices=("ci", "nightly"))
+    p.add_argument("--comment-id", default="0")
+    p.set_defaults(run=cmd_request)
+
+    p = steps.add_parser("finish", help="replace the command's eyes by the outcome's reaction")
+    p.add_argument("--repo", required=True)
+    p.add_argument("--pr", type=int, required=True)
+    p.add_argument("--comment-id", type=int, required=True)
+    p.add_argument("--outcome", choices=("done", "nothing", "failed"), required=True)
+    p.add_argument("--reply", default="", help="also reply to the command with this reason")
+    p.add_argument("--bot-login", **login)
+    p.set_defaults(run=cmd_finish)
+
+    p = steps.add_parser("comment", help="create or edit the sticky pull-request comment")
+    p.add_argument("--repo", required=True)
+    p.add_argument("--pr", type=int, required=True)
+    p.add_argument("--body", type=Path, required=True)
+    p.add_argument("--bot-login", **login)
+    p.set_defaults(run=cmd_comment)
+
+    p = steps.add_parser("pull", help="where a pull request's head lives")
+    p.add_argument("--repo", required=True)
+    p.add_argument("--pr", type=int, required=True)
+    p.set_defaults(run=cmd_pull)
+
+
+def _data_parsers(steps, login: dict) -> None:
+    """The steps that handle measured data: guard, assemble, resolve, publish, bump, commit."""
+    p = steps.add_parser("should-run", help="the loop guard")
+    p.add_argument("--repo-dir", type=Path, default=Path("."))
+    p.add_argument("--artifact", default="docs/onnx_support_measured.json")
+    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--profile", default="ci")
+    p.set_defaults(run=cmd_should_run)
+
+    p = steps.add_parser("validate", help="size-cap and schema-check artifacts taken as data")
+    p.add_argument("paths", type=Path, nargs="+")
+    p.set_defaults(run=cmd_validate)
+
+    p = steps.add_parser("assemble", help="unprivileged: merge, refuse partial, render, history")
+    p.add_argument("parts", type=Path, nargs="+", help="shard artifacts (or one whole artifact)")
+    p.add_argument("--repo-dir", type=Path, default=Path("."), help="the measured checkout")
+    p.add_argument("--out", type=Path, required=True, help="where the result files go")
+    p.add_argument("--artifact", default="docs/onnx_support_measured.json")
+    p.add_argument("--page", default="docs/supported_operators.md")
+    p.add_argument("--history-dir", default="docs/history")
+    p.add_argument("--history-page", default="docs/history.md")
+    p.set_defaults(run=cmd_assemble)
+
+    _privileged_parsers(steps, login)
+
+
+def _privileged_parsers(steps, login: dict) -> None:
+    """The steps of the workflow_run job and the scheduled bump."""
+    p = steps.add_parser("publish", help="privileged: check the result, diff, comment, commit")
+    p.add_argument("--run-event", type=Path, required=True, help="the workflow_run payload")
+    p.add_argument("--request", type=Path, default=None, help="the measuring run's request.json")
+    p.add_argument("--result", type=Path, required=True, help="the measuring run's result files")
+    p.add_argument("--repo-dir", type=Path, default=None,
+                   help="checkout of the head as data (same repository only; never a fork's)")
+    p.add_argument("--base-dir", type=Path, default=Path("."),
+                   help="checkout of the default branch (what a fork's result is compared with)")
+    p.add_argument("--repo", default=actions.repository())
+    p.add_argument("--message", default="Regenerate measured ONNX support")
+    p.add_argument("--bot-login", **login)
+    p.set_defaults(run=cmd_publish)
+
+    for name, run, text in (("resolve", cmd_resolve, "privileged: what a finished run may publish"),
+                            ("failed", cmd_failed, "privileged: report a failed measuring run")):
+        p = steps.add_parser(name, help=text)
+        p.add_argument("--run-event", type=Path, required=True, help="the workflow_run payload")
+        p.add_argument("--request", type=Path, default=None)
+        p.add_argument("--repo", default=actions.repository())
+        p.add_argument("--bot-login", **login)
+        p.set_defaults(run=run)
+        if name == "failed":  # a run that failed because the pin set breaks the exporter
+            p.add_argument("--result", type=Path, default=None,
+                           help="the run's uploaded result, when it got that far (data)")
+            p.add_argument("--base-dir", type=Path, default=Path("."),
+                           help="the default branch's checkout (its committed artifact)")
+
+    p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
+                         "(push token: $OPSWEEP_PUSH_TOKEN)")
+    p.add_argument("--repo", default=actions.repository())
+    p.add_argument("--repo-dir", type=Path, default=Path("."))
+    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--base", default="main", help="the branch the bump starts from and targets")
+    p.add_argument("--index", default="", metavar="URL",
+                   help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index)")
+    p.set_defaults(run=cmd_bump)
+
+    p = steps.add_parser("commit", help="commit and push regenerated files, never forcing "
+                         "(push token: $OPSWEEP_PUSH_TOKEN)")
+    p.add_argument("--repo-dir", type=Path, default=Path("."))
+    p.add_argument("--branch", required=True)
+    p.add_argument("--expected-sha", required=True)
+    p.add_argument("--message", default="Regenerate measured ONNX support")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(run=cmd_commit)

@@ -1,0 +1,113 @@
+"""The exporter adapter: one call into ``torch.onnx.export(dynamo=True)`` and
+the classification of whatever it raises into a failure stage."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+
+from opsweep.errors import ExporterUnavailable
+from opsweep.model import Stage
+
+PUBLIC_PATH = "dynamo"
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_SPACE = re.compile(r"\s+")
+MAX_ERROR_CHARS = 300
+
+
+def default_opset() -> int:
+    """The opset the public call uses when none is given."""
+    try:
+        from torch.onnx import _constants
+        return int(_constants.ONNX_DEFAULT_OPSET)
+    except (ImportError, AttributeError):  # pragma: no cover - older/newer torch
+        return 20
+
+
+def check_dynamo_available() -> None:
+    params = inspect.signature(torch.onnx.export).parameters
+    if "dynamo" not in params:
+        raise ExporterUnavailable(
+            f"torch {torch.__version__}: torch.onnx.export has no 'dynamo' parameter, so the "
+            "dynamo exporter cannot be selected explicitly. opsweep measures only that exporter "
+            "and will not fall back to another; install torch>=2.6.")
+
+
+def _exporter_error_types() -> tuple[type, type, type]:
+    from torch.onnx._internal.exporter import _errors
+    return torch.onnx.errors.OnnxExporterError, _errors.TorchExportError, _errors.DispatchError
+
+
+def error_line(exc: BaseException) -> str:
+    """`Type: first line` of the innermost cause: the message that names the
+    real problem, free of colour codes and memory addresses."""
+    chain = [exc]
+    while chain[-1].__cause__ is not None and len(chain) < 20:
+        chain.append(chain[-1].__cause__)
+    for candidate in reversed(chain):
+        text = str(candidate).strip()
+        if text:
+            break
+    else:
+        candidate, text = exc, ""
+    first = _ANSI.sub("", text.splitlines()[0] if text else "")
+    first = _SPACE.sub(" ", _ADDRESS.sub("0x…", first)).strip()
+    line = f"{type(candidate).__name__}: {first}" if first else type(candidate).__name__
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 1] + "…"
+
+
+def classify_export_error(exc: BaseException) -> Stage:
+    """Map an exception raised by the export call to a failure stage."""
+    exporter_error, capture_error, dispatch_error = _exporter_error_types()
+    if isinstance(exc, capture_error):
+        return Stage.CAPTURE
+    if not isinstance(exc, exporter_error):
+        return Stage.RAW_ERROR
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, dispatch_error):
+            return Stage.NO_TRANSLATION
+        cause = cause.__cause__
+    return Stage.TRANSLATION_ERROR
+
+
+def quiet_exporter() -> None:
+    """Silence the exporter's per-call logging and warnings in this process."""
+    # torch._guards: torch 2.11 and 2.12 log a traceback at ERROR for a guard a failing
+    # capture could not build (the capture's own error is what the outcome records)
+    for name in ("torch.onnx", "torch.export", "torch._export", "torch.fx", "onnxscript",
+                 "onnx_ir", "onnx", "torch._dynamo", "torch._subclasses", "torch._guards"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    warnings.filterwarnings("ignore")
+
+
+class Exporter:
+    """The public call, made explicit: ``dynamo=True``, a fixed opset, and an
+    optional ``custom_translation_table`` passed through untouched."""
+
+    path = PUBLIC_PATH
+    #: What the last export's decomposition saw (fastpath.Trace), when this exporter can
+    #: tell; the public call cannot, so a second target is then measured in full.
+    last_trace = None
+
+    def __init__(self, custom_translation_table: Mapping[Callable, Any] | None = None,
+                 opset: int | None = None) -> None:
+        check_dynamo_available()
+        self.custom_translation_table = (dict(custom_translation_table)
+                                         if custom_translation_table else None)
+        self.opset = opset if opset is not None else default_opset()
+
+    def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
+        """Return the ONNX ModelProto, or raise what the exporter raised."""
+        program = torch.onnx.export(
+            module, args, dynamo=True, opset_version=self.opset, verbose=False,
+            dynamic_shapes=dynamic_shapes, custom_translation_table=self.custom_translation_table)
+        return program.model_proto

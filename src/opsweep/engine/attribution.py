@@ -1,0 +1,114 @@
+"""Attribution: does a spec's graph really contain the operators it declares?
+
+One drawn example per spec is run eagerly under a dispatch mode (which sees
+the aten ops after CompositeImplicit decomposition: conv2d -> convolution)
+and captured with ``torch.export`` (whose graph keeps the higher-level ops:
+conv2d stays conv2d). A declared row passes when its packet, an in-place
+or ``_``-prefixed form of it, or a name the spec's ``traces`` maps it to,
+appears in either trace.
+
+Run ``python -m opsweep.engine.attribution [SPEC ...]`` to see what specs trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from opsweep.catalog.load import check_draw, load_catalog
+from opsweep.errors import SpecError
+from opsweep.catalog.draw import PROFILES, Profile, draw_examples
+from opsweep.model import OpSpec
+
+
+class _Recorder(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        packet = getattr(func, "_schema", None)
+        if packet is not None and packet.name.startswith("aten::"):
+            self.seen.add(packet.name.split("::", 1)[1])
+        return func(*args, **(kwargs or {}))
+
+
+@dataclass(frozen=True)
+class Attribution:
+    spec: str
+    traced: frozenset[str]
+    missing: tuple[str, ...]  # declared rows that appear in neither trace
+
+
+def trace(spec: OpSpec, example=None) -> frozenset[str]:
+    """Aten packets one example reaches: eagerly under a dispatch mode, and in
+    the torch.export graph when capture succeeds."""
+    from opsweep.engine.adapter import quiet_exporter
+    from opsweep.engine.runner import build_call
+    quiet_exporter()
+    call = build_call(spec, example if example is not None else check_draw(spec))
+    recorder = _Recorder()
+    inputs = [t.clone() for t in call.inputs]
+    with recorder:
+        call(*inputs)
+    seen = set(recorder.seen)
+    try:
+        program = torch.export.export(call, tuple(t.clone() for t in call.inputs))
+    except Exception:  # capture failures are measured by the sweep, not here
+        program = None
+    if program is not None:
+        for node in program.graph.nodes:
+            name = getattr(getattr(node.target, "_schema", None), "name", "")
+            if name.startswith("aten::"):
+                seen.add(name.split("::", 1)[1])
+    return frozenset(seen)
+
+
+def accepted_names(row: str, spec: OpSpec) -> set[str]:
+    names = {row, f"{row}_", f"_{row}", *spec.traces.get(row, ())}
+    return names
+
+
+#: Further ci examples traced when the first leaves a declared row unseen (a
+#: trivial first example can decompose differently: adaptive pooling to 1 is a mean).
+MORE_EXAMPLES = 4
+
+
+def attribute(spec: OpSpec) -> Attribution:
+    """Raises SpecError when the spec's first example does not even run eagerly."""
+    try:
+        traced = set(trace(spec))
+    except Exception as exc:
+        from opsweep.engine.adapter import error_line
+        raise SpecError(spec.name, f"its first example fails in eager PyTorch: "
+                        f"{error_line(exc)}", source=spec.source) from exc
+
+    def missing() -> tuple[str, ...]:
+        return tuple(op for op in spec.aten_ops if not accepted_names(op, spec) & traced)
+
+    if missing():
+        for example in draw_examples(spec, PROFILES["ci"])[1:1 + MORE_EXAMPLES]:
+            try:
+                traced |= trace(spec, example)
+            except Exception:
+                continue  # invalid examples are reported by invalid_examples()
+            if not missing():
+                break
+    return Attribution(spec.name, frozenset(traced), missing())
+
+
+def invalid_examples(spec: OpSpec, profile: Profile = PROFILES["ci"]) -> list[tuple[str, str]]:
+    """(signature, error) of every drawn example PyTorch itself rejects eagerly.
+    The sweep files these as `invalid`: a spec should draw none."""
+    from opsweep.engine.adapter import error_line
+    from opsweep.engine.runner import build_call
+    bad = []
+    for example in draw_examples(spec, profile):
+        try:
+            call = build_call(spec, example)
+            call(*call.inputs)
+        except Exception as exc:
+            bad.append((example.signature, error_line(exc)))
+    return bad

@@ -1,0 +1,52 @@
+"""Is the exporter stack usable at all? A canary checked before measuring.
+
+The canary goes through exactly the path the sweep takes (the worker's set-up
+and one signature group through the runner: export, checker, onnxruntime,
+comparison) with a module no working exporter can fail: ``x + y`` on two
+float32 tensors. A stack that cannot get it through (an onnxscript that does
+not support the installed torch, an onnxruntime that cannot load) is reported
+once, as a result of its own, instead of as hundreds of failing or "invalid"
+examples.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping
+
+from opsweep.errors import ExporterBroken
+
+#: What the canary checks: the modules the workers import, then its export and run.
+IMPORT_STAGE = "import"
+
+
+def run_canary(exporters: Mapping[str, object]) -> None:
+    """Raise ExporterBroken unless the canary passes through every target's exporter."""
+    import torch
+
+    from hypothesis import strategies as st
+
+    from opsweep.model import Example, OpSpec, Stage, TensorArg
+    from opsweep.engine.runner import run_group
+    spec = OpSpec("canary", ("add",), st.nothing(), fn=torch.add)
+    example = Example((TensorArg((2, 3), "float32"), TensorArg((2, 3), "float32")), seed=1)
+    for target, exporter in exporters.items():
+        (outcome,) = run_group(spec, [example], exporter)  # type: ignore[arg-type]
+        if outcome.stage is not Stage.OK:
+            raise ExporterBroken(target, outcome.stage.value, outcome.error or "no error line")
+
+
+def import_error() -> str:
+    """The first error line of importing what a worker imports, in a fresh
+    interpreter: the diagnosis when workers die before they can say why."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import opsweep.engine.pool, opsweep.engine.runner, opsweep.engine.fastpath"],
+        capture_output=True, text=True, timeout=300)
+    if done.returncode == 0:
+        return ""
+    lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+    if done.returncode < 0:
+        return f"importing the worker's modules killed the interpreter (signal {-done.returncode})"
+    return lines[-1].strip() if lines else f"importing the worker's modules exited {done.returncode}"
+

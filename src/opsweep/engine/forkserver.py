@@ -1,0 +1,133 @@
+"""Workers forked from a process that is already set up.
+
+A worker's set-up (import torch, onnx, onnxruntime and onnxscript, load the catalog,
+build one exporter per target) took 4.8 s here, and a spawned worker's interpreter start
+and exit another 1.6 s (its last collection walks all of torch). The
+sweep starts two workers, then a fresh one each time a worker is recycled
+(`SweepConfig.recycle`): some sixty set-ups on the main command
+(15801 groups, 250 per worker).
+
+With the ``forkserver`` start method (Linux), one server process does that set-up once:
+it imports this module first (multiprocessing's *preload*), which runs the workers'
+set-up with the arguments this process put in its environment, and every worker is
+then a fork of the server, inheriting that set-up and sharing the server's pages until
+it writes them. `isolation._init_worker` sees that the set-up it inherited is the one it
+was asked for and keeps it; anything else (no server, another set-up, another working
+directory) sets up as a spawned worker does. What a worker measures depends only on its
+set-up, not on how it started: ``tests/integration/test_sweep.py`` proves the two give
+the same artifact byte for byte.
+
+The server is multiprocessing's one fork server of this process: started for one pool
+with that pool's set-up and stopped with it, so the next pool (another set-up) starts
+its own. Where the start method or the server's private controls are missing, workers
+are spawned as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import multiprocessing
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from opsweep.engine.config import FastOptions
+
+#: the environment variable that carries a set-up to the server process
+ENV = "OPSWEEP_WORKER_SETUP"
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """What a worker sets up (`isolation._init_worker`): the catalog with these spec
+    directories, and one exporter per target (`fast`: the fast path, taking the shortcuts
+    `options`)."""
+
+    spec_dirs: tuple[Path, ...]
+    fast: bool
+    translations: tuple[str, ...]
+    verbose: bool
+    options: FastOptions = FastOptions()
+
+    def encode(self) -> str:
+        """For the server, with this process's PID and working directory."""
+        return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(),
+                           **asdict(self), "spec_dirs": [str(d) for d in self.spec_dirs]})
+
+    @classmethod
+    def decode(cls, text: str) -> SetUp | None:
+        """The set-up in `text`, or None unless this process's parent wrote it, in this
+        working directory (its relative paths would name other files elsewhere)."""
+        data = json.loads(text)
+        if data.pop("parent") != os.getppid() or data.pop("cwd") != os.getcwd():
+            return None
+        return cls(**{**data, "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
+                      "translations": tuple(data["translations"]),
+                      "options": FastOptions(**data["options"])})
+
+
+def _server() -> Any:
+    """multiprocessing's fork server, when this platform has it and its controls are the
+    ones used here; else None."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    from multiprocessing import forkserver
+    server = getattr(forkserver, "_forkserver", None)
+    needed = ("ensure_running", "set_forkserver_preload", "_stop")
+    return server if all(hasattr(server, name) for name in needed) else None
+
+
+def _started(setup: SetUp) -> Any:
+    """The fork server, (re)started with `setup`; None where there is none to start."""
+    server = _server()
+    if server is None:
+        return None
+    server._stop()  # one started before knows nothing of this set-up
+    saved = os.environ.get(ENV)
+    os.environ[ENV] = setup.encode()
+    try:
+        server.set_forkserver_preload([__name__])
+        server.ensure_running()  # the server reads the environment as it starts
+    except OSError:  # no socket or process for it here
+        return None
+    finally:
+        if saved is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = saved
+    return server
+
+
+@contextmanager
+def worker_context(setup: SetUp, preload: bool = True) -> Iterator[Any]:
+    """The multiprocessing context to start workers with: a fork server set up with
+    `setup` (`preload`, where available), else spawn."""
+    server = _started(setup) if preload else None
+    try:
+        yield multiprocessing.get_context("spawn" if server is None else "forkserver")
+    finally:
+        if server is not None:
+            server._stop()
+
+
+def _set_up_server() -> None:
+    """In the server process, as it imports this module: the workers' set-up, once."""
+    setup = SetUp.decode(os.environ.pop(ENV))
+    if setup is None:
+        return
+    from opsweep.engine.pool import _init_worker
+    _init_worker(setup)
+    # the server writes nothing and owns nothing to release: when its pool stops it, it
+    # exits at once instead of tearing down torch (about 1.5 s each pool)
+    atexit.register(os._exit, 0)
+
+
+if ENV in os.environ:  # the server (SetUp.decode tells it from any other process)
+    try:  # whatever fails here, the workers set up themselves
+        _set_up_server()
+    except BaseException:  # noqa: BLE001 -- a preload that raises would stop the server
+        pass

@@ -1,0 +1,76 @@
+"""One signature group, measured for every target at once.
+
+The stock exporter goes first and records what its decomposition saw
+(:class:`opsweep.engine.fastpath.Trace`). A custom translation table changes an export
+only through its keys (see :func:`opsweep.engine.fastpath.unchanged_by`): a group whose
+graphs never meet a key takes the stock outcomes, the very same objects, and
+costs nothing more. Whatever the table can touch is exported again with it.
+PyTorch's references (static and at the dynamic axis's second size) are computed
+once per group for every target. When the exporter cannot trace (the public
+call), every target is measured in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from opsweep.engine.adapter import Exporter
+from opsweep.engine.fastpath import unchanged_by
+from opsweep.model import Example, OpSpec, Outcome
+from opsweep.engine.phase import Phase, ignore
+from opsweep.engine.runner import references_of, run_dynamic, static_outcomes
+
+#: Called as targets finish: the static outcomes so far, and the targets whose
+#: outcomes (static and dynamic) are final. A lost worker keeps what it had.
+Progress = Callable[[dict[str, list[Outcome]], dict[str, list[Outcome]]], None]
+
+
+def _same(exporter: Exporter, trace, shortcut: bool) -> bool:
+    return shortcut and unchanged_by(exporter.custom_translation_table, trace)
+
+
+def _prefixed(phase: Phase, target: str) -> Phase:
+    """Phases that name the target: a lost worker's outcomes land on the right target."""
+    return lambda reached: phase(replace(reached, target=target))
+
+
+def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, Exporter],
+                phase: Phase = ignore, *, dynamic: bool = False,
+                checkpoint: Progress = lambda _s, _f: None,
+                shortcut: bool = True) -> dict[str, list[Outcome]]:
+    """Outcomes per target, each target finished (static, then dynamic) before the
+    next. The first exporter is the stock one, the base of the shortcut.
+    `shortcut=False` measures every target in full (the previous engine)."""
+    names = list(exporters)
+    invalid, references, call = references_of(spec, group, _prefixed(phase, names[0]))
+    if call is None:
+        outcomes = [invalid[i] for i in range(len(group))]
+        return dict.fromkeys(names, outcomes)
+    static: dict[str, list[Outcome]] = {}
+    final: dict[str, list[Outcome]] = {}
+    traces: dict[str, object] = {}  # the stock exports' traces: "static", "dynamic"
+    shared: dict = {}  # the dynamic plans and references, for every target
+    for name in names:
+        exporter = exporters[name]
+        here = _prefixed(phase, name)
+        if name != names[0] and _same(exporter, traces.get("static"), shortcut):
+            static[name] = static[names[0]]
+        else:
+            static[name] = static_outcomes(spec, group, exporter, call, invalid, references, here)
+            if name == names[0]:
+                traces["static"] = exporter.last_trace
+        checkpoint(static, final)
+        outcomes = static[name]
+        if not dynamic or not any(o.stage.exported for o in outcomes):
+            final[name] = outcomes
+        elif (name != names[0] and outcomes is static[names[0]]
+              and _same(exporter, traces.get("dynamic"), shortcut)):
+            final[name] = final[names[0]]
+        else:
+            exporter.last_trace = None  # no dynamic export (no plan): nothing traced
+            final[name] = run_dynamic(spec, group, outcomes, call, exporter, here, shared)
+            if name == names[0]:
+                traces["dynamic"] = exporter.last_trace
+        checkpoint(static, final)
+    return final

@@ -1,0 +1,404 @@
+"""Worker isolation: every signature group runs in a pool of spawned workers, so a
+crash or a hang costs only its group.
+
+A worker loads the catalog and one exporter per target once, says each step it
+reaches (:mod:`opsweep.engine.phase`) in the group's phase file, and saves each target's
+outcomes as they finish. When it dies or overruns the group's time budget, the
+group's outcomes are what had finished plus the rest filed at the step reached
+(:func:`lost_group`); the pool replaces the worker and the sweep goes on. Before
+any spec, the canary (``x + y``) goes through a worker of the same pool: a pin set
+that cannot export at all is one `ExporterBroken`, not hundreds of failures.
+
+`--jobs 0` runs the same set-up, canary and groups in this process, without
+isolation (for debugging).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from opsweep.engine.adapter import error_line, quiet_exporter
+from opsweep.artifact.data import STOCK
+from opsweep.catalog.load import Catalog, load_catalog
+from opsweep.engine.config import FastOptions, SweepConfig
+from opsweep.errors import ExporterBroken, PoolBroken
+from opsweep.engine.fastpath import FAST_PATH, make_exporter
+from opsweep.engine.forkserver import SetUp, worker_context
+from opsweep.model import Example, OpSpec, Outcome, Stage
+from opsweep.engine.phase import Phase, Reached, Step, ignore, label_of
+
+#: Seconds each example of a group adds to the group's time budget (one onnxruntime run
+#: and one comparison of small tensors take milliseconds; the export has its own timeout).
+PER_RUN_SECONDS = 1.0
+#: How long a failed canary waits for the other workers to finish starting (one takes a
+#: few seconds).
+STARTING_SECONDS = 30.0
+#: Beside a group's phase file: the outcomes of the targets that had finished (`_static_file`).
+_STATIC_SUFFIX = ".static"
+
+Outcomes = dict[str, list[Outcome]]  # by target
+
+
+def make_exporters(fast: bool, translations: Sequence[str],
+                   options: FastOptions = FastOptions()) -> dict[str, object]:
+    """One exporter per target: the stock one, then one per translation table, each taking
+    the fast path's shortcuts `options` (SweepConfig.fast_options)."""
+    from opsweep.engine.translations import load
+    exporters: dict[str, object] = {STOCK: make_exporter(fast, options=options)}
+    for text in translations:
+        info, table = load(text)
+        exporters[info.name] = make_exporter(fast, table, options)
+    keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
+            if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
+    if keys and hasattr(exporters[STOCK], "watch"):
+        exporters[STOCK].watch(keys)  # type: ignore[attr-defined]
+    return exporters
+
+
+def run_targets(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
+                targets: tuple[str, ...], phase: Phase, dynamic: bool, shortcut: bool,
+                checkpoint=lambda _s, _f: None) -> Outcomes:
+    """The wanted targets' outcomes; the stock exporter always runs first (the base of
+    the shortcut), even when only a custom target is wanted."""
+    from opsweep.engine.group import run_targets as run_all
+    used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
+    got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
+                  checkpoint=checkpoint, shortcut=shortcut)
+    return {t: got[t] for t in targets}
+
+
+def budget(config: SweepConfig, group: Sequence[Example], targets: tuple[str, ...]) -> float:
+    """Seconds a group may take: each export (the dynamic re-export and each custom
+    target count as exports of their own) plus a little per example."""
+    exports = (2 if config.dynamic else 1) * (1 + len(set(targets) - {STOCK}))
+    return exports * (config.timeout + PER_RUN_SECONDS * len(group))
+
+
+# --- worker side -------------------------------------------------------------
+
+_WORKER: dict[str, object] = {}
+
+
+def _init_worker(setup: SetUp) -> None:
+    """A worker's set-up. What fails here would fail every task: it is kept and raised
+    as ExporterBroken by each task (a worker that dies in its initializer is respawned
+    forever, and says nothing). A worker forked from a server that made this very set-up
+    (:mod:`opsweep.engine.forkserver`) keeps what it inherited."""
+    if _WORKER.get("setup") == setup:
+        return
+    _WORKER.clear()
+    _WORKER["setup"] = setup
+    try:
+        import torch
+
+        from opsweep.engine.runner import quiet_runtime  # onnx and onnxruntime, imported once
+        torch.set_num_threads(1)
+        quiet_runtime(setup.verbose)
+        if not setup.verbose:
+            quiet_exporter()
+        _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
+        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options)
+    except Exception as exc:
+        _WORKER["broken"] = error_line(exc)
+
+
+def _worker_ready() -> None:
+    from opsweep.engine.canary import IMPORT_STAGE
+    if "broken" in _WORKER:
+        raise ExporterBroken(STOCK, IMPORT_STAGE, str(_WORKER["broken"]))
+
+
+def _canary_in_worker() -> None:
+    from opsweep.engine.canary import run_canary
+    _worker_ready()
+    run_canary(_WORKER["exporters"])  # type: ignore[arg-type]
+
+
+def _run_in_worker(spec_name: str, targets: tuple[str, ...], group: list[Example],
+                   phase_file: str, dynamic: bool, shortcut: bool) -> Outcomes:
+    _worker_ready()
+    catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
+
+    def phase(reached: Reached) -> None:
+        with open(phase_file, "w") as handle:
+            handle.write(reached.encode())
+
+    def checkpoint(static: dict, final: dict) -> None:
+        with open(_static_file(Path(phase_file)), "wb") as handle:
+            pickle.dump((static, final), handle)
+
+    return run_targets(catalog.specs[spec_name], group, _WORKER["exporters"], targets,  # type: ignore[arg-type]
+                       phase, dynamic, shortcut, checkpoint)
+
+
+# --- a lost worker ----------------------------------------------------------------
+
+def _reached(phase_file: Path) -> tuple[Reached | None, str]:
+    """The step the worker had reached (None: a phase file no worker writes), and its label."""
+    try:
+        text = phase_file.read_text()
+    except FileNotFoundError:
+        text = ""
+    try:
+        reached = Reached.decode(text)
+    except ValueError:
+        return None, label_of(text)
+    return reached, reached.label
+
+
+def lost_group(group: list[Example], phase_file: Path, why: str,
+               targets: tuple[str, ...] = (STOCK,)) -> Outcomes:
+    """Each target's outcomes when the worker was lost: what had finished is kept
+    (a target's static outcomes, then its dynamic ones); the rest is recorded at the
+    step the worker had reached."""
+    reached, label = _reached(phase_file)
+    error = f"WorkerLost: {why} during {label}"
+    saved = _static_file(phase_file)
+    static, final = pickle.loads(saved.read_bytes()) if saved.exists() else ({}, {})
+    dynamic_stage = Stage.RAW_ERROR if reached is None else reached.step.crash_stage
+    # a target whose static export had not finished when a dynamic re-export was lost
+    # never got a verdict of its own: raw-error, whatever the step
+    stage = Stage.RAW_ERROR if reached is None or reached.dynamic else reached.step.crash_stage
+    out = {}
+    for t in targets:
+        if t in final:
+            out[t] = final[t]
+        elif t in static:  # the static export had finished: lose only the dynamic re-export
+            out[t] = [replace(o, dynamic=dynamic_stage, dynamic_error=error)
+                      if o.stage.exported else o for o in static[t]]
+        else:
+            out[t] = [Outcome(stage, e.signature, e.dtype, e.rank, e.size, error) for e in group]
+    return out
+
+
+def _describe_exit(exc: BaseException) -> str:
+    code = getattr(exc, "exitcode", None)
+    if isinstance(code, int) and code < 0:
+        try:
+            return f"worker killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker killed by signal {-code}"
+    return f"worker exited ({type(exc).__name__}: {exc})"
+
+
+# --- the sweep's side -------------------------------------------------------------
+
+class Pending:
+    """One group given to a worker: its outcomes once it has finished or was lost."""
+
+    def __init__(self, future, group: list[Example], phase_file: Path,
+                 targets: tuple[str, ...]) -> None:
+        self._future, self._group, self._phase_file, self._targets = \
+            future, group, phase_file, targets
+
+    def running(self) -> bool:
+        return self._future.running()
+
+    def wait(self, timeout: float) -> bool:
+        """Done within `timeout` seconds?"""
+        return bool(wait([self._future], timeout=timeout).done)
+
+    def outcomes(self) -> Outcomes:
+        """The group's outcomes (once); its phase files are removed then, read no more."""
+        try:
+            return _collect(self._future, self._group, self._phase_file, self._targets)
+        finally:
+            _forget(self._phase_file)
+
+
+def _forget(phase_file: Path) -> None:
+    """A collected group's phase files, removed: a sweep of the whole catalog would otherwise
+    keep two files per group until it ends (some 30000, each a page of memory where the
+    phase files live in memory, `phase_root`)."""
+    for path in (phase_file, _static_file(phase_file)):
+        path.unlink(missing_ok=True)
+
+
+def _static_file(phase_file: Path) -> Path:
+    """Where a worker saves the outcomes of the targets it had finished, beside its phase
+    file (read back by `lost_group`)."""
+    return phase_file.with_name(phase_file.name + _STATIC_SUFFIX)
+
+
+@dataclass(frozen=True)
+class _Deferred:
+    """--jobs 0: a group measured in this process when its outcomes are wanted."""
+
+    measure: Callable[[], Outcomes]
+
+    def running(self) -> bool:
+        return False
+
+    def wait(self, timeout: float) -> bool:
+        return True
+
+    def outcomes(self) -> Outcomes:
+        return self.measure()
+
+
+def _collect(future, group: list[Example], phase_file: Path, targets: tuple[str, ...]) -> Outcomes:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessExpired
+    try:
+        return future.result()
+    except FutureTimeout:
+        return lost_group(group, phase_file, "timed out", targets)
+    except ProcessExpired as exc:
+        return lost_group(group, phase_file, _describe_exit(exc), targets)
+    except (ExporterBroken, BrokenProcessPool) as exc:
+        raise PoolBroken(f"the worker pool broke ({type(exc).__name__}: {exc}); no further "
+                         "spec could be measured") from exc
+    except Exception as exc:
+        return lost_group(group, phase_file, f"{type(exc).__name__}: {exc}", targets)
+
+
+class Workers:
+    """Where groups are measured: `submit` one, read its outcomes from the `Pending`."""
+
+    def __init__(self, config: SweepConfig, pool=None, phases: Path | None = None,
+                 exporters: Mapping[str, object] | None = None) -> None:
+        self._config, self._pool, self._phases = config, pool, phases
+        self._exporters = exporters
+        self._count = 0
+
+    def submit(self, spec: OpSpec, group: list[Example],
+               targets: tuple[str, ...]) -> Pending | _Deferred:
+        config = self._config
+        if self._pool is None:
+            return _Deferred(lambda: run_targets(spec, group, self._exporters,  # type: ignore[arg-type]
+                                                 targets, ignore, config.dynamic, config.shortcut))
+        phase_file = self._phases / str(self._count)  # type: ignore[operator]
+        self._count += 1
+        try:
+            future = self._pool.submit(_run_in_worker, budget(config, group, targets), spec.name,
+                                       targets, group, str(phase_file), config.dynamic,
+                                       config.shortcut)
+        except RuntimeError as exc:  # pebble: "Unexpected error within the Pool"
+            raise PoolBroken(f"the worker pool broke ({exc}); no further spec could be "
+                             "measured") from exc
+        return Pending(future, group, phase_file, targets)
+
+
+#: a memory-backed file system for the phase files, where Linux has one
+_SHARED_MEMORY = Path("/dev/shm")
+
+
+def phase_root(in_memory: bool = True) -> str | None:
+    """Where a sweep's phase files go: the shared-memory file system where it is a
+    directory this process may write (`in_memory`), else None (the system's temporary
+    directory). What a phase file holds is the same either way; only a rewrite's cost
+    differs: on this machine's ext4 disk a rewrite took ~0.35 ms of wall time (~0.14 ms of
+    CPU), in memory ~0.02 ms, and a group rewrites its phase file some twenty times."""
+    if in_memory and _SHARED_MEMORY.is_dir() and os.access(_SHARED_MEMORY, os.W_OK | os.X_OK):
+        return str(_SHARED_MEMORY)
+    return None
+
+
+@contextmanager
+def workers(config: SweepConfig) -> Iterator[Workers]:
+    """Workers set up and past the canary (raises ExporterBroken if it fails); stopped
+    on the way out."""
+    if config.jobs == 0:
+        yield Workers(config, exporters=inline_exporters(config))
+        return
+    from pebble import ProcessPool
+    setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
+                  tuple(config.translations), config.verbose, config.fast_options)
+    phase_dir = phase_root(config.phases_in_memory)
+    with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
+          worker_context(setup, config.preload) as context):
+        pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
+                           initializer=_init_worker, initargs=(setup,), context=context)
+        try:
+            try:
+                _check_stack(pool, config.timeout)
+            except ExporterBroken:
+                _let_workers_start(pool, config.jobs, config.timeout)
+                raise
+            yield Workers(config, pool, Path(phases))
+        finally:
+            pool.stop()
+            pool.join()
+
+
+def _let_workers_start(pool, jobs: int, timeout: float) -> None:
+    """The canary failed while other workers may still be starting. Stopped (or orphaned by
+    this process's exit) half-way through spawning, such a child cannot rebuild the pool's
+    locks and prints a traceback over the one clear error: wait until every worker has taken
+    a task (which a worker does once set up), at most `timeout` seconds and never more than
+    STARTING_SECONDS (workers that die while starting never take one)."""
+    import time
+    seen: set[int] = set()
+    deadline = time.monotonic() + min(timeout, STARTING_SECONDS)
+    while len(seen) < jobs and (left := deadline - time.monotonic()) > 0:
+        try:
+            seen.add(pool.submit(_worker_pid, left, 0.2).result())
+        except Exception:
+            return
+
+
+def _worker_pid(pause: float) -> int:
+    import time
+    time.sleep(pause)  # long enough for a worker that is setting up to join in
+    return os.getpid()
+
+
+@contextmanager
+def _hash_seed() -> Iterator[None]:
+    """Error lines quote sets (unbacked symbols, type constraints) whose order follows
+    string hashing: workers (and their replacements) start with a fixed seed so a ci
+    artifact is byte-for-byte reproducible."""
+    seed = os.environ.get("PYTHONHASHSEED")
+    os.environ["PYTHONHASHSEED"] = "0"
+    try:
+        yield
+    finally:
+        if seed is None:
+            del os.environ["PYTHONHASHSEED"]
+        else:
+            os.environ["PYTHONHASHSEED"] = seed
+
+
+def _check_stack(pool, timeout: float) -> None:
+    """The canary, through a worker of the pool the sweep is about to use."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessExpired
+
+    from opsweep.engine.canary import IMPORT_STAGE, import_error
+    try:
+        pool.submit(_canary_in_worker, timeout).result()
+    except ExporterBroken:
+        raise
+    except FutureTimeout:
+        raise ExporterBroken(STOCK, Step.EXPORT.value, f"the canary export took over {timeout:.0f}s") from None
+    except (ProcessExpired, BrokenProcessPool, RuntimeError) as exc:
+        why = _describe_exit(exc) if isinstance(exc, ProcessExpired) else f"{type(exc).__name__}: {exc}"
+        raise ExporterBroken(STOCK, IMPORT_STAGE, import_error() or f"workers could not start ({why})"
+                             ) from None
+
+
+def inline_exporters(config: SweepConfig) -> dict[str, object]:
+    """--jobs 0: the workers' set-up and the canary, in this process."""
+    from opsweep.engine.canary import IMPORT_STAGE, run_canary
+    try:
+        from opsweep.engine.runner import quiet_runtime
+        quiet_runtime(config.verbose)
+        if not config.verbose:
+            quiet_exporter()
+        exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations,
+                                   config.fast_options)
+    except Exception as exc:
+        raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
+    run_canary(exporters)
+    return exporters

@@ -1,0 +1,457 @@
+"""Running one signature group: tensors from recipes, the PyTorch reference,
+one export, the checker, onnxruntime, and the numerics comparison.
+
+An export depends on shapes, dtypes and non-tensor arguments only, so every
+example of a group (same signature, different value seeds) shares one export
+and one onnxruntime session.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+from torch.utils import _pytree as pytree
+
+from opsweep.engine.adapter import Exporter, classify_export_error, error_line
+from opsweep.model import Example, Mismatch, OpSpec, Outcome, Stage, TensorArg
+from opsweep.engine.phase import Phase, Reached, Step, ignore
+
+_DTYPES = {name: getattr(torch, name) for name in (
+    "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
+    "int64", "int32", "int16", "int8", "uint8", "bool")}
+
+
+# --- inputs -----------------------------------------------------------------
+
+def make_tensor(arg: TensorArg, generator: torch.Generator) -> torch.Tensor:
+    dtype = _DTYPES[arg.dtype]
+    shape = arg.shape
+    if arg.choices:
+        pool = torch.tensor(arg.choices, dtype=torch.float64)
+        picks = torch.randint(0, len(arg.choices), shape, generator=generator)
+        return pool[picks].to(dtype)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=generator).bool()
+    if dtype.is_complex:
+        return torch.randn(shape, generator=generator, dtype=dtype)
+    if dtype.is_floating_point:
+        if arg.low is None and arg.high is None:
+            return torch.randn(shape, generator=generator).to(dtype)
+        low = -4.0 if arg.low is None else arg.low
+        high = low + 8.0 if arg.high is None else arg.high
+        return (torch.rand(shape, generator=generator, dtype=torch.float64)
+                * (high - low) + low).to(dtype)
+    low = -8 if arg.low is None else int(arg.low)
+    high = 8 if arg.high is None else int(arg.high)
+    if dtype == torch.uint8:
+        low = max(low, 0)
+    return torch.randint(low, max(high, low + 1), shape, generator=generator, dtype=dtype)
+
+
+def _materialize(value: Any, generator: torch.Generator) -> Any:
+    if isinstance(value, TensorArg):
+        return make_tensor(value, generator)
+    if isinstance(value, list):
+        return [_materialize(v, generator) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_materialize(v, generator) for v in value)
+    return value
+
+
+def materialize(example: Example) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Concrete (args, kwargs) for an example, deterministic in its seed."""
+    generator = torch.Generator().manual_seed(example.seed)
+    args = tuple(_materialize(a, generator) for a in example.args)
+    kwargs = {k: _materialize(v, generator) for k, v in example.kwargs}
+    return args, kwargs
+
+
+class Call(torch.nn.Module):
+    """A module whose inputs are exactly the example's tensors, in order;
+    non-tensor arguments are baked into the forward call."""
+
+    def __init__(self, target: Callable, args: tuple, kwargs: dict) -> None:
+        super().__init__()
+        if isinstance(target, torch.nn.Module):
+            self.target = target  # registered: its parameters are exported
+        else:
+            self._fn = target
+        leaves, self._spec = pytree.tree_flatten((args, kwargs))
+        self._slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        self._leaves = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        self.inputs = tuple(leaves[i] for i in self._slots)
+        self.eval()  # as users export: inference mode for dropout and norm layers
+
+    @property
+    def callee(self) -> Callable:
+        """What the call invokes: the module or the function it was made with."""
+        return self.target if hasattr(self, "target") else self._fn
+
+    def forward(self, *inputs):
+        leaves = list(self._leaves)
+        for slot, tensor in zip(self._slots, inputs):
+            leaves[slot] = tensor
+        args, kwargs = pytree.tree_unflatten(leaves, self._spec)
+        return self.callee(*args, **kwargs)
+
+
+def build_call(spec: OpSpec, example: Example) -> Call:
+    args, kwargs = materialize(example)
+    if spec.module is not None:
+        torch.manual_seed(example.seed)
+        target = spec.module(**dict(example.init))
+        target.eval()
+    else:
+        target = spec.fn
+    return Call(target, args, kwargs)
+
+
+def flat_outputs(result: Any) -> list[torch.Tensor]:
+    return [leaf for leaf in pytree.tree_leaves(result) if isinstance(leaf, torch.Tensor)]
+
+
+# --- onnxruntime ------------------------------------------------------------
+
+#: onnxruntime log severities: 3 lets its errors through, 4 (fatal) silences them. A failed
+#: run's `[E:onnxruntime:, sequential_executor.cc ...]` line comes from the run's logger,
+#: whose severity is the session's (`log_severity_level`) unless RunOptions set one; the
+#: process-wide default logger does not reach it. The exception carries the same message,
+#: which is what the artifact records.
+ORT_ERRORS, ORT_SILENT = 3, 4
+_ORT_LOGGING = {"severity": ORT_SILENT}
+
+
+def quiet_runtime(verbose: bool = False) -> None:
+    """Keep onnxruntime's own log lines off this process's terminal (errors with `verbose`)."""
+    severity = ORT_ERRORS if verbose else ORT_SILENT
+    _ORT_LOGGING["severity"] = severity
+    ort.set_default_logger_severity(severity)
+
+
+def make_session(model: onnx.ModelProto) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.log_severity_level = _ORT_LOGGING["severity"]
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), sess_options=options,
+                                providers=["CPUExecutionProvider"])
+
+
+def _to_ort(tensor: torch.Tensor) -> ort.OrtValue:
+    tensor = tensor.detach()
+    if tensor.is_complex():  # the exporter's convention: complex as a trailing real/imag pair
+        tensor = torch.view_as_real(tensor.resolve_conj())
+    tensor = tensor.contiguous()
+    if tensor.dtype == torch.bfloat16:
+        return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+            tensor.view(torch.int16).numpy().view(np.uint16), onnx.TensorProto.BFLOAT16)
+    return ort.OrtValue.ortvalue_from_numpy(tensor.numpy())
+
+
+def _from_ort(value: ort.OrtValue) -> torch.Tensor:
+    if value.data_type() == "tensor(bfloat16)":
+        return torch.from_dlpack(value._get_c_value()).clone()
+    return torch.from_numpy(np.array(value.numpy(), copy=True))
+
+
+def run_session(session: ort.InferenceSession, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    names = [i.name for i in session.get_inputs()]
+    by_position = {f"inputs_{i}": t for i, t in enumerate(inputs)}
+    if all(n in by_position for n in names):
+        feeds = {n: _to_ort(by_position[n]) for n in names}
+    else:
+        feeds = {n: _to_ort(t) for n, t in zip(names, inputs)}
+    return [_from_ort(v) for v in session.run_with_ort_values(None, feeds)]
+
+
+# --- numerics ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Difference:
+    """Why outputs did not match: what kind of difference, and one line saying it."""
+
+    kind: Mismatch
+    message: str
+
+
+def compare(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
+            spec: OpSpec) -> Difference | None:
+    """None when outputs agree; otherwise what differs (never values)."""
+    if len(expected) != len(actual):
+        return Difference(Mismatch.COUNT,
+                          f"PyTorch gives {len(expected)} outputs, onnxruntime {len(actual)}")
+    for i, (want, got) in enumerate(zip(expected, actual)):
+        want = want.detach().resolve_conj().resolve_neg()
+        if want.is_complex() and not got.is_complex() and got.dim() == want.dim() + 1 \
+                and got.shape[-1] == 2 and got.dtype.is_floating_point:
+            got = torch.view_as_complex(got.contiguous())  # back from the real/imag pair
+        if tuple(want.shape) != tuple(got.shape):
+            return Difference(Mismatch.SHAPE, f"output {i}: shape {tuple(got.shape)}, "
+                                              f"PyTorch gives {tuple(want.shape)}")
+        if want.dtype != got.dtype:
+            return Difference(Mismatch.DTYPE, f"output {i}: dtype {got.dtype}, PyTorch gives {want.dtype}")
+        tol = spec.tolerance(str(want.dtype).removeprefix("torch."))
+        if want.dtype.is_complex:
+            want, got = torch.view_as_real(want), torch.view_as_real(got)
+        if tol is None or not want.dtype.is_floating_point:
+            if not torch.equal(want, got):
+                bad = int((want != got).sum())
+                return Difference(Mismatch.VALUES, f"output {i}: {bad}/{want.numel()} elements "
+                                                   "differ (exact comparison)")
+            continue
+        w, g = want.double(), got.double()
+        close = torch.isclose(g, w, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+        if not bool(close.all()):
+            bad = int((~close).sum())
+            finite = torch.isfinite(w) & torch.isfinite(g)
+            err = float((w - g).abs()[finite].max()) if bool(finite.any()) else float("nan")
+            return Difference(Mismatch.VALUES, (
+                f"output {i}: {bad}/{w.numel()} elements differ beyond rtol={tol.rtol:g} "
+                f"atol={tol.atol:g} (max abs error {err:.3g}; NaN/inf placement counts)"))
+    return None
+
+
+# --- one group --------------------------------------------------------------
+
+def _outcome(example: Example, stage: Stage, error: str = "",
+             mismatch: Mismatch | None = None) -> Outcome:
+    return Outcome(stage, example.signature, example.dtype, example.rank, example.size, error,
+                   mismatch=mismatch)
+
+
+def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
+              phase: Phase = ignore, *, dynamic: bool = False) -> list[Outcome]:
+    """All examples of one signature through one exporter, exactly as the sweep runs a
+    group (one export, one session, many runs; then, with `dynamic`, one re-export with
+    the leading dimension dynamic): the sweep's own path with a single target."""
+    from opsweep.artifact.data import STOCK
+    from opsweep.engine.group import run_targets
+    return run_targets(spec, group, {STOCK: exporter}, phase, dynamic=dynamic)[STOCK]
+
+
+References = dict[int, tuple[tuple, list[torch.Tensor]]]
+
+
+def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
+                  ) -> tuple[dict[int, Outcome], References, Call | None]:
+    """PyTorch's outputs for each example (computed once, whatever the target):
+    (invalid outcomes, references by index, the first valid example's call)."""
+    outcomes: dict[int, Outcome] = {}
+    references: References = {}
+    call: Call | None = None  # the first valid example's module: the one exported
+    for i, example in enumerate(group):
+        phase(Reached(Step.REFERENCE))
+        try:
+            if call is None:
+                this = build_call(spec, example)
+            else:  # a module's parameters are baked into the export: reuse them
+                this = Call(target_of(spec, call), *materialize(example))
+            expected = flat_outputs(this(*[t.clone() for t in this.inputs]))
+        except Exception as exc:
+            outcomes[i] = _outcome(example, Stage.INVALID, error_line(exc))
+            continue
+        references[i] = (this.inputs, expected)
+        if call is None:
+            call = this
+    return outcomes, references, call
+
+
+def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: Exporter, call: Call,
+                    invalid: dict[int, Outcome], references: References,
+                    phase: Phase) -> list[Outcome]:
+    """One export of `call`, then every valid example run against its reference."""
+    outcomes = dict(invalid)
+    stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, False)
+    for i, (inputs, expected) in references.items():
+        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, False)
+                               ) if session is not None else _outcome(group[i], stage, error)
+    return [outcomes[i] for i in range(len(group))]
+
+
+def target_of(spec: OpSpec, call: Call) -> Callable:
+    """What a call invokes: the spec's module instance (with its parameters) or its function."""
+    return call.target if spec.module is not None else spec.fn  # type: ignore[return-value]
+
+
+def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase, dynamic: bool,
+                     dynamic_shapes=None) -> tuple[Stage, str, ort.InferenceSession | None]:
+    """Export, check and load: (stage, error, session); the session only when it loaded."""
+    phase(Reached(Step.EXPORT, dynamic))
+    try:
+        if dynamic_shapes is None:
+            model = exporter.export(call, tuple(t.clone() for t in inputs))
+        else:
+            model = exporter.export(call, tuple(t.clone() for t in inputs),
+                                    dynamic_shapes=dynamic_shapes)
+    except Exception as exc:
+        return classify_export_error(exc), error_line(exc), None
+    phase(Reached(Step.CHECKER, dynamic))
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except Exception as exc:
+        return Stage.CHECKER, error_line(exc), None
+    phase(Reached(Step.RUNTIME, dynamic))
+    try:
+        return Stage.OK, "", make_session(model)
+    except Exception as exc:
+        return Stage.RUNTIME, error_line(exc), None
+
+
+def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phase: Phase,
+             dynamic: bool) -> tuple[Stage, str, Mismatch | None]:
+    phase(Reached(Step.RUNTIME, dynamic))
+    try:
+        actual = run_session(session, inputs)
+    except Exception as exc:
+        return Stage.RUNTIME, error_line(exc), None
+    phase(Reached(Step.NUMERICS, dynamic))
+    differs = None if spec.nondeterministic else compare(expected, actual, spec)
+    return (Stage.NUMERICS, differs.message, differs.kind) if differs else (Stage.OK, "", None)
+
+
+# --- the dynamic axis -----------------------------------------------------------
+
+#: torch.export specialises sizes 0 and 1, so a dynamic dimension is traced at 2 or more.
+MIN_DYNAMIC_SIZE = 2
+
+
+#: At most this many candidate sets of batch inputs are tried per group (subsets in
+#: increasing size; a spec with more coincident inputs names its batch inputs).
+MAX_PLANS = 16
+
+
+@dataclass(frozen=True)
+class DynamicPlan:
+    """Which tensor inputs share the leading (batch) dimension, the size the
+    dynamic export is traced at, and the second size it is run at."""
+
+    inputs: frozenset[int]
+    export_size: int
+    run_size: int
+
+
+def plan_candidates(example: Example, batch: tuple[int, ...] | None = None) -> list[DynamicPlan]:
+    """The plans worth trying, most likely first. The leading dimension of the
+    first tensor input of rank >= 1 is the batch dimension. A spec that names its
+    batch inputs (`batch`, from `OpSpec.batch`) gets exactly those; otherwise the candidates are
+    that input alone, then with every combination of the other inputs whose
+    leading size happens to be the same, smallest first: a weight whose first side
+    equals the batch size is tied to the batch only when eager PyTorch cannot run
+    the example without it (see :func:`choose_plan`). Empty: no such input."""
+    tensors = example.tensors
+    lead = next((k for k, t in enumerate(tensors) if t.rank >= 1), None)
+    if lead is None:
+        return []
+    size = tensors[lead].shape[0]
+    export_size = max(size, MIN_DYNAMIC_SIZE)
+    if batch is not None:
+        sets = [frozenset(batch)]
+    else:
+        others = [k for k, t in enumerate(tensors)
+                  if k != lead and t.rank >= 1 and t.shape[0] == size]
+        sets = [frozenset({lead, *extra}) for r in range(len(others) + 1)
+                for extra in itertools.combinations(others, r)][:MAX_PLANS]
+    return [DynamicPlan(inputs, export_size, export_size + 1) for inputs in sets]
+
+
+def choose_plan(spec: OpSpec, target: Callable, example: Example
+                ) -> tuple[DynamicPlan | None, Call | None, str]:
+    """The first candidate plan whose resized inputs eager PyTorch accepts at both
+    sizes: (plan, the call traced at the export size, ""), or (None, None, why).
+    Evidence, not coincidence, decides which inputs carry the batch."""
+    why = ""
+    for plan in plan_candidates(example, spec.batch):
+        try:
+            calls = [Call(target, *materialize(resize(example, plan.inputs, n)))
+                     for n in (plan.export_size, plan.run_size)]
+            for call in calls:
+                call(*[t.clone() for t in call.inputs])
+        except Exception as exc:
+            why = why or error_line(exc)
+            continue
+        return plan, calls[0], ""
+    return None, None, why
+
+
+def resize(example: Example, inputs: frozenset[int], size: int) -> Example:
+    """The example with the leading dimension of the chosen tensor inputs set to `size`."""
+    count = 0
+
+    def walk(value: Any) -> Any:
+        nonlocal count
+        if isinstance(value, TensorArg):
+            k, count = count, count + 1
+            return replace(value, shape=(size, *value.shape[1:])) if k in inputs else value
+        if isinstance(value, (list, tuple)):
+            return type(value)(walk(v) for v in value)
+        return value
+
+    args = tuple(walk(a) for a in example.args)
+    kwargs = tuple((k, walk(v)) for k, v in example.kwargs)
+    return replace(example, args=args, kwargs=kwargs)
+
+
+def dynamic_shapes(plan: DynamicPlan, count: int) -> tuple:
+    """`dynamic_shapes` for ``Call.forward(*inputs)``: one entry, the varargs tuple."""
+    batch = torch.export.Dim("batch", min=MIN_DYNAMIC_SIZE)
+    return (tuple({0: batch} if k in plan.inputs else None for k in range(count)),)
+
+
+def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome], call: Call,
+                exporter: Exporter, phase: Phase, shared: dict | None = None) -> list[Outcome]:
+    """Re-export the group with its batch dimension dynamic (traced at the plan's
+    export size) and run every statically exported example at the second size
+    against PyTorch at that size. Fills `Outcome.dynamic`. `shared` keeps the plans
+    and references between targets measuring the same group (they depend only on
+    the examples)."""
+    eligible = [i for i, o in enumerate(outcomes) if o.stage.exported]
+    target = target_of(spec, call)
+    shared = {} if shared is None else shared
+    phase(Reached(Step.REFERENCE, dynamic=True))
+    if ("plan", eligible[0]) not in shared:
+        shared["plan", eligible[0]] = choose_plan(spec, target, group[eligible[0]])
+    plan, traced, why = shared["plan", eligible[0]]
+    result = list(outcomes)
+
+    def mark(indices, stage: Stage, error: str, mismatch: Mismatch | None = None) -> list[Outcome]:
+        for i in indices:
+            result[i] = replace(result[i], dynamic=stage, dynamic_error=error,
+                                dynamic_mismatch=mismatch)
+        return result
+
+    if plan is None or traced is None:
+        # no leading dimension eager PyTorch runs at another size: the axis does not apply,
+        # unless the spec named its batch inputs, which is then a spec bug
+        return mark(eligible, Stage.INVALID, why) if spec.batch is not None and why else result
+    shapes = dynamic_shapes(plan, len(traced.inputs))
+    stage, error, session = _export_and_load(exporter, traced, tuple(traced.inputs), phase,
+                                             True, shapes)
+    if session is None:
+        return mark(eligible, stage, error)
+    for i in eligible:
+        phase(Reached(Step.REFERENCE, dynamic=True))
+        if ("ref", i, plan) not in shared:
+            shared["ref", i, plan] = _dynamic_reference(target, group[i], plan)
+        inputs, expected, invalid = shared["ref", i, plan]
+        if invalid:
+            mark([i], Stage.INVALID, invalid)
+            continue
+        mark([i], *_run_one(spec, session, inputs, expected, phase, True))
+    return result
+
+
+def _dynamic_reference(target: Callable, example: Example, plan: DynamicPlan
+                       ) -> tuple[tuple, list[torch.Tensor], str]:
+    """(inputs, PyTorch's outputs, "") at the plan's run size, or ((), [], why not)."""
+    try:
+        this = Call(target, *materialize(resize(example, plan.inputs, plan.run_size)))
+        return this.inputs, flat_outputs(this(*[t.clone() for t in this.inputs])), ""
+    except Exception as exc:
+        return (), [], error_line(exc)

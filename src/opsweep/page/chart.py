@@ -1,0 +1,103 @@
+"""The history page's picture: operators measured ``full`` per recorded torch
+release, one line per axis (stock exporter) and a dashed export line per
+custom translation target, as a static SVG written into the page at render
+time (no script, no library)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from opsweep.artifact.data import STOCK
+from opsweep.artifact.grade import AXES
+from opsweep.artifact.history import Record
+
+COLOURS = {"export": "#1e88e5", "runtime": "#43a047", "numerics": "#fb8c00", "dynamic": "#8e24aa"}
+TARGET_COLOURS = ("#e53935", "#00897b", "#6d4c41")
+WIDTH, HEIGHT = 780, 300
+LEFT, RIGHT, TOP, BOTTOM = 50, 290, 20, 40
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    colour: str
+    dashed: bool
+    values: tuple[int | None, ...]  # per record; None: the target was not measured then
+
+
+def full_count(record: Record, target: str, axis: str) -> int | None:
+    ops = record.targets.get(target)
+    if ops is None:
+        return None
+    i = AXES.index(axis)
+    return sum(code[i] == "f" for code in ops.values())
+
+
+def series(records: Sequence[Record]) -> list[Series]:
+    out = [Series(f"{axis} (stock)", COLOURS[axis], False,
+                  tuple(full_count(r, STOCK, axis) for r in records)) for axis in AXES]
+    customs = sorted({t for r in records for t in r.targets if t != STOCK})
+    for n, target in enumerate(customs):
+        out.append(Series(f"export with {target.rsplit('/', 1)[-1]}",
+                          TARGET_COLOURS[n % len(TARGET_COLOURS)], True,
+                          tuple(full_count(r, target, "export") for r in records)))
+    return out
+
+
+def _scale(top: int) -> tuple[int, int]:
+    """(the axis maximum, the tick step): round numbers, at most six ticks above zero."""
+    step = 100 if top > 200 else 20
+    top = max(step, -(-top // step) * step)
+    while top // step > 6:
+        step *= 2
+    return top, step
+
+
+def svg(records: Sequence[Record]) -> str:
+    lines = series(records)
+    values = [v for s in lines for v in s.values if v is not None]
+    top, step = _scale(max(values, default=0))
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    n = len(records)
+
+    def x(i: int) -> float:
+        return LEFT + (plot_w * (i + 0.5) / n)
+
+    def y(v: int) -> float:
+        return TOP + plot_h * (1 - v / top)
+
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="opsweep-chart" role="img" '
+              f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
+              f'font-family="sans-serif" font-size="12">'),
+             '<title>Operators measured full per torch release and axis</title>']
+    for v in range(0, top + 1, step):
+        parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
+                     f'stroke="#ccc"/><text x="{LEFT - 6}" y="{y(v) + 4:.1f}" '
+                     f'text-anchor="end">{v}</text>')
+    for i, r in enumerate(records):
+        parts.append(f'<text x="{x(i):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">'
+                     f'torch {escape(r.name)}</text>')
+    for row, s in enumerate(lines):
+        points = [(x(i), y(v), v) for i, v in enumerate(s.values) if v is not None]
+        dash = ' stroke-dasharray="6 4"' if s.dashed else ""
+        if len(points) > 1:
+            path = " ".join(f"{px:.1f},{py:.1f}" for px, py, _ in points)
+            parts.append(f'<polyline points="{path}" fill="none" stroke="{s.colour}" '
+                         f'stroke-width="2"{dash}/>')
+        for px, py, v in points:
+            parts.append(f'<circle cx="{px:.1f}" cy="{py:.1f}" r="3.5" fill="{s.colour}">'
+                         f'<title>{escape(s.label)}: {v}</title></circle>')
+        ly = TOP + 10 + 20 * row
+        parts.append(f'<line x1="{WIDTH - RIGHT + 15}" x2="{WIDTH - RIGHT + 40}" y1="{ly}" '
+                     f'y2="{ly}" stroke="{s.colour}" stroke-width="2"{dash}/>'
+                     f'<text x="{WIDTH - RIGHT + 46}" y="{ly + 4}">{escape(s.label)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def table(records: Sequence[Record]) -> list[tuple[str, tuple[str, ...]]]:
+    """The chart's numbers, for readers without the picture: (series, counts per record)."""
+    return [(s.label, tuple("-" if v is None else str(v) for v in s.values))
+            for s in series(records)]

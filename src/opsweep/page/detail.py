@@ -1,0 +1,197 @@
+"""One place per operator: the ``operators`` page beside the support page.
+
+Each operator gets an anchor (``#op-<name>``) holding every failing group
+(stage, dtype, rank, count, error line, smallest example), the repro snippet
+``opsweep diff`` produces (:func:`opsweep.repro.snippet`) for the smallest
+example of each failing stage, the specs that measured it and where they live,
+the documented and registered claims, and its grades per recorded torch
+release with the version it has been ``full`` since.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from opsweep.artifact.data import STOCK, Artifact, OperatorResult
+from opsweep.catalog.load import Catalog
+from opsweep.artifact.grade import FailureGroup
+from opsweep.artifact.history import Record, grades
+from opsweep.model import Stage
+from opsweep.page.sources import anchor as spec_anchor
+from opsweep.page.sources import locate
+from opsweep.repro import snippet
+
+
+@dataclass(frozen=True)
+class SpecRef:
+    name: str
+    family: str
+    path: str  # where the spec is defined, relative to the repository for built-in specs
+    url: str  # a link to that file at the spec's line, or "" when no source URL was given
+    line: int = 0  # the line of the statement that builds the spec (0: not recorded)
+    anchor: str = ""  # its section on the spec sources page ("" when it has none)
+
+
+@dataclass(frozen=True)
+class GroupView:
+    target: str  # "" for the stock exporter
+    dynamic: bool
+    stage: str
+    dtype: str
+    rank: int
+    count: int
+    error: str
+    example: str
+    spec: str
+
+
+@dataclass(frozen=True)
+class Repro:
+    title: str
+    code: str
+
+
+@dataclass(frozen=True)
+class ReleaseGrade:
+    version: str  # how the history names the point: the torch, plus pins telling points apart
+    code: str  # four grade letters, "" when not measured in that release
+    torch: str = ""  # the point's torch release alone
+
+
+@dataclass(frozen=True)
+class OperatorDetail:
+    name: str
+    anchor: str
+    url: str
+    alias_of: str
+    aliases: tuple[str, ...]
+    inplace: bool
+    core: bool
+    coverage: str
+    documented: str
+    registered: str
+    grades: tuple[tuple[str, str], ...]  # (target label, four glyphs)
+    specs: tuple[SpecRef, ...]
+    groups: tuple[GroupView, ...]
+    repros: tuple[Repro, ...]
+    releases: tuple[ReleaseGrade, ...]
+    #: the point export has stayed full since (None: not full in the newest point)
+    since: ReleaseGrade | None
+
+    @property
+    def full_since(self) -> str:
+        return self.since.version if self.since is not None else ""
+
+    @property
+    def blocks(self) -> list[tuple[GroupView, ...]]:
+        """The groups, runs sharing target, kind, stage and error line together (the page
+        prints the error once per run)."""
+        runs: list[list[GroupView]] = []
+        for g in self.groups:
+            if runs and _run_key(runs[-1][0]) == _run_key(g):
+                runs[-1].append(g)
+            else:
+                runs.append([g])
+        return [tuple(r) for r in runs]
+
+
+def _run_key(g: GroupView) -> tuple:
+    return (g.target, g.dynamic, g.stage, g.error)
+
+
+def anchor(name: str) -> str:
+    return f"op-{name}"
+
+
+def spec_ref(catalog: Catalog, name: str, source_url: str) -> SpecRef:
+    spec = catalog.specs.get(name)
+    if spec is None:
+        return SpecRef(name, "", "", "")
+    where = locate(spec)
+    return SpecRef(name, spec.family, where.path, where.url(source_url), where.line,
+                   spec_anchor(name))
+
+
+def _spec_of(view: Artifact, op: str, g: FailureGroup, dynamic: bool) -> str:
+    """The spec whose own groups hold this (merged) group's smallest example."""
+    names = view.operators[op].specs
+    for name in names:
+        spec = view.specs[name]
+        for f in spec.dynamic_failures if dynamic else spec.failures:
+            if f.example == g.example and f.stage == g.stage and f.error == g.error:
+                return name
+    return names[0]
+
+
+def _groups(view: Artifact, op: str, result: OperatorResult, target: str) -> list[GroupView]:
+    label = "" if target == STOCK else target
+    out = []
+    for dynamic, groups in ((False, result.failures), (True, result.dynamic_failures)):
+        for g in groups:
+            if g.stage is Stage.INVALID:
+                continue
+            out.append(GroupView(label, dynamic, g.stage.value, g.dtype, g.rank, g.count, g.error,
+                                 g.example, _spec_of(view, op, g, dynamic)))
+    return sorted(out, key=lambda v: (v.dynamic, Stage(v.stage).depth, v.error, v.dtype, v.rank))
+
+
+def _repros(groups: Sequence[GroupView]) -> tuple[Repro, ...]:
+    """One snippet per (target, static/dynamic, stage): the group with the smallest example."""
+    chosen: dict[tuple, GroupView] = {}
+    for g in groups:
+        key = (g.target, g.dynamic, g.stage)
+        if key not in chosen or (len(g.example), g.example) < (len(chosen[key].example),
+                                                                 chosen[key].example):
+            chosen[key] = g
+    out = []
+    for (target, dynamic, stage), g in chosen.items():
+        where = f" with {target}" if target else ""
+        title = f"{'dynamic ' if dynamic else ''}{stage}{where}: {g.example} (spec {g.spec})"
+        out.append(Repro(title, snippet(g.spec, g.example, translations=target, dynamic=dynamic)))
+    return tuple(out)
+
+
+def releases(records: Sequence[Record], op: str
+             ) -> tuple[tuple[ReleaseGrade, ...], ReleaseGrade | None]:
+    """Grades per recorded point (stock exporter) and the point export has been full since."""
+    codes = tuple(ReleaseGrade(r.name, r.targets.get(STOCK, {}).get(op, ""), r.version)
+                  for r in records)
+    since = None
+    for r in reversed(codes):
+        if not r.code.startswith("f"):
+            break
+        since = r
+    return codes, since
+
+
+def target_groups(artifact: Artifact, op: str) -> list[GroupView]:
+    """Failing groups of every target; a custom target's only where its grades differ."""
+    out: list[GroupView] = []
+    stock = artifact.operators.get(op)
+    for target in artifact.target_names:
+        view = artifact.view(target)
+        result = view.operators.get(op) if view is not None else None
+        if result is None or (target != STOCK and stock is not None
+                              and result.grades == stock.grades):
+            continue
+        out += _groups(view, op, result, target)  # type: ignore[arg-type]
+    return out
+
+
+def glyph_code(code: str) -> str:
+    from opsweep.page.render import glyph_cell
+    return glyph_cell(grades(code or None))
+
+
+def detail(row, artifact: Artifact | None, catalog: Catalog, records: Sequence[Record],
+           target_cells: Mapping[str, str], source_url: str) -> OperatorDetail:
+    """`row`: the support page's RowView of this operator."""
+    groups = target_groups(artifact, row.name) if artifact is not None else []
+    history, since = releases(records, row.name)
+    return OperatorDetail(
+        name=row.name, anchor=anchor(row.name), url=row.url, alias_of=row.alias_of,
+        aliases=row.aliases, inplace=row.inplace, core=row.core, coverage=row.coverage,
+        documented=row.documented, registered=row.registered, grades=tuple(target_cells.items()),
+        specs=tuple(spec_ref(catalog, s, source_url) for s in catalog.by_operator.get(row.name, ())),
+        groups=tuple(groups), repros=_repros(groups), releases=history, since=since)

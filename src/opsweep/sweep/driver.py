@@ -1,0 +1,232 @@
+"""The sweep driver: plan, resume, measure, assemble.
+
+`regenerate` plans (:mod:`opsweep.sweep.planning`: what is reused or re-measured, and
+why), resumes (the reused results, and what an interrupted run of the same sweep
+checkpointed), measures the rest (each spec's examples drawn while the workers of
+:mod:`opsweep.engine.pool` are busy, one task per signature group, each finished
+spec graded by :mod:`opsweep.artifact.specgrade` and checkpointed), then assembles the
+artifact, writes it atomically, and writes the run's sidecar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from opsweep.artifact import data as art
+from opsweep.artifact.data import STOCK, Artifact, SpecResult
+from opsweep.catalog.load import Catalog
+from opsweep.engine.config import Request, SweepConfig
+from opsweep.catalog.draw import draw_examples, group_by_signature
+from opsweep.errors import ArtifactError, ExporterBroken
+from opsweep.engine.pool import Workers, workers
+from opsweep.sweep.journal import Journal, journal_path, run_path, write_run
+from opsweep.model import OpSpec
+from opsweep.sweep.planning import NOT_SELECTED, Decisions, Plan, make_plan
+from opsweep.artifact.specgrade import spec_result
+from opsweep.sweep.targets import Key
+
+#: How many specs are drawn and queued ahead of the one being collected.
+_AHEAD = 12
+
+
+@dataclass(frozen=True)
+class SpecDone:
+    """A progress event: one spec finished (measured, resumed or reused)."""
+
+    name: str
+    index: int
+    total: int
+    result: SpecResult
+    target: str = STOCK
+    reused: bool = False  # carried over from the previous artifact, not measured
+
+
+@dataclass(frozen=True)
+class SpecsRunning:
+    """A progress event: what the workers are busy with now (`spec` or `spec @TABLE`)."""
+
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Regeneration:
+    artifact: Artifact
+    #: target -> spec -> why it was reused or re-measured, for every spec in the artifact
+    decisions: Decisions
+    resumed: int
+    notes: tuple[str, ...]
+    #: where the artifact went (a breakage goes beside a working artifact)
+    written: Path | None = None
+    run_log: Path | None = None  # the sidecar beside the artifact holding `decisions`
+
+
+# --- measuring ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    """One spec, measured for the given targets together (one task per group)."""
+
+    spec: OpSpec
+    digest: str
+    targets: tuple[str, ...] = (STOCK,)
+
+
+def measure(jobs: Sequence[Job], config: SweepConfig,
+            done: Callable[[Job, str, SpecResult], None],
+            running: Callable[[tuple[str, ...]], None] = lambda _: None) -> None:
+    """Measure each job's spec, calling `done(job, target, result)` as each
+    finishes, in job order, and `running` with the specs the workers are busy with
+    whenever that changes. Examples are drawn spec by spec while workers are
+    already busy."""
+    if jobs:
+        with workers(config) as pool:
+            _measure_with(pool, jobs, config, done, running)
+
+
+def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
+                  done: Callable[[Job, str, SpecResult], None],
+                  running: Callable[[tuple[str, ...]], None]) -> None:
+    submitted: list[tuple[Job, int, list]] = []  # (job, signatures, pending groups)
+    busy: list[tuple[str, ...]] = [()]
+
+    def report_running(k: int) -> None:
+        """The specs whose groups a worker is running now (every target of a group runs in
+        one task): one per worker."""
+        names = tuple(sorted({job.spec.name for job, _, pending in submitted[k:]
+                              for p in pending if p.running()}))
+        if names != busy[0]:
+            busy[0] = names
+            running(names)
+
+    def submit(job: Job) -> None:
+        groups = group_by_signature(draw_examples(job.spec, config.profile))
+        submitted.append((job, len(groups), [pool.submit(job.spec, g, job.targets)
+                                             for g in groups]))
+
+    for k, job in enumerate(jobs):
+        while len(submitted) < len(jobs) and len(submitted) <= k + _AHEAD:
+            submit(jobs[len(submitted)])
+        _, signatures, pending = submitted[k]
+        for p in pending:  # say who is busy, then again at least once a second
+            report_running(k)
+            while not p.wait(1.0):
+                report_running(k)
+        outcomes = [p.outcomes() for p in pending]
+        submitted[k] = (job, signatures, [])  # let finished groups go
+        for t in job.targets:
+            done(job, t, spec_result(job.spec, [o for g in outcomes for o in g[t]],
+                                     config.profile, job.digest, signatures, t))
+
+
+# --- regenerating the artifact ------------------------------------------------------
+
+def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
+               progress: Callable[[SpecDone], None] = lambda _: None) -> Regeneration:
+    """Plan, resume, measure, then write the artifact (atomically) and the run's
+    sidecar: why each spec was reused or re-measured."""
+    plan = make_plan(catalog, config, request)
+    journal = _open_journal(request, config, plan)
+    notes = list(plan.notes)
+    if journal.discarded:
+        notes.append("a checkpoint from a different sweep was set aside")
+    results, resumed = _resume(plan, journal, progress)
+    try:
+        _measure_rest(plan, config, results, journal, progress)
+    except ExporterBroken as exc:
+        return _broken(exc, plan, config, request, notes)
+    finally:
+        journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
+    artifact = _assemble(plan, config, request, plan.unselected(catalog) | results,
+                         {n: a.reason for n, a in catalog.absent.items()})
+    art.save(request.out, artifact)
+    journal.close(finished=True)  # only once the artifact is safely written
+    final = {t.name: {n: plan.decisions[t.name].get(n, NOT_SELECTED)
+                      for n in sorted(artifact.view(t.name).specs)}  # type: ignore[union-attr]
+             for t in plan.targets}
+    run_log = _write_run_log(request, artifact, final, set(resumed), notes)
+    return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log)
+
+
+def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone], None]
+            ) -> tuple[dict[Key, SpecResult], dict[Key, SpecResult]]:
+    """(the results this run starts from, those of them an interrupted run of the same
+    sweep had checkpointed): the reused and the resumed, each reported as done."""
+    reused = plan.reused()
+    keys = {k.journal: k for k in plan.keys}
+    resumed = {keys[k]: r for k, r in journal.done.items() if k in keys}
+    results = reused | resumed
+    for index, key in enumerate(sorted(results), start=1):
+        progress(SpecDone(key.spec, index, len(plan.keys), results[key], key.target,
+                          key in reused))
+    return results, resumed
+
+
+def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult],
+                  journal: Journal, progress: Callable[[SpecDone], None]) -> None:
+    """Measure every result not in `results` yet, adding each (and checkpointing it)
+    as it finishes."""
+    def done(job: Job, target: str, result: SpecResult) -> None:
+        key = Key(target, job.spec.name)
+        results[key] = result
+        journal.record(key.journal, result)
+        progress(SpecDone(key.spec, len(results), len(plan.keys), result, target))
+
+    jobs = [Job(s, plan.digests[s.name], wanted) for s in plan.specs
+            if (wanted := tuple(t.name for t in plan.targets if Key(t.name, s.name) not in results))]
+    measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
+
+
+def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
+    return Journal(journal_path(request.out), {
+        "schema_version": art.SCHEMA_VERSION,
+        "fingerprint": asdict(plan.fingerprint),
+        "profile": config.profile.name, "regen_index": plan.regen_index,
+        "shard": list(request.shard) if request.shard else None,
+        "targets": {t.name: t.translations and asdict(t.translations) for t in plan.targets},
+        "previous": plan.previous_digest, "specs": sorted(plan.digests.items())}).open()
+
+
+def _assemble(plan: Plan, config: SweepConfig, request: Request,
+              results: Mapping[Key, SpecResult], absent: Mapping[str, str]) -> Artifact:
+    by_target = {t.name: {k.spec: r for k, r in results.items() if k.target == t.name}
+                 for t in plan.targets}
+    return art.make_artifact(
+        plan.fingerprint, config.profile.name, config.profile.max_examples, plan.regen_index,
+        by_target[STOCK], request.shard,
+        {t.name: (t.translations, by_target[t.name]) for t in plan.targets if not t.is_stock},
+        absent=absent)
+
+
+def _write_run_log(request: Request, artifact: Artifact, decisions: Decisions,
+                   resumed: set[Key], notes: Sequence[str]) -> Path:
+    """The run's bookkeeping, beside the artifact and never committed (.gitignore)."""
+    path = run_path(request.out)
+    header = {"artifact": request.out.name, "regen_index": artifact.regen_index,
+              "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+              "profile": artifact.profile, "fingerprint": asdict(artifact.fingerprint),
+              "shard": list(request.shard) if request.shard else None, "notes": list(notes)}
+    write_run(path, header, decisions, resumed)
+    return path
+
+
+def _broken(exc: ExporterBroken, plan: Plan, config: SweepConfig, request: Request,
+            notes: Sequence[str]) -> Regeneration:
+    """The canary failed: the result is the breakage itself, with no operator measured.
+    It never replaces a working artifact: that one stays, and this goes beside it."""
+    artifact = art.make_artifact(plan.fingerprint, config.profile.name,
+                                 config.profile.max_examples, plan.regen_index,
+                                 {},  # whole, whichever shard found it
+                                 broken=art.Breakage(exc.target, exc.stage, exc.error))
+    out = request.out
+    if out.exists():
+        try:
+            working = art.load(out).broken is None
+        except ArtifactError:
+            working = False
+        if working:
+            out = out.with_name(out.name.removesuffix(".json") + ".broken.json")
+    art.save(out, artifact)
+    return Regeneration(artifact, plan.decisions, 0, tuple(notes), out)
