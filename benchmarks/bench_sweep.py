@@ -10,7 +10,7 @@ spread over the families:
             hand-written loop does); timed on the first --plain-examples of each spec;
   previous  the engine before the second-target shortcut: one export per signature,
             the fast path, --jobs workers, the custom target measured in full, every
-            program decomposed (``SweepConfig(shortcut=False, skip_decomposition=False)``);
+            program decomposed (``Tuning(shortcut=False, skip=False)``);
   shortcut  with the shortcut: the custom target measured only where its table can
             change the outcome, references computed once per group;
   skip      also skipping the decomposition's re-trace where it must give back the
@@ -20,7 +20,7 @@ spread over the families:
   phases    also with the workers' phase files in a memory-backed directory
             (``isolation.phase_root``) instead of the disk's temporary directory;
   new       also recording no Python stack trace per traced node (torch's
-            ``torch.fx.config.do_not_emit_stack_traces``, ``SweepConfig.stack_traces``).
+            ``torch.fx.config.do_not_emit_stack_traces``, ``Tuning.traces``).
 
 Every row before "phases" writes its phase files to disk, and every row before "new"
 records stack traces, as the engines they stand for did.
@@ -47,11 +47,11 @@ from opsweep.artifact import data as art
 from opsweep.engine.adapter import Exporter, quiet_exporter
 from opsweep.artifact.data import STOCK
 from opsweep.catalog.load import load_catalog
-from opsweep.engine.config import RECYCLE
+from opsweep.engine.config import RECYCLE, SweepConfig, Tuning
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.sweep.reuse import spec_digest
-from opsweep.engine.runner import run_group
-from opsweep.sweep.driver import Job, SweepConfig, measure
+from opsweep.engine.group import run_group
+from opsweep.sweep.driver import Job, measure
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = "examples/custom_translations.py:TABLE"
@@ -69,10 +69,10 @@ def sweep(specs, profile, jobs: int, shortcut: bool = True, skip: bool = True,
           memory: bool = True, traces: bool = False):
     """(results by (target, spec), examples measured over both targets, seconds)."""
     results = {}
-    config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), shortcut=shortcut,
-                         skip_decomposition=skip, recycle=recycle, preload=preload,
-                         single_trace=single, phases_in_memory=memory,
-                         stack_traces=traces)
+    tuning = Tuning(shortcut=shortcut, skip=skip, single=single, traces=traces,
+                    phases_in_memory=memory)
+    config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), recycle=recycle,
+                         preload=preload, tuning=tuning)
     targets = (STOCK, _target_name())
     start = time.perf_counter()
     measure([Job(s, spec_digest(s), targets) for s in specs], config,
@@ -107,8 +107,9 @@ def breakdown(specs, profile) -> dict[str, float]:
     from torch.onnx._internal.exporter import _capture_strategies, _core, _onnx_program
 
     from opsweep.engine import group as multitarget
-from opsweep.engine import runner
-    from opsweep.engine.pool import inline_exporters, run_targets
+    from opsweep.engine import runner
+    from opsweep.engine.pool import inline_exporters
+    from opsweep.engine.worker import run_targets
     from opsweep.engine.phase import ignore
     spent: dict[str, float] = defaultdict(float)
 

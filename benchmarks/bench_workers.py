@@ -15,7 +15,7 @@ The effect shows only over many groups per worker, so the sample is large: every
 main command's work). A setting is ``START:GROUPS[:PHASES]``: START ``spawn`` or
 ``fork``, GROUPS the groups a worker measures before it is replaced (0: never), PHASES
 ``memory`` (default) or ``disk``: where the workers' phase files live
-(``SweepConfig.phases_in_memory``). Each setting runs the sample through the real pool
+(``Tuning.phases_in_memory``). Each setting runs the sample through the real pool
 (--jobs workers, both targets, the dynamic axis) in a process of its own and prints wall
 time, the workers' CPU time, the largest resident set of any process it started (the
 fork server included), the largest worker's peak resident set and private pages (sampled
@@ -56,7 +56,7 @@ from opsweep.catalog.draw import PROFILES
 START = {"spawn": False, "fork": True}  # -> SweepConfig.preload
 
 
-PHASES = {"memory": True, "disk": False}  # -> SweepConfig.phases_in_memory
+PHASES = {"memory": True, "disk": False}  # -> Tuning.phases_in_memory
 
 
 def parse(setting: str) -> tuple[str, int, str]:

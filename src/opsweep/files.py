@@ -1,10 +1,77 @@
-"""Writing a file so that a reader (or a crash) never sees half of it."""
+"""opsweep's own files: where they live by default, written so that a reader (or a crash)
+never sees half of one, and read back validated.
+
+Every JSON file opsweep keeps as data (the artifact, history records, the documented
+claims, the documentation-link cache) has a JSON Schema in ``schema/``; one error type
+(`DataFileError`, `ArtifactError` for an artifact) names the file and the field.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from opsweep.errors import DataFileError
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the main job keeps what it writes, relative to the measured checkout: the
+    artifact, the support page (the operators and spec sources pages are written beside
+    it), the history records and their view, the data the page is built with (the retired
+    listing's claims, the documentation-link cache) and the file holding the pins."""
+
+    artifact: str = "docs/onnx_support_measured.json"
+    page: str = "docs/supported_operators.md"
+    history_dir: str = "docs/history"
+    history_page: str = "docs/history.md"
+    data_dir: str = "docs/data"
+    pyproject: str = "pyproject.toml"
+
+    @property
+    def details(self) -> str:
+        """The operators page, beside the support page."""
+        return _beside(self.page, DETAILS_NAME)
+
+    @property
+    def specs(self) -> str:
+        """The spec sources page, beside the support page."""
+        return _beside(self.page, SPECS_NAME)
+
+    @property
+    def documented(self) -> str:
+        """The retired TorchScript listing's claims (scripts/recompute_documented.py)."""
+        return f"{self.data_dir}/documented.json"
+
+    @property
+    def pages(self) -> tuple[str, ...]:
+        """Every page the main job renders."""
+        return (self.page, self.details, self.specs, self.history_page)
+
+    def under(self, root: str | os.PathLike) -> Layout:
+        """The same layout, every path under `root`."""
+        return Layout(*(str(Path(root, getattr(self, f))) for f in _FIELDS))
+
+
+DETAILS_NAME = "operators.md"
+SPECS_NAME = "specs.md"
+DEFAULT = Layout()
+ARTIFACT = Path(DEFAULT.artifact)
+_FIELDS = ("artifact", "page", "history_dir", "history_page", "data_dir", "pyproject")
+
+
+def _beside(page: str, name: str) -> str:
+    parent = Path(page).parent
+    return name if str(parent) == "." else f"{Path(page).parent.as_posix()}/{name}"
 
 
 def write_atomic(path: str | os.PathLike, payload: bytes) -> None:
@@ -28,3 +95,59 @@ def write_atomic(path: str | os.PathLike, payload: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def read_json(path: Path, *, error: type[DataFileError] = DataFileError,
+              missing: str = "no such file") -> Any:
+    """The parsed contents of `path`; a missing, unreadable or hostile file (absurd
+    nesting, a huge integer literal) is an `error` naming it."""
+    try:
+        text = Path(path).read_text("utf-8")
+    except FileNotFoundError:
+        raise error(path, "", missing) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(path, "", f"cannot be read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(path, f"line {exc.lineno} column {exc.colno}",
+                    f"not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise error(path, "", f"not readable JSON: {str(exc)[:200] or 'nested too deeply'}"
+                    ) from None
+
+
+@cache
+def validator(schema: str, definition: str | None = None) -> jsonschema.Draft202012Validator:
+    """The validator of ``schema/<schema>.schema.json``, or of one of its `$defs` entries."""
+    text = resources.files("opsweep").joinpath(f"schema/{schema}.schema.json").read_text("utf-8")
+    whole = jsonschema.Draft202012Validator(json.loads(text))
+    if definition is None:
+        return whole
+    return whole.evolve(schema={"$ref": f"#/$defs/{definition}", "$defs": whole.schema["$defs"]})
+
+
+def field_name(path: Iterable[Any]) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def validate(data: Any, schema: str, path: object, *,
+             error: type[DataFileError] = DataFileError, definition: str | None = None) -> None:
+    """`data` read from `path` against its schema (or one `$defs` entry of it): the first
+    problem (in field order) is an `error` naming the field, with a count of the others."""
+    try:
+        problems = sorted(validator(schema, definition).iter_errors(data),
+                          key=lambda e: list(map(str, e.absolute_path)))
+    except RecursionError:
+        raise error(path, "", "nested too deeply") from None
+    if problems:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise error(path, field_name(first.absolute_path), first.message[:300] + more)
+
+
+def load(path: Path, schema: str, *, missing: str = "no such file") -> Any:
+    """Read and validate: what every reader of a data file but the artifact's calls."""
+    data = read_json(path, missing=missing)
+    validate(data, schema, path)
+    return data

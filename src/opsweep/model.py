@@ -8,6 +8,11 @@ are cheap to draw, pickle to workers and summarise in an artifact.
 from __future__ import annotations
 
 import enum
+import functools
+import importlib.util
+import itertools
+import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -244,7 +249,6 @@ class OpSpec:
 
     def __post_init__(self) -> None:
         if self.origin is None:
-            from opsweep.origin import caller
             object.__setattr__(self, "origin", caller())
 
     def tolerance(self, dtype: str) -> Tolerance | None:
@@ -270,3 +274,61 @@ class Outcome:
     #: what differed, for the `numerics` stage of the static and of the dynamic run
     mismatch: Mismatch | None = None
     dynamic_mismatch: Mismatch | None = None
+
+
+# --- where a spec is defined, recorded when it is built ---------------------------------
+# `caller` runs when an OpSpec is constructed: it records the call that built the spec in
+# the first stack frame outside opsweep's engine (the spec module, a ``--specs``
+# directory's module, a test), climbing to the outermost frame of the same file so a helper
+# defined in the spec module points at the entry that called it. The spec sources page
+# reads the call back (opsweep.page.sources).
+
+_ENGINE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=1)
+def specs_dir() -> str:
+    """The built-in catalog's directory (``specs/`` in a checkout, inside the package
+    directory in a wheel)."""
+    found = importlib.util.find_spec("opsweep.specs")
+    return os.path.abspath(next(iter(found.submodule_search_locations)))
+
+
+def inside(path: str, directory: str) -> bool:
+    """Whether `path` is `directory` or below it (both absolute)."""
+    return path == directory or path.startswith(directory + os.sep)
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_engine(filename: str) -> bool:
+    path = os.path.abspath(filename)
+    return inside(path, _ENGINE) and not inside(path, specs_dir())
+
+
+def caller() -> Origin | None:
+    """The call that is building a spec right now (None: built by code without a file)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith("<"):
+            if code.co_name != "__init__":  # exec'd or interactive code: nothing to point at
+                return None
+        elif not _in_engine(code.co_filename):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return None
+    while frame.f_back is not None and frame.f_back.f_code.co_filename == frame.f_code.co_filename:
+        frame = frame.f_back  # a helper of the same file: the statement that called it
+    return _origin(frame)
+
+
+def _origin(frame) -> Origin:
+    code, path = frame.f_code, os.path.abspath(frame.f_code.co_filename)
+    positions = getattr(code, "co_positions", None)  # Python 3.11+
+    if positions is not None:
+        spot = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+        if spot is not None and None not in spot:
+            line, end_line, col, end_col = spot
+            return Origin(path, line, end_line, col, end_col)
+    return Origin(path, frame.f_lineno)

@@ -100,19 +100,8 @@ def test_random_specs_are_nondeterministic():
 
 
 def test_known_gap_notes_hold_against_the_live_registry():
-    """A no-translation note on an operator that has gained a translation fails here."""
-    from opsweep.catalog.load import check_draw
-    from opsweep.engine.fastpath import FastExporter
-    from opsweep.catalog.registry import untranslated_ops
-    FastExporter()  # installs the per-process decomposition caches
-    stale = {}
-    for name, spec in CATALOG.specs.items():
-        if spec.gap is None or spec.gap.stage is not Stage.NO_TRANSLATION:
-            continue
-        check = untranslated_ops(spec, check_draw(spec))
-        if not check.captured:
-            stale[name] = "torch.export cannot capture it: the note's stage should be capture"
-        elif not check.untranslated:
-            stale[name] = ("every op of its decomposed graph now has a translation: "
-                           "delete the gap note")
+    """A no-translation note on an operator that has gained a translation fails here (and
+    in `opsweep attribution`, which reports the same notes)."""
+    from opsweep.engine.attribution import stale_gap_notes
+    stale = stale_gap_notes(CATALOG.specs.values())
     assert not stale, stale

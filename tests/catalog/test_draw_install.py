@@ -54,7 +54,7 @@ def _draw(cwd: Path, *extra: str, pythonpath: Path | None = None) -> tuple[str, 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPSWEEP_HYP_PROFILE")}
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    code = ("import sys, opsweep; from opsweep.cli.main import main; "
+    code = ("import sys, opsweep; from opsweep.cli import main; "
             "print(opsweep.__file__, file=sys.stderr); sys.exit(main(sys.argv[1:]))")
     done = subprocess.run([sys.executable, "-c", code, "draw", *WIDE, "--profile", "ci", *extra],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=600)

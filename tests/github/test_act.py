@@ -84,7 +84,7 @@ def built(tmp_path_factory):
             shutil.copy2(ROOT / name, tree / name)
     artifact = tree / "docs" / "onnx_support_measured.json"
     artifact.unlink()  # the fixture's own small artifact, measured below
-    subprocess.run([sys.executable, "-m", "opsweep.cli.main", "sweep", *ONLY.split(), "--no-reuse",
+    subprocess.run([sys.executable, "-m", "opsweep", "sweep", *ONLY.split(), "--no-reuse",
                     "--quiet", "--out", str(artifact)], check=True, capture_output=True, cwd=tree)
     data = json.loads(artifact.read_text())
     data["fingerprint"]["torch"] = "2.12.0"

@@ -155,7 +155,7 @@ def test_stale_or_partial_results_are_refused(github, monkeypatch, tmp_path, ori
 
 def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_path, origin):
     from opsweep.errors import UsageError
-    from opsweep.bot.publish import Layout, collect
+    from opsweep.bot.publish import Layout, collect, commit_paths
     result_dir = measured(tmp_path, whole())
     (result_dir / ".github" / "workflows").mkdir(parents=True)
     (result_dir / ".github" / "workflows" / "x.yml").write_text("on: push\n")
@@ -164,11 +164,11 @@ def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_pat
 
 
 def test_the_spec_sources_page_is_a_result_file_the_bot_commits(tmp_path):
-    from opsweep.bot.publish import Layout, collect
+    from opsweep.bot.publish import Layout, collect, commit_paths
     result_dir = measured(tmp_path, whole())
     (result_dir / "docs" / "specs.md").write_text("# Spec sources\n")
     assert "docs/specs.md" in collect(result_dir, Layout())
-    assert "docs/specs.md" in Layout().commit_paths
+    assert "docs/specs.md" in commit_paths(Layout())
 
 
 def command_request(github, sha, login="maintainer", body="/regen-onnx"):

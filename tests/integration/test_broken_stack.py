@@ -33,7 +33,7 @@ def _opsweep(args, cwd: Path, shadow: Path | None = None) -> subprocess.Complete
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if shadow is not None:
         env["PYTHONPATH"] = str(shadow)
-    return subprocess.run([sys.executable, "-m", "opsweep.cli.main", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "opsweep", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 
 

@@ -43,13 +43,14 @@ def test_committed_page_is_the_render_of_the_committed_artifact(tmp_path):
 
 def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(tmp_path):
     from opsweep.artifact import data as art
-    from opsweep.artifact import history
+    from opsweep.artifact import records as history
+    from opsweep.page.history import render as render_history
     records = history.load_all(ROOT / "docs" / "history")
     measured = art.load(ARTIFACT)
     mine = [r for r in records if r.torch == measured.fingerprint.torch]
     assert mine and mine[0] == history.record(measured, mine[0].generated_at), (
         "docs/history has no record of the committed artifact: run `opsweep history record`")
-    assert history.render(records) == (ROOT / "docs" / "history.md").read_text("utf-8"), (
+    assert render_history(records) == (ROOT / "docs" / "history.md").read_text("utf-8"), (
         "docs/history.md is stale: run `opsweep history render`")
 
 
@@ -183,9 +184,9 @@ def chromium_context(profile, javascript=True):
 def expected_counts():
     """From the artifact, the listing and the history, independently of the page."""
     from opsweep.artifact import data as art
-    from opsweep.artifact import history
+    from opsweep.artifact import records as history
     from opsweep.catalog.load import load_catalog
-    from opsweep.artifact.history import CODES
+    from opsweep.artifact.records import CODES
     from opsweep.catalog.listing import installed_listing
     measured = art.load(ARTIFACT)
     excluded = load_catalog(check_draws=False).excluded
@@ -330,7 +331,7 @@ def check_detail(page, op):
 def check_spec_source(page, section, op):
     """The operator's first spec links to its section on the spec sources page: the file
     and line it is defined at, and its statement's source, visible."""
-    from opsweep.origin import definition
+    from opsweep.page.definitions import definition
     spec = load_catalog_all()[section.locator("a.spec").first.inner_text()]
     assert op in spec.aten_ops
     section.locator("a.spec").first.click()

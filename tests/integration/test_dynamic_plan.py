@@ -24,9 +24,9 @@ from opsweep.engine.runner import (
     dynamic_shapes,
     materialize,
     resize,
-    run_group,
     target_of,
 )
+from opsweep.engine.group import run_group
 
 pytestmark = pytest.mark.integration
 

@@ -4,11 +4,13 @@ import pytest
 import torch
 
 from opsweep.engine.adapter import PUBLIC_PATH, Exporter
-from opsweep.engine.config import FastOptions
+from opsweep.engine.config import SweepConfig, Tuning
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.engine.fastpath import FAST_PATH, FastExporter, fast_path_available, make_exporter
+from opsweep.engine.fastpath import (FAST_PATH, FastExporter, exporter_path, fast_path_available,
+                                     make_exporter)
 from opsweep.model import Example, Stage, TensorArg
-from opsweep.engine.runner import build_call, run_group
+from opsweep.engine.group import run_group
+from opsweep.engine.runner import build_call
 
 pytestmark = pytest.mark.integration
 
@@ -83,7 +85,7 @@ def test_the_fast_path_records_no_stack_traces_and_changes_nothing_else(specs, n
     as it was after each export."""
     from torch.fx import config as fx_config
     spec = specs[name]
-    public, bare, kept = Exporter(), FastExporter(), FastExporter(options=FastOptions(traces=True))
+    public, bare, kept = Exporter(), FastExporter(), FastExporter(options=Tuning(traces=True))
     dynamic = 0
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]:
         for module, shapes in _attempts(spec, group):
@@ -103,12 +105,11 @@ def test_the_fast_path_records_no_stack_traces_and_changes_nothing_else(specs, n
 def test_fallback_is_the_public_call(monkeypatch):
     import torch.onnx._internal.exporter._decomp as decomp
     monkeypatch.delattr(decomp, "create_onnx_friendly_decomposition_table")
-    from opsweep.sweep.driver import SweepConfig
     assert not fast_path_available()
-    assert SweepConfig(PROFILES["ci"]).exporter_path == PUBLIC_PATH  # and the fingerprint says so
+    assert exporter_path(SweepConfig(PROFILES["ci"]).fast) == PUBLIC_PATH  # the fingerprint says so
     assert make_exporter(fast=False).path == PUBLIC_PATH
     monkeypatch.undo()
-    assert SweepConfig(PROFILES["ci"]).exporter_path == FAST_PATH
+    assert exporter_path(SweepConfig(PROFILES["ci"]).fast) == FAST_PATH
 
 
 def _without_metadata(model) -> bytes:
@@ -152,7 +153,7 @@ def test_a_skipped_decomposition_gives_the_same_model_and_outcomes(specs, name):
     same ONNX model (bar metadata) and the same outcomes; and it is taken exactly where
     :func:`decomposes_to_itself` says, so a test on a decomposed spec cannot pass vacuously."""
     from opsweep.engine.runner import choose_plan, dynamic_shapes, target_of
-    skip, full = FastExporter(), FastExporter(options=FastOptions(skip=False))
+    skip, full = FastExporter(), FastExporter(options=Tuning(skip=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:2]:
         assert run_group(spec, group, skip, dynamic=True) == run_group(spec, group, full,
@@ -284,7 +285,7 @@ def test_a_single_trace_gives_the_same_model_or_error(specs, name):
     dynamic axis; where the single
     trace fails, the public way's own error."""
     from opsweep.engine.fastpath import _kind
-    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
+    once, public = FastExporter(), FastExporter(options=Tuning(single=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:2]:
         got, before = [], once.traced_once
@@ -304,7 +305,7 @@ def test_a_single_trace_gives_the_same_model_or_error(specs, name):
 def test_the_single_trace_follows_a_retrace(specs):
     """Taken for the next export of a kind whose last export re-traced, and only then; the
     sweep's outcomes are those of an exporter that never takes it."""
-    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
+    once, public = FastExporter(), FastExporter(options=Tuning(single=False))
     for name, decomposes in [("softmax", True), ("sin", False)]:
         spec = specs[name]
         groups = group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]
@@ -323,7 +324,7 @@ def test_a_kind_whose_single_traces_keep_failing_goes_the_public_way(specs):
     """fractional_max_pool2d decomposes, then has no translation: after SINGLE_TRACE_FAILURES
     single traces failed in a row, its exports are not traced once again."""
     from opsweep.engine.fastpath import SINGLE_TRACE_FAILURES
-    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
+    once, public = FastExporter(), FastExporter(options=Tuning(single=False))
     spec = specs["fractional_max_pool2d"]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:4]:
         got = run_group(spec, group, once)
@@ -339,7 +340,7 @@ def test_rnn_programs_are_not_traced_once_where_the_rnn_patch_plays_a_part(specs
     (the single trace would take the table's unrolled decomposition instead: the catalog-wide
     run found gru's and lstm's dynamic outcomes changed). So a dynamic export of them is never
     traced once, and every group's outcomes are the public way's."""
-    once, public = FastExporter(), FastExporter(options=FastOptions(single=False))
+    once, public = FastExporter(), FastExporter(options=Tuning(single=False))
     spec = specs[name]
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"]))[:3]:
         assert run_group(spec, group, once, dynamic=True) == run_group(spec, group, public,

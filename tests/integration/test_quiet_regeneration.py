@@ -16,7 +16,7 @@ import torch
 
 from opsweep.artifact import data as art
 from opsweep.cli.main import main
-from opsweep.artifact.history import pin_path
+from opsweep.artifact.records import pin_path
 from opsweep.sweep.journal import read_run, run_path
 from opsweep.sweep.planning import versions
 from opsweep.bot.publish import NO_CHANGE
@@ -71,7 +71,7 @@ def regenerate(repo: Path, specs: Path, summary: Path) -> str:
     view. Returns the sweep's summary (also appended to `summary`, as under Actions)."""
     out = repo / ARTIFACT
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
-    swept = subprocess.run([sys.executable, "-m", "opsweep.cli.main", "sweep", "--only", *ONLY,
+    swept = subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", *ONLY,
                             "--jobs", "0", "--quiet", "--specs", str(specs), "--out", str(out)],
                            check=True, capture_output=True, text=True, timeout=600, env=env)
     data = repo / "docs" / "data"

@@ -154,7 +154,7 @@ def test_shards_merge_to_the_single_machine_artifact(baseline, tmp_path):
 
 def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path):
     out = tmp_path / "a.json"
-    cmd = [sys.executable, "-m", "opsweep.cli.main", "sweep", "--only", *SPECS, "--jobs", "1",
+    cmd = [sys.executable, "-m", "opsweep", "sweep", "--only", *SPECS, "--jobs", "1",
            "--quiet", "--specs", os.environ["OPSWEEP_TEST_SPECS"], "--translations", TABLE,
            "--out", str(out)]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,

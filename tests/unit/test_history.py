@@ -10,7 +10,8 @@ from dataclasses import replace
 import pytest
 
 from opsweep.artifact import data as art
-from opsweep.artifact import history
+from opsweep.artifact import records as history
+from opsweep.page.history import render as render_history
 from opsweep.artifact.data import STOCK
 from opsweep.errors import ArtifactError, DataFileError
 from opsweep.model import Stage
@@ -37,7 +38,7 @@ def test_an_onnxscript_bump_alone_is_a_point_of_its_own_named_by_the_pin_that_mo
     assert bump.moved == ("onnxscript 0.7.1 → 0.7.2",)
     [change] = bump.changes["stock"]
     assert (change.op, change.kind, change.example) == ("sin", "regression", "f32[1] (no-translation)")
-    page = history.render(records)
+    page = render_history(records)
     assert "### torch 2.13.0 (onnxscript 0.7.1) → 2.13.0 (onnxscript 0.7.2)" in page
     assert "Pins moved: `onnxscript 0.7.1 → 0.7.2`." in page
     assert ("- `sin` export: full → partial (smallest failing example: "
@@ -98,7 +99,7 @@ def test_a_spec_gone_from_torch_is_recorded_and_shown_removed_from_that_point(tm
     assert history.removed_in(records, "sin") == ""
     first, second = history.bumps(records)
     assert first.removed == (("cos", why),) and second.removed == ()
-    page = history.render(records)
+    page = render_history(records)
     assert "Not present any more (removed in torch 2.14.1, so not measured):" in page
     assert f"- spec `cos`: {why}" in page
 
@@ -122,7 +123,7 @@ def test_history_records_round_trip_order_by_release_and_render(tmp_path):
     assert [(c.op, c.axis, c.kind) for c in bump.changes[STOCK]] == [
         ("sin", "export", "regression"), ("cos", "export", "improvement")]
     assert bump.changes[T.name] == ()
-    page = history.render(records)
+    page = render_history(records)
     assert "### torch 2.13.0 → 2.14.1" in page and "- `sin` export: full → partial" in page
     assert "| `sin` ↕ | ✅ ✅ ✅ n/a | 🟡 ✅ ✅ n/a |" in page
     assert f"## Grades per operator, with `{T.name}`" in page

@@ -12,7 +12,8 @@ from opsweep.catalog.load import load_catalog
 from opsweep.cli.main import main
 from opsweep.errors import UsageError
 from opsweep.model import OpSpec
-from opsweep.origin import definition, display_path, source_url
+from opsweep.cli.settings import source_url
+from opsweep.page.definitions import definition, display_path
 
 ROOT = Path(__file__).resolve().parents[2]
 

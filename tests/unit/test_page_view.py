@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from opsweep.artifact import data as art
-from opsweep.artifact import history
+from opsweep.artifact import records as history
+from opsweep.page.history import render as render_history
 from opsweep.artifact.data import STOCK
 from opsweep.catalog.load import load_catalog
 from opsweep.artifact.grade import FailureGroup, StageCount
@@ -19,7 +20,7 @@ from opsweep.page.detail import releases
 from opsweep.page.dtypes import dtype_row, rank_row
 from opsweep.page.view import last_bump
 from opsweep.page.render import build_view, render_details, render_page
-from opsweep.repro import snippet
+from opsweep.page.snippets import snippet
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, T, result, with_target
 
@@ -133,7 +134,7 @@ def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog
             f'"https://example.test/repo/blob/main/specs/unary.py#L{line}">specs/unary.py:{line}</a>)'
             in text)
     assert "export full since torch 2.14.1" in text  # cos
-    assert "from opsweep.repro import example_for" in text
+    assert "from opsweep import example_for" in text
     assert re.search(r"<td>no-translation</td><td class=\"wrap\">E: x</td><td>float32</td>"
                      r"<td>1</td><td>1</td>", text)
 
@@ -198,7 +199,7 @@ def test_history_chart_counts_full_operators_per_release_and_axis(tmp_path):
     assert picture.startswith("<svg") and picture.endswith("</svg>")
     assert picture.count("<polyline") == 5 and "torch 2.14.1" in picture
     assert "<title>numerics (stock): 2</title>" in picture
-    page = history.render(records)
+    page = render_history(records)
     assert "| numerics (stock) | 1 | 2 |" in page and picture in page
 
 

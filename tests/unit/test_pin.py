@@ -5,7 +5,7 @@ import pytest
 
 from opsweep.cli.main import main
 from opsweep.errors import UsageError
-from opsweep.bot.pins import pin_change, read_pin, read_pins
+from opsweep.bot.pins import pin_change, read_pins
 
 PYPROJECT = """
 [project]
@@ -41,13 +41,13 @@ def repo(tmp_path):
     return tmp_path
 
 
-def test_read_pin():
-    assert read_pin(PYPROJECT.format(torch="2.14.1", version="1", hyp="1")) == "2.14.1"
-    assert read_pin("[project]\nname='x'\n") is None
+def test_read_pins_torch():
+    assert read_pins(PYPROJECT.format(torch="2.14.1", version="1", hyp="1"))["torch"] == "2.14.1"
+    assert "torch" not in read_pins("[project]\nname='x'\n")
     with pytest.raises(UsageError, match="not valid TOML"):
-        read_pin("[tool\n")
+        read_pins("[tool\n")
     with pytest.raises(UsageError, match="pins torch more than once"):
-        read_pin('[tool.tox.env.proptest_onnx]\ndeps=["torch==1", "torch==2"]\n')
+        read_pins('[tool.tox.env.proptest_onnx]\ndeps=["torch==1", "torch==2"]\n')
 
 
 def test_only_the_pin_counts(repo):

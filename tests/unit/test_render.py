@@ -6,7 +6,8 @@ from opsweep.artifact import data as art
 from opsweep.catalog.load import load_catalog
 from opsweep.errors import UsageError
 from opsweep.model import Stage
-from opsweep.page.render import build_view, cell, check_versions, render_page
+from opsweep.page.render import build_view, check_versions, render_page
+from opsweep.page.templates import cell
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, result
 

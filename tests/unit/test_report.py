@@ -9,7 +9,9 @@ import pytest
 from opsweep.artifact import data as art
 from opsweep.artifact.diff import diff
 from opsweep.model import Stage
-from opsweep.bot.comment import code, partial_reason, to_markdown
+from opsweep.artifact.shard import partial_reason
+from opsweep.bot.comment import to_markdown
+from opsweep.page.templates import code
 
 from ..factories import FP, result
 
@@ -106,7 +108,7 @@ def test_diff_refuses_a_partial_artifact(tmp_path, capsys):
 
 @pytest.mark.parametrize("version", ["../../../x", "2.13.0/../../x", "2.13.0\x00", "a/b", "", ".."])
 def test_history_refuses_a_version_that_is_not_a_version(tmp_path, version):
-    from opsweep.artifact import history
+    from opsweep.artifact import records as history
     from opsweep.errors import ArtifactError
     a = art.make_artifact(replace(FP, torch=version), "ci", 25, 0, {"sin": result(["sin"], Stage.OK)})
     with pytest.raises(ArtifactError, match="not a version string"):
@@ -116,7 +118,7 @@ def test_history_refuses_a_version_that_is_not_a_version(tmp_path, version):
 
 @pytest.mark.parametrize("version", ["2.13.0", "2.14.0rc1", "2.15.0+cu128", "2.16.0.dev20261101"])
 def test_history_accepts_real_versions(tmp_path, version):
-    from opsweep.artifact import history
+    from opsweep.artifact import records as history
     a = art.make_artifact(replace(FP, torch=version), "ci", 25, 0, {"sin": result(["sin"], Stage.OK)})
     assert history.write(a, tmp_path).parent == tmp_path
 

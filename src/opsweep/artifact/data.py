@@ -7,19 +7,23 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
-from opsweep.files import write_atomic
-from opsweep.errors import ArtifactError
+from opsweep.artifact.grade import (
+    Counts,
+    DynamicTally,
+    FailureGroup,
+    Grades,
+    StageCount,
+    dynamic_tally,
+    grade,
+    merge_failures,
+)
 from opsweep.artifact.migrations import MIGRATIONS as _MIGRATIONS
 from opsweep.artifact.migrations import migrate
-from opsweep.artifact.grade import (Counts, DynamicTally, FailureGroup, Grades, StageCount, dynamic_tally, grade,
-                    merge_failures)
+from opsweep.errors import ArtifactError
+from opsweep.files import read_json, validate, write_atomic
 from opsweep.model import Grade, Stage
 
 #: Since version 4 a custom target is written as what differs from the stock target:
@@ -172,6 +176,13 @@ class Artifact:
     @property
     def target_names(self) -> tuple[str, ...]:
         return (STOCK, *sorted(self.targets))
+
+    def grades(self, operator: str, target: str = STOCK) -> Grades | None:
+        """`operator`'s grades (export, runtime, numerics, dynamic) as `target` measured
+        them; None when that target did not measure it."""
+        view = self.view(target)
+        result = view.operators.get(operator) if view is not None else None
+        return result.grades if result is not None else None
 
 
 def build_operators(specs: Mapping[str, SpecResult]) -> dict[str, OperatorResult]:
@@ -381,27 +392,9 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
     return artifact
 
 
-@lru_cache(maxsize=1)
-def _validator() -> jsonschema.Draft202012Validator:
-    text = resources.files("opsweep").joinpath("schema/artifact.schema.json").read_text("utf-8")
-    return jsonschema.Draft202012Validator(json.loads(text))
-
-
-def _field(path: Iterable[Any]) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
-
-
 def validate_data(data: Any, path: object = "<artifact>", definition: str | None = None) -> None:
     """Validate a whole artifact, or one `$defs` entry of its schema (e.g. spec_result)."""
-    validator = _validator()
-    if definition is not None:
-        validator = validator.evolve(schema={"$ref": f"#/$defs/{definition}",
-                                             "$defs": validator.schema["$defs"]})
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        first = errors[0]
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-        raise ArtifactError(path, _field(first.absolute_path), first.message[:300] + more)
+    validate(data, "artifact", path, error=ArtifactError, definition=definition)
 
 
 def _check_derived(artifact: Artifact, data: dict[str, Any], path: object,
@@ -461,20 +454,7 @@ def _check_operators(derived: dict[str, Any], recorded: dict[str, Any], path: ob
 
 def load(path: str | os.PathLike) -> Artifact:
     path = Path(path)
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        raise ArtifactError(path, "", "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ArtifactError(path, "", f"cannot be read: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ArtifactError(path, f"line {exc.lineno} column {exc.colno}",
-                            f"not valid JSON: {exc.msg}") from None
-    except (ValueError, RecursionError) as exc:  # a huge integer literal, absurd nesting
-        raise ArtifactError(path, "", f"not an artifact: {str(exc)[:200] or 'nested too deeply'}"
-                            ) from None
+    data = read_json(path, error=ArtifactError)
     try:
         return from_data(data, path)
     except RecursionError:

@@ -87,3 +87,41 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
                          merged[STOCK], None,
                          {n: (t.translations, merged[n]) for n, t in first.targets.items()},
                          absent={n: why for _, part in parts for n, why in part.absent.items()})
+
+
+def partial_reason(old: Artifact | None, new: Artifact,
+                   catalog: frozenset[str] | None = None) -> str:
+    """Why `new` cannot stand for a whole sweep ('' when it can): a shard, or an
+    artifact that lost specs the committed one measured (`--shard` with `--only`
+    merges to a few specs). A spec the new artifact records as absent (its torch does not
+    have the operator) is accounted for. With `catalog`, only specs still in it count as lost."""
+    if new.broken is not None:  # a pin set that breaks the exporter: a whole result of its own
+        return ""
+    if new.shard is not None:
+        return f"it is shard {new.shard[0]}/{new.shard[1]}, not a merged sweep"
+    if old is None:
+        return ""
+    for target in new.target_names:
+        before, after = old.view(target), new.view(target)
+        if before is None or after is None:
+            continue
+        lost = set(before.specs) - set(after.specs) - set(new.absent)
+        if catalog is not None:
+            lost &= catalog
+        if lost:
+            shown = ", ".join(sorted(lost)[:5]) + (", ..." if len(lost) > 5 else "")
+            where = "" if target == STOCK else f" of target {target}"
+            return (f"{len(lost)} spec(s){where} measured before are missing ({shown}): a partial "
+                    "sweep (--shard with --only, or a lost shard)")
+    return ""
+
+
+def combine(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
+    """What a sweep's parts stand for: one whole artifact as it is, every shard merged, or
+    the breakage when any part records that the pin set breaks the exporter."""
+    if not parts:
+        raise UsageError("no artifact given")
+    if len(parts) > 1 and not all(a.shard for _, a in parts):
+        raise UsageError("several artifacts given, but they are not all shards")
+    broken = next((a for _, a in parts if a.broken is not None), None)
+    return broken or (merge(parts) if parts[0][1].shard else parts[0][1])

@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from opsweep.errors import UsageError
+from opsweep.bot.git import BOT_EMAIL, BOT_NAME, git, token_env
 from opsweep.bot.pins import PIN_TABLE, PinMove, normalize, read_pins
+from opsweep.errors import UsageError
 
 BRANCH = "opsweep/bump-pins"
 _FINAL = re.compile(r"^\d+(?:\.\d+)*$")
@@ -132,7 +133,6 @@ def base_text(repo: Path, base_ref: str, pyproject: str, token: str | None,
               remote: str = "origin") -> tuple[str, str]:
     """(the base branch's commit, its pyproject text), fetched: a bump always starts from
     the base branch's pins, whatever is checked out."""
-    from opsweep.bot.git import git, token_env
     git(repo, "fetch", "-q", remote, base_ref, env=token_env(token))
     sha = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
     return sha, git(repo, "show", f"{sha}:{pyproject}").stdout
@@ -142,7 +142,6 @@ def push_branch(repo: Path, base_sha: str, text: str, pyproject: str, title: str
                 token: str | None, remote: str = "origin") -> str:
     """Commit the bumped pyproject on top of `base_sha` and push it to the bump branch
     (the bot's own branch: replaced with a lease, never anyone else's). Returns the SHA."""
-    from opsweep.bot.git import BOT_EMAIL, BOT_NAME, git, token_env
     env = token_env(token)
     git(repo, "checkout", "-q", "-B", BRANCH, base_sha)
     Path(repo, pyproject).write_text(text, encoding="utf-8")

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from opsweep.bot.pins import pins_at
 from opsweep.errors import OpsweepError
 
 TRAILER = "Opsweep-Regenerated: true"
@@ -70,7 +71,6 @@ class Pushed:
 
 
 def _check_pins(repo: Path, measured: str, moved_to: str, pyproject: str) -> None:
-    from opsweep.bot.pins import pins_at
     before, after = pins_at(measured, pyproject, repo), pins_at(moved_to, pyproject, repo)
     if before != after:
         moves = ", ".join(f"{n} {before.get(n, 'unpinned')} -> {after.get(n, 'unpinned')}"

@@ -27,7 +27,10 @@ from typing import Any
 
 from github import Auth, Github, GithubException, GithubRetry, UnknownObjectException
 
-from opsweep.bot.comment import GITHUB_COMMENT_LIMIT, MARKER  # the comment's format lives with the report
+from opsweep.bot.comment import (  # the comment's format lives with the report
+    GITHUB_COMMENT_LIMIT,
+    MARKER,
+)
 
 DEFAULT_BOT = "github-actions[bot]"
 #: The workflow's coarse filter; the parser decides. Whatever the parser reads as a
@@ -56,6 +59,13 @@ def identity(gh: Github) -> str | None:
         if exc.status in (401, 403, 404):
             return None
         raise
+
+
+def bot_login(gh: Github | None, configured: str | None = None) -> str:
+    """Who the bot is: the configured login, else the login the token acts as (where it may
+    ask; `gh` None: not asked), else GitHub's own Actions bot, whose installation token
+    cannot ask."""
+    return configured or (identity(gh) if gh is not None else None) or DEFAULT_BOT
 
 
 def _fit(body: str) -> str:
@@ -189,7 +199,7 @@ def finish(gh: Github, repo_name: str, number: int, comment_id: int, outcome: st
     """Replace the bot's 👀 on the command by the outcome's reaction."""
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {sorted(OUTCOMES)}, got {outcome!r}")
-    login = bot or identity(gh) or DEFAULT_BOT
+    login = bot_login(gh, bot)
     comment = gh.get_repo(repo_name).get_issue(number).get_comment(comment_id)
     for reaction in comment.get_reactions():
         if reaction.content == "eyes" and reaction.user.login == login:

@@ -92,11 +92,6 @@ def read_pins(text: str, where: str = "pyproject.toml") -> dict[str, str]:
     return pins
 
 
-def read_pin(text: str, where: str = "pyproject.toml") -> str | None:
-    """The torch pin alone."""
-    return read_pins(text, where).get("torch")
-
-
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
 

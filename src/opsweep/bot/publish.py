@@ -20,11 +20,28 @@ from __future__ import annotations
 
 import re
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
+from opsweep.artifact import data as art
+from opsweep.artifact import records as history
+from opsweep.artifact.diff import diff
+from opsweep.artifact.shard import partial_reason
+from opsweep.bot.comment import to_json, to_markdown
+from opsweep.bot.git import GitError, StaleHead, commit_and_push
+from opsweep.bot.github import (
+    PROFILES,
+    authorize,
+    bind,
+    parse_command,
+    pull_for_head,
+    upsert_comment,
+)
+from opsweep.bot.pins import fingerprint_mismatches, read_pins
 from opsweep.errors import OpsweepError, UsageError
+from opsweep.files import Layout
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 NO_CHANGE = ("No change: every measurement equals the committed artifact's, so the artifact, "
@@ -36,31 +53,23 @@ class Refused(OpsweepError):
     """The measured result may not be published (the reason is for the comment)."""
 
 
-@dataclass(frozen=True)
-class Layout:
-    artifact: str = "docs/onnx_support_measured.json"
-    page: str = "docs/supported_operators.md"
-    details: str = "docs/operators.md"  # the operators page, beside the support page
-    specs: str = "docs/specs.md"  # the spec sources page, beside it too
-    history_dir: str = "docs/history"
-    history_page: str = "docs/history.md"
-    data_dir: str = "docs/data"
-    pyproject: str = "pyproject.toml"
+def allowed(layout: Layout, relative: str) -> bool:
+    """Whether a measured result may hold the file `relative`: the artifact, a page, a
+    history record or a documentation-link cache file, by name."""
+    parent, _, name = relative.rpartition("/")
+    if not _NAME.match(name) or ".." in name:
+        return False
+    if relative == layout.artifact or relative in layout.pages:
+        return True
+    if parent == layout.history_dir:
+        return name.startswith("torch-") and name.endswith(".json")
+    return parent == layout.data_dir and name.startswith("doc-links-") and name.endswith(".json")
 
-    def allowed(self, relative: str) -> bool:
-        parent, _, name = relative.rpartition("/")
-        if not _NAME.match(name) or ".." in name:
-            return False
-        if relative in (self.artifact, self.page, self.details, self.specs, self.history_page):
-            return True
-        if parent == self.history_dir:
-            return name.startswith("torch-") and name.endswith(".json")
-        return parent == self.data_dir and name.startswith("doc-links-") and name.endswith(".json")
 
-    @property
-    def commit_paths(self) -> list[str]:
-        return [self.artifact, self.page, self.details, self.specs, self.data_dir,
-                self.history_dir, self.history_page]
+def commit_paths(layout: Layout) -> list[str]:
+    """What a regeneration commits: the artifact, the pages, the data and the records."""
+    return [layout.artifact, layout.page, layout.details, layout.specs, layout.data_dir,
+            layout.history_dir, layout.history_page]
 
 
 @dataclass(frozen=True)
@@ -79,8 +88,6 @@ class Target:
 
 def collect(result: Path, layout: Layout) -> dict[str, Path]:
     """The result's files by repository path; anything else in `result` is an error."""
-    from opsweep.artifact import data as art
-    from opsweep.artifact import history
     files: dict[str, Path] = {}
     for path in sorted(Path(result).rglob("*")):
         relative = path.relative_to(result).as_posix()
@@ -88,7 +95,7 @@ def collect(result: Path, layout: Layout) -> dict[str, Path]:
             raise UsageError(f"{relative}: not a regular file in the measured result")
         if path.is_dir():
             continue
-        if not layout.allowed(relative):
+        if not allowed(layout, relative):
             raise UsageError(f"{relative}: not a file the measured result may carry")
         if path.stat().st_size > MAX_FILE_BYTES:
             raise UsageError(f"{relative}: exceeds the {MAX_FILE_BYTES}-byte cap")
@@ -103,7 +110,6 @@ def collect(result: Path, layout: Layout) -> dict[str, Path]:
 
 
 def _pull_target(gh, repo: str, run: dict[str, Any]) -> Target:
-    from opsweep.bot.github import pull_for_head
     sha, head_repo = run["head_sha"], (run.get("head_repository") or {}).get("full_name", "")
     pull = pull_for_head(gh, repo, sha, head_repo)
     if pull is None:
@@ -114,7 +120,6 @@ def _pull_target(gh, repo: str, run: dict[str, Any]) -> Target:
 
 
 def _command_target(gh, repo: str, request: dict[str, Any], bot: str) -> Target:
-    from opsweep.bot.github import authorize, bind, parse_command
     number, comment_id = int(request.get("pr") or 0), int(request.get("comment_id") or 0)
     measured = str(request.get("sha") or "")
     comment = gh.get_repo(repo).get_issue(number).get_comment(comment_id)
@@ -142,13 +147,11 @@ def _command_target(gh, repo: str, request: dict[str, Any], bot: str) -> Target:
 
 
 def _with(target: Target, refused: str) -> Target:
-    from dataclasses import replace
     return replace(target, refused=refused)
 
 
 def resolve(gh, repo: str, run: dict[str, Any], request: dict[str, Any], bot: str) -> Target:
     """The target of a finished measuring run, from the `workflow_run` payload."""
-    from opsweep.bot.github import PROFILES
     event = run.get("event", "")
     if event == "pull_request":
         return _pull_target(gh, repo, run)
@@ -175,8 +178,6 @@ def install(files: dict[str, Path], head: Path) -> None:
 def check_publishable(old, new, head: Path | None, layout: Layout) -> None:
     """Raise Refused when the artifact is partial or does not describe the head's pins
     (checked where the head is checked out, which it never is for a fork)."""
-    from opsweep.bot.pins import fingerprint_mismatches, read_pins
-    from opsweep.bot.comment import partial_reason
     reason = partial_reason(old, new)
     if reason:
         raise Refused(f"the measured artifact is not a whole sweep: {reason}")
@@ -195,21 +196,18 @@ class Published:
     committed: str  # the pushed SHA, or ""
     note: str  # what the comment says about committing
     outcome: str  # done | nothing | failed (for the command's reaction)
+    summary: str = ""  # for the job summary: the full table (the comment may be cut)
 
 
-def _history_url(repo: str, branch: str, page: str) -> str:
-    from urllib.parse import quote
+def _history_url(server: str, repo: str, branch: str, page: str) -> str:
     if not (repo and branch):
         return ""
-    from opsweep.bot.actions import server_url
-    server = server_url()
     return f"{server}/{quote(repo)}/blob/{quote(branch, safe='')}/{quote(page)}"
 
 
 def _commit(head: Path, target: Target, layout: Layout, push_token: str | None,
             message: str) -> tuple[str, str]:
     """(pushed SHA or '', the comment's note)."""
-    from opsweep.bot.git import GitError, StaleHead, commit_and_push
     if target.refused:
         return "", f"Not committed: {target.refused}."
     if not target.same_repo:
@@ -217,7 +215,7 @@ def _commit(head: Path, target: Target, layout: Layout, push_token: str | None,
                     "never pushes; the regenerated artifact and page are this run's artifacts, "
                     "and the job summary carries the full table.")
     try:
-        paths = [p for p in layout.commit_paths if Path(head, p).exists()]
+        paths = [p for p in commit_paths(layout) if Path(head, p).exists()]
         pushed = commit_and_push(head, paths, target.branch, target.sha, message,
                                  token=push_token, pyproject=layout.pyproject)
     except StaleHead as exc:
@@ -231,62 +229,50 @@ def _commit(head: Path, target: Target, layout: Layout, push_token: str | None,
 
 def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | None,
             base: Path, layout: Layout, *, push_token: str | None, bot: str | None,
-            message: str, summary: str | None) -> Published:
+            message: str, server_url: str = "https://github.com") -> Published:
     """`head`: a checkout of the measured head (same repository only, as data), or None
     for a fork, whose head the write job never checks out: it is compared against the
-    artifact of `base` (the default branch) and never committed."""
-    from opsweep.artifact import data as art
-    from opsweep.bot.github import upsert_comment
-    from opsweep.artifact.diff import diff
-    from opsweep.bot.comment import to_json, to_markdown
+    artifact of `base` (the default branch) and never committed. The result carries the
+    job summary's text (the full table), for the CLI to write."""
     if head is None and target.same_repo and not target.refused:
         raise UsageError("a same-repository head needs its checkout (--repo-dir) to commit to")
     new = art.load(files[layout.artifact])
     old_path = Path(head if head is not None else base, layout.artifact)
     old = art.load(old_path) if old_path.exists() else None
     if new.broken is not None:
-        return _publish_broken(gh, repo, target, old, new, bot, summary)
+        return _publish_broken(gh, repo, target, old, new, bot)
     check_publishable(old, new, head, layout)
     if head is not None:
         install(files, head)
     result = diff(old, new) if old is not None else None
-    history = _history_url(repo, target.branch, layout.history_page) if target.same_repo else ""
+    history = _history_url(server_url, repo, target.branch, layout.history_page) \
+        if target.same_repo else ""
     title = "grade transitions" if result else "first measurement"
     body = to_markdown(result, new, title=title, history=history) if result else \
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, layout, push_token, message)
-    if summary:
-        full = to_markdown(result, new, title=title, limit=10**9, history=history) \
-            if result else body
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(f"{full}\n\n{note}\n")
+    full = to_markdown(result, new, title=title, limit=10**9, history=history) \
+        if result else body
     if target.pr:
         upsert_comment(gh, repo, target.pr, f"{body}\n\n{note}\n", bot)
     counts = to_json(result)["counts"] if result else {}
     outcome = "done" if sha or (result and result.transitions) else "nothing"
-    return Published(counts, sha, note, outcome)
+    return Published(counts, sha, note, outcome, f"{full}\n\n{note}\n")
 
 
 def broken_body(old, new) -> str:
     """The comment for a pin set that breaks the exporter: its headline, once."""
-    from opsweep.artifact.diff import diff
-    from opsweep.bot.comment import to_markdown
     if old is not None:
         return to_markdown(diff(old, new), new)
     return f"## ONNX support\n\n**{new.broken.headline(new.fingerprint)}.**\n"
 
 
-def _publish_broken(gh, repo: str, target: Target, old, new, bot: str | None,
-                    summary: str | None) -> Published:
+def _publish_broken(gh, repo: str, target: Target, old, new, bot: str | None) -> Published:
     """Commented, never committed: the branch keeps the artifact of the last pin set that
     worked, and the outcome is `broken` (the job fails, so the bump cannot merge green)."""
-    from opsweep.bot.github import upsert_comment
     body = broken_body(old, new)
-    if summary:
-        with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(body + "\n")
     note = "Not committed: this pin set measures nothing."
     if target.pr:
         upsert_comment(gh, repo, target.pr, f"{body}\n{note}\n", bot)
-    return Published({}, "", note, "broken")
+    return Published({}, "", note, "broken", body + "\n")

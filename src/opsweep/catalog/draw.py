@@ -7,7 +7,6 @@ draws eight times as many examples, randomly.
 
 from __future__ import annotations
 
-import os
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,8 +16,6 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import Example, OpSpec
-
-PROFILE_ENV = "OPSWEEP_HYP_PROFILE"
 
 
 @dataclass(frozen=True)
@@ -34,11 +31,11 @@ PROFILES = {
 }
 
 
-def resolve_profile(name: str | None = None) -> Profile:
-    """`--profile` wins, then $OPSWEEP_HYP_PROFILE, then ci."""
-    chosen = name or os.environ.get(PROFILE_ENV) or "ci"
+def resolve_profile(name: str | None = None, source: str = "--profile") -> Profile:
+    """The profile called `name` (None: ci); `source` names where the name came from, for
+    the error (the CLI gives `--profile` or $OPSWEEP_HYP_PROFILE, whichever set it)."""
+    chosen = name or "ci"
     if chosen not in PROFILES:
-        source = "--profile" if name else PROFILE_ENV
         raise UsageError(f"{source}: unknown profile {chosen!r}; choose one of "
                          f"{', '.join(PROFILES)}")
     return PROFILES[chosen]

@@ -13,10 +13,24 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from opsweep.model import (COMPLEX_DTYPES, FLOAT_DTYPES, INT_DTYPES, KnownGap, OpSpec, Stage,
-                    TensorArg)
-from opsweep.catalog.strategies import (MAX_RANK, broadcast_shapes, check_dtypes, dim_subsets, dims,
-                         examples, shapes)
+from opsweep.catalog.strategies import (
+    MAX_RANK,
+    broadcast_shapes,
+    check_dtypes,
+    dim_subsets,
+    dims,
+    examples,
+    shapes,
+)
+from opsweep.model import (
+    COMPLEX_DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    KnownGap,
+    OpSpec,
+    Stage,
+    TensorArg,
+)
 
 FLOAT = FLOAT_DTYPES
 INTEGRAL = INT_DTYPES

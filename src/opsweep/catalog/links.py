@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from opsweep import datafile
+from opsweep import files
 from opsweep.files import write_atomic
 
 DOCS_ROOT = "https://docs.pytorch.org/docs"
@@ -86,7 +86,7 @@ def cached(rows: Iterable[str], version: str, directory: Path) -> dict[str, Link
     """The links for `version`, from its cache file; computed and written when absent."""
     path = cache_path(directory, version)
     if path.exists():  # validated against schema/links.schema.json
-        return {row: Link(**entry) for row, entry in datafile.load(path, "links").items()}
+        return {row: Link(**entry) for row, entry in files.load(path, "links").items()}
     links = compute(rows, version)
     text = json.dumps({r: vars(l) for r, l in sorted(links.items())}, indent=1, sort_keys=True)
     write_atomic(path, (text + "\n").encode("utf-8"))

@@ -17,11 +17,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType, ModuleType
 
+import torch
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
 from hypothesis.strategies import SearchStrategy
 
 from opsweep.catalog.draw import source_independent
+from opsweep.catalog.families import MissingCallable
+from opsweep.catalog.listing import missing_references, row_names
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import GAP_STAGES, Example, OpSpec
 
@@ -66,10 +69,6 @@ class Catalog:
 
 def absence(item: OpSpec) -> str | None:
     """Why the installed torch cannot measure `item`, or None when it can."""
-    import torch
-
-    from opsweep.catalog.families import MissingCallable
-    from opsweep.catalog.listing import missing_references, row_names
     version = torch.__version__.split("+")[0]
     gone = [op for op in item.aten_ops if op not in row_names()]
     if gone:

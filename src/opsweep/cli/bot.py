@@ -1,7 +1,7 @@
 """`opsweep bot ...`: the steps the GitHub Action runs, one command each.
 
-Every command reads the token from $GITHUB_TOKEN and the API from
-$GITHUB_API_URL (as Actions sets them), and writes its results as
+Every command takes the token from $GITHUB_TOKEN and the API from $GITHUB_API_URL (as
+Actions sets them; read once, `opsweep.cli.settings`), and writes its results as
 `key=value` lines to $GITHUB_OUTPUT when that is set.
 """
 
@@ -11,24 +11,39 @@ import json
 import sys
 from pathlib import Path
 
-from opsweep.bot import actions
+from opsweep.artifact import data as art
+from opsweep.artifact.shard import combine
+from opsweep.bot import bump
+from opsweep.bot.comment import code
+from opsweep.bot.git import commit_and_push, head_is_bot
+from opsweep.bot.github import (
+    DEFAULT_BOT,
+    authorize,
+    bind,
+    bot_login,
+    client,
+    finish,
+    parse_command,
+    react,
+    refuse,
+    upsert_comment,
+)
+from opsweep.bot.pins import fingerprint_mismatches, read_pins
+from opsweep.bot.publish import Refused, broken_body, collect, publish, resolve
+from opsweep.cli import actions
 from opsweep.errors import OpsweepError, UsageError
+from opsweep.files import Layout, write_atomic
 
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
-def write_outputs(values: dict[str, object], target: str | None = None) -> None:
-    """`key=value` lines on stdout, and appended to `target` (default $GITHUB_OUTPUT)."""
-    sys.stdout.write(actions.write_outputs(values, target))
+def _outputs(args, **values: object) -> None:
+    """`key=value` lines on stdout, and appended to $GITHUB_OUTPUT when it is set."""
+    sys.stdout.write(actions.write_outputs(values, args.settings.output))
 
 
-def _outputs(**values: object) -> None:
-    write_outputs(values)
-
-
-def _client():
-    from opsweep.bot.github import client
-    if not actions.token():
+def _client(args):
+    if not args.settings.token:
         raise UsageError("GITHUB_TOKEN is not set")
-    return client(actions.token(), actions.api_url())
+    return client(args.settings.token, args.settings.api_url)
 
 
 def _event(path: Path) -> dict:
@@ -44,13 +59,12 @@ def _bot_login(args) -> str | None:
 
 def cmd_command(args) -> int:
     """Handle an issue_comment event: parse, authorise, bind to the head, react."""
-    from opsweep.bot.github import authorize, bind, parse_command, react, refuse
     event = _event(args.event)
-    command = parse_command(event, args.bot_login or "github-actions[bot]")
+    command = parse_command(event, bot_login(None, args.bot_login))  # the API is not asked yet
     if command is None:
-        _outputs(accepted=False, profile="", pr="", sha="", reason="not a /regen-onnx command")
+        _outputs(args, accepted=False, profile="", pr="", sha="", reason="not a /regen-onnx command")
         return 0
-    gh = _client()
+    gh = _client(args)
     number, comment_id = event["issue"]["number"], event["comment"]["id"]
     command = bind(gh, args.repo, authorize(gh, args.repo, event, command))
     if command.accepted:
@@ -60,14 +74,13 @@ def cmd_command(args) -> int:
     if command.accepted and args.request:
         _write_request(args.request, "issue_comment", number, command.sha, command.profile,
                        comment_id)
-    _outputs(accepted=command.accepted, profile=command.profile, pr=number, sha=command.sha,
+    _outputs(args, accepted=command.accepted, profile=command.profile, pr=number, sha=command.sha,
              head_repo=command.head_repo, comment_id=comment_id,
              reason=command.reason or "accepted")
     return 0
 
 
 def _write_request(path: Path, event: str, pr: int, sha: str, profile: str, comment: int) -> None:
-    from opsweep.files import write_atomic
     data = {"event": event, "pr": int(pr or 0), "sha": sha, "profile": profile,
             "comment_id": int(comment or 0)}
     write_atomic(path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"))
@@ -81,11 +94,9 @@ def cmd_request(args) -> int:
 
 def cmd_finish(args) -> int:
     """Replace the 👀 on a command by 🚀 (done), 👍 (nothing to do) or 👎 (failed)."""
-    from opsweep.bot.github import finish
-    gh = _client()
+    gh = _client(args)
     finish(gh, args.repo, args.pr, args.comment_id, args.outcome, _bot_login(args))
     if args.reply:
-        from opsweep.bot.comment import code
         what = {"nothing": "Nothing to do", "failed": "Failed", "done": "Done"}[args.outcome]
         gh.get_repo(args.repo).get_issue(args.pr).create_comment(
             f"> /regen-onnx\n\n{what}: {code(args.reply)}.")
@@ -93,18 +104,17 @@ def cmd_finish(args) -> int:
 
 
 def cmd_comment(args) -> int:
-    from opsweep.bot.github import upsert_comment
     body = Path(args.body).read_text("utf-8")
-    comment_id = upsert_comment(_client(), args.repo, args.pr, body, _bot_login(args))
-    _outputs(comment_id=comment_id)
+    comment_id = upsert_comment(_client(args), args.repo, args.pr, body, _bot_login(args))
+    _outputs(args, comment_id=comment_id)
     return 0
 
 
 def cmd_pull(args) -> int:
     """Where a pull request's head lives: same repository (commit) or a fork (do not push)."""
-    pull = _client().get_repo(args.repo).get_pull(args.pr)
+    pull = _client(args).get_repo(args.repo).get_pull(args.pr)
     head_repo = pull.head.repo.full_name if pull.head.repo else ""
-    _outputs(head_ref=pull.head.ref, head_sha=pull.head.sha, head_repo=head_repo,
+    _outputs(args, head_ref=pull.head.ref, head_sha=pull.head.sha, head_repo=head_repo,
              same_repo=head_repo == args.repo)
     return 0
 
@@ -113,9 +123,6 @@ def cmd_should_run(args) -> int:
     """The loop guard: skip when the committed artifact already describes the head's
     pins at this profile (a nightly artifact serves ci too). A head that is the
     bot's own commit is skipped only on that ground, never on authorship alone."""
-    from opsweep.artifact import data as art
-    from opsweep.bot.git import head_is_bot
-    from opsweep.bot.pins import fingerprint_mismatches, read_pins
     pins = read_pins(Path(args.repo_dir, args.pyproject).read_text("utf-8"))
     path = Path(args.repo_dir, args.artifact)
     bot = " (the head is the bot's commit)" if head_is_bot(args.repo_dir) else ""
@@ -123,23 +130,22 @@ def cmd_should_run(args) -> int:
         try:
             current = art.load(path)
         except OpsweepError as exc:
-            _outputs(run=True, reason=f"committed artifact unreadable ({exc})")
+            _outputs(args, run=True, reason=f"committed artifact unreadable ({exc})")
             return 0
         stale = fingerprint_mismatches(current.fingerprint, pins)
         if not stale and current.profile in (args.profile, "nightly"):
-            _outputs(run=False, reason=f"artifact already measured torch {pins['torch']} at "
+            _outputs(args, run=False, reason=f"artifact already measured torch {pins['torch']} at "
                      f"{current.profile}{bot}")
             return 0
         if stale:
-            _outputs(run=True, reason="; ".join(stale) + bot)
+            _outputs(args, run=True, reason="; ".join(stale) + bot)
             return 0
-    _outputs(run=True, reason=f"torch pin {pins.get('torch', 'none')}, profile {args.profile}")
+    _outputs(args, run=True, reason=f"torch pin {pins.get('torch', 'none')}, profile {args.profile}")
     return 0
 
 
 def cmd_validate(args) -> int:
     """Artifacts from the untrusted sweep job are data: size-capped and schema-checked."""
-    from opsweep.artifact import data as art
     for path in args.paths:
         size = Path(path).stat().st_size
         if size > MAX_ARTIFACT_BYTES:
@@ -150,72 +156,43 @@ def cmd_validate(args) -> int:
 
 
 def cmd_commit(args) -> int:
-    from opsweep.bot.git import commit_and_push
     pushed = commit_and_push(args.repo_dir, args.paths, args.branch, args.expected_sha,
-                             args.message, token=actions.push_token())
-    _outputs(changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
+                             args.message, token=args.settings.push_token)
+    _outputs(args, changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
     return 0
 
 
 def cmd_assemble(args) -> int:
-    """Unprivileged: merge the shards, refuse a partial sweep, render the page and the
-    history under the measured torch, and copy the result files to --out."""
-    from opsweep.artifact import data as art
-    from opsweep.catalog.load import load_catalog
-    from opsweep.bot.comment import partial_reason
-    from opsweep.artifact.shard import merge
-    parts = [(p, art.load(p)) for p in args.parts]
-    if len(parts) > 1 and not all(a.shard for _, a in parts):
-        raise UsageError("several artifacts given, but they are not all shards")
-    broken = next((a for _, a in parts if a.broken is not None), None)
-    new = broken or (merge(parts) if parts[0][1].shard else parts[0][1])
-    target = Path(args.repo_dir, args.artifact)
+    """Unprivileged: the main command's post-sweep sequence (`opsweep assemble`) over the
+    shards, then the result files copied to --out for the privileged job."""
+    from opsweep.cli.main import regenerate_site  # the sweep's job: torch and the catalog
+    layout = Layout(args.artifact, args.page, args.history_dir, args.history_page)
+    new = combine([(p, art.load(p)) for p in args.parts])
     if new.broken is not None:  # the breakage is the result: nothing to render or record
-        art.save(Path(args.out, args.artifact), new)
-        _outputs(result=args.out, specs=0, broken=True)
+        art.save(Path(args.out, layout.artifact), new)
+        _outputs(args, result=args.out, specs=0, broken=True)
         return 0
-    old = art.load(target) if target.exists() else None
-    reason = partial_reason(old, new, frozenset(load_catalog(check_draws=False).specs))
-    if reason:
-        raise UsageError(f"not publishing a partial sweep: {reason}")
-    if old is None or not art.same_measurements(old, new) \
-            or target.read_bytes() != art.canonical_bytes(old):
-        art.save(target, new)  # unchanged measurements leave the committed file as it is
-    from opsweep.artifact import history
-    from opsweep.files import write_atomic
-    from opsweep.origin import source_url
-    from opsweep.page.sources import page_path
-    from opsweep.page.render import details_path, render_files
-    directory = Path(args.repo_dir, args.history_dir)
-    record = history.write(new, directory)  # first: the page shows the grades per release
-    write_atomic(Path(args.repo_dir, args.history_page),
-                 history.render(history.load_all(directory)).encode("utf-8"))
-    data_dir = Path(args.repo_dir, "docs/data")
-    render_files(target, Path(args.repo_dir, args.page), documented_path=data_dir / "documented.json",
-                 data_dir=data_dir, history_dir=directory,
-                 source_url=source_url(None, Path(args.repo_dir, "pyproject.toml")))
-    wanted = [args.artifact, args.page, str(details_path(Path(args.page))),
-              str(page_path(Path(args.page))), args.history_page,
-              str(record.relative_to(args.repo_dir))]
+    done = regenerate_site(args.repo_dir, layout, new)
+    data_dir = Path(args.repo_dir, layout.data_dir)
+    wanted = [layout.artifact, *layout.pages, done.record]
     wanted += [str(p.relative_to(args.repo_dir)) for p in data_dir.glob("doc-links-*.json")]
     for relative in wanted:
         destination = Path(args.out, relative)
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(Path(args.repo_dir, relative).read_bytes())
-    _outputs(result=args.out, specs=len(new.specs))
+    _outputs(args, result=args.out, specs=len(new.specs))
     return 0
 
 
 def cmd_resolve(args) -> int:
     """Privileged: what a finished measuring run may publish (see publish.resolve)."""
-    from opsweep.bot.publish import resolve
     run = _event(args.run_event).get("workflow_run") or {}
     if not (args.request and Path(args.request).exists()):
-        _outputs(publish=False, reason="the run measured nothing (it left no request)")
+        _outputs(args, publish=False, reason="the run measured nothing (it left no request)")
         return 0
-    target = resolve(_client(), args.repo, run, _event(args.request),
-                     args.bot_login or "github-actions[bot]")
-    _outputs(publish=bool(target.pr) or target.event == "workflow_dispatch", pr=target.pr,
+    gh = _client(args)
+    target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
+    _outputs(args, publish=bool(target.pr) or target.event == "workflow_dispatch", pr=target.pr,
              sha=target.sha, branch=target.branch, head_repo=target.head_repo,
              same_repo=target.same_repo, comment_id=target.comment_id,
              refused=target.refused or "")
@@ -224,12 +201,10 @@ def cmd_resolve(args) -> int:
 
 def cmd_failed(args) -> int:
     """Privileged: a measuring run failed; say so on the pull request and the command."""
-    from opsweep.bot.github import finish, upsert_comment
-    from opsweep.bot.publish import resolve
-    gh = _client()
+    gh = _client(args)
     run = _event(args.run_event).get("workflow_run") or {}
     request = _event(args.request) if args.request and Path(args.request).exists() else {}
-    target = resolve(gh, args.repo, run, request, args.bot_login or "github-actions[bot]")
+    target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
     url = str(run.get("html_url") or "")
     broken = _broken_result(args)
     if target.pr:
@@ -244,8 +219,6 @@ def cmd_failed(args) -> int:
 def _broken_result(args) -> str:
     """The comment for a run that failed because its pin set breaks the exporter (its
     uploaded result says so), or '' for any other failure."""
-    from opsweep.artifact import data as art
-    from opsweep.bot.publish import Layout, broken_body, collect
     layout = Layout()
     if not (args.result and Path(args.result, layout.artifact).is_file()):
         return ""
@@ -259,30 +232,28 @@ def _broken_result(args) -> str:
 def cmd_publish(args) -> int:
     """Privileged (workflow_run, default-branch code): check the finished run's result as
     data, then diff, summary, comment and commit. Nothing from the pull request runs."""
-    from opsweep.bot.publish import Layout, Refused, collect, publish, resolve
-    gh = _client()
+    gh = _client(args)
     run = _event(args.run_event).get("workflow_run") or {}
     request = _event(args.request) if args.request and Path(args.request).exists() else {}
-    target = resolve(gh, args.repo, run, request, args.bot_login or "github-actions[bot]")
-    _outputs(pr=target.pr, sha=target.sha, comment_id=target.comment_id,
+    target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
+    _outputs(args, pr=target.pr, sha=target.sha, comment_id=target.comment_id,
              same_repo=target.same_repo)
     layout = Layout()
     try:
         files = collect(args.result, layout)
         head = args.repo_dir if target.same_repo and args.repo_dir else None
         done = publish(gh, args.repo, target, files, head, args.base_dir, layout,
-                       push_token=actions.push_token(),
-                       bot=_bot_login(args), message=args.message,
-                       summary=actions.summary_path())
+                       push_token=args.settings.push_token, server_url=args.settings.server_url,
+                       bot=_bot_login(args), message=args.message)
     except Refused as exc:
         if target.pr:
-            from opsweep.bot.github import upsert_comment
-            upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
+                    upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
                            _bot_login(args))
-        _outputs(outcome="failed", changed=False, reason=str(exc))
+        _outputs(args, outcome="failed", changed=False, reason=str(exc))
         return 0
+    actions.append_summary(done.summary, args.settings.summary)
     counts = done.counts
-    _outputs(regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
+    _outputs(args, regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
              newly_measured=counts.get("newly measured", 0),
              no_longer_measured=counts.get("no longer measured", 0),
              changed=bool(done.committed), sha=done.committed,
@@ -297,31 +268,38 @@ def cmd_publish(args) -> int:
 
 def cmd_bump(args) -> int:
     """Scheduled: open or update ONE pull request moving every watched pin that is behind."""
-    from opsweep.bot import bump
-    from opsweep.bot.pins import read_pins
-    token = actions.push_token()
+    token = args.settings.push_token
     base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
-    moves = bump.behind(read_pins(text, args.pyproject), bump.index_url(args.index))
+    moves = bump.behind(read_pins(text, args.pyproject),
+                        bump.index_url(args.index or args.settings.index_url))
     for move in moves:
         print(f"opsweep: {move}")
     if not moves:
-        _outputs(changed=False, moved="")
+        _outputs(args, changed=False, moved="")
         return 0
     new = bump.apply(text, moves, args.pyproject)
     title, _ = bump.describe(moves)
     sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
-    pull = bump.open_or_update(_client(), args.repo, args.base, moves)
-    _outputs(changed=True, sha=sha, pr=pull.number, created=pull.created,
+    pull = bump.open_or_update(_client(args), args.repo, args.base, moves)
+    _outputs(args, changed=True, sha=sha, pr=pull.number, created=pull.created,
              moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
     return 0
+
+
+def apply_settings(args) -> None:
+    """What the environment gives where the command line left a value out."""
+    if getattr(args, "bot_login", None) == "":
+        args.bot_login = args.settings.bot_login
+    if getattr(args, "repo", None) == "":
+        args.repo = args.settings.repository
 
 
 def add_parser(sub) -> None:
     bot = sub.add_parser("bot", help="steps of the review bot (used by the GitHub Action)")
     steps = bot.add_subparsers(dest="step", required=True)
-    login = {"default": actions.bot_login(),
-             "help": "the login the token acts as (default: asked of the API, else "
-                     "github-actions[bot])"}
+    login = {"default": "",
+             "help": "the login the token acts as (default: $OPSWEEP_BOT_LOGIN, else asked of "
+                     f"the API, else {DEFAULT_BOT})"}
     _conversation_parsers(steps, login)
     _data_parsers(steps, login)
 
@@ -403,7 +381,7 @@ def _privileged_parsers(steps, login: dict) -> None:
                    help="checkout of the head as data (same repository only; never a fork's)")
     p.add_argument("--base-dir", type=Path, default=Path("."),
                    help="checkout of the default branch (what a fork's result is compared with)")
-    p.add_argument("--repo", default=actions.repository())
+    p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
     p.add_argument("--message", default="Regenerate measured ONNX support")
     p.add_argument("--bot-login", **login)
     p.set_defaults(run=cmd_publish)
@@ -413,7 +391,7 @@ def _privileged_parsers(steps, login: dict) -> None:
         p = steps.add_parser(name, help=text)
         p.add_argument("--run-event", type=Path, required=True, help="the workflow_run payload")
         p.add_argument("--request", type=Path, default=None)
-        p.add_argument("--repo", default=actions.repository())
+        p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
         p.add_argument("--bot-login", **login)
         p.set_defaults(run=run)
         if name == "failed":  # a run that failed because the pin set breaks the exporter
@@ -424,7 +402,7 @@ def _privileged_parsers(steps, login: dict) -> None:
 
     p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
                          "(push token: $OPSWEEP_PUSH_TOKEN)")
-    p.add_argument("--repo", default=actions.repository())
+    p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--pyproject", default="pyproject.toml")
     p.add_argument("--base", default="main", help="the branch the bump starts from and targets")

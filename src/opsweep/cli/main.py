@@ -1,29 +1,61 @@
-"""The command line: the only place that prints and chooses exit codes."""
+"""opsweep measures which aten operators PyTorch's ONNX exporter really supports.
+
+The command line: the only place that parses arguments, reads the environment
+(`opsweep.cli.settings`, once), prints, and maps errors and outcomes to exit codes and
+Actions outputs. It imports the measuring stages (catalog, engine, sweep: torch and
+hypothesis) only in the commands that measure, so `opsweep bot ...` runs where only the
+bot's light dependencies are installed.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
-from opsweep.engine.config import RECYCLE
-from opsweep.errors import OpsweepError, UsageError
-from opsweep.model import Stage
+from opsweep.artifact import data as art
+from opsweep.artifact.diff import diff
+from opsweep.artifact.shard import combine, merge, parse_shard, partial_reason
+from opsweep.bot.comment import to_json, to_markdown
+from opsweep.bot.pins import pin_change
+from opsweep.cli.actions import append_summary, write_outputs
+from opsweep.cli.bot import add_parser as add_bot_parser
+from opsweep.cli.bot import apply_settings
 from opsweep.cli.progress import DEFAULT_INTERVAL
+from opsweep.cli.settings import PROFILE_ENV, Settings, source_url
+from opsweep.cli.summary import summary
+from opsweep.engine.config import RECYCLE, SweepConfig
+from opsweep.errors import OpsweepError, SpecError, UsageError
+from opsweep.files import Layout, write_atomic
+from opsweep.sweep.request import Request
 
-DEFAULT_ARTIFACT = Path("docs/onnx_support_measured.json")
-DEFAULT_HISTORY = Path("docs/history")
-DEFAULT_HISTORY_PAGE = Path("docs/history.md")
+DESCRIPTION = """\
+Measure, operator by operator, what torch.onnx.export(dynamo=True) really supports at the
+installed torch: every spec of the catalog is exported from real small modules drawn across
+shapes, ranks and dtypes, checked, run in onnxruntime and compared with PyTorch. The result
+is a JSON artifact (docs/onnx_support_measured.json) and a support site rendered from it.
+
+The main job, measure then render:
+  opsweep sweep       measure the catalog, write the artifact
+  opsweep assemble    record this pin set's history, render the pages and the history view
+"""
+EPILOG = """\
+`opsweep COMMAND --help` describes each command. `tox -e proptest_onnx` runs the main job
+with the pinned exporter stack; docs/refreshing.md explains how to read the results."""
+LAYOUT = Layout()
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN = 3  # the pin set breaks the exporter: nothing could be measured
-#: The tox env (pyproject.toml) whose commands are the sweep, then render and history.
-TOX_SWEEP_ENV = "proptest_onnx"
 
 
 def _err(message: str) -> None:
     print(f"opsweep: error: {message}", file=sys.stderr)
+
+
+def _profile_source(args) -> str:
+    return "--profile" if args.profile else PROFILE_ENV
 
 
 def _add_sweep(sub) -> None:
@@ -32,7 +64,7 @@ def _add_sweep(sub) -> None:
                    help="hypothesis profile (default: $OPSWEEP_HYP_PROFILE, else ci)")
     p.add_argument("--only", nargs="+", metavar="NAME", default=[],
                    help="measure only these specs (the rest is carried from the previous artifact)")
-    p.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT, help="artifact path")
+    p.add_argument("--out", type=Path, default=Path(LAYOUT.artifact), help="artifact path")
     p.add_argument("--previous", type=Path, default=None,
                    help="artifact to reuse full grades from (default: the one at --out)")
     p.add_argument("--no-reuse", action="store_true",
@@ -67,127 +99,13 @@ def _add_sweep(sub) -> None:
                         f"(default {DEFAULT_INTERVAL:g}); on a terminal a live bar")
 
 
-#: The summary's lines stay within this many columns, names of files aside.
-SUMMARY_WIDTH = 80
-#: Names listed in one summary line before it says "and N more" (the summary fits a screen).
-MAX_NAMES = 8
-
-
-def _names(names: list[str]) -> str:
-    shown = ", ".join(names[:MAX_NAMES])
-    return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
-
-
-def _summary(result, out: Path, seconds: float) -> str:
-    from opsweep.cli.progress import clock
-    artifact = result.artifact
-    fp = artifact.fingerprint
-    lines = [(f"opsweep: {len(artifact.specs)} specs, {len(artifact.operators)} aten operators "
-              f"in {clock(seconds)}"),
-             (f" measured with torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
-              f"profile {artifact.profile}")]
-    for target in artifact.target_names:
-        lines += _target_summary(artifact.view(target), target, result.decisions.get(target, {}))
-    if result.resumed:
-        lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
-    lines += [f"  note: {n}" for n in result.notes]
-    return "\n".join(lines + _next_steps(out, result.run_log))
-
-
-def _next_steps(out: Path, run_log: Path | None = None) -> list[str]:
-    import os
-    lines = [f" wrote      {out} (the artifact)"]
-    if run_log:
-        lines.append(f" wrote      {run_log} (why each spec was reused or re-measured)")
-    if os.environ.get("TOX_ENV_NAME") == TOX_SWEEP_ENV:  # its next commands render the page
-        return lines + [" next       tox renders the support page and the history view from it,",
-                        "            then `git diff docs/` shows what changed"]
-    return lines + [f" next       opsweep render --onnx-report {out}   # the support page",
-                    f"            opsweep diff OLD.json {out}   # grade transitions"]
-
-
-def _wrapped(label: str, items: list[str], width: int = SUMMARY_WIDTH,
-             sep: str = "  ") -> list[str]:
-    """`  label    a 1  b 2 ...`, continued on indented lines to stay within `width`."""
-    lines, line = [], f"  {label:<10}"
-    for item in items:
-        if len(line) + len(item) + len(sep) > width and line.strip() != label:
-            lines.append(line.rstrip())
-            line = " " * 12
-        line += item + sep
-    return lines + [line.rstrip().removesuffix(sep.strip())]
-
-
-def _stage_counts(counts: Counter) -> list[str]:
-    return [f"{s.value} {counts[s.value]}" for s in reversed(Stage) if counts[s.value]]
-
-
-def _target_summary(artifact, target: str, decisions) -> list[str]:
-    from opsweep.artifact.grade import AXES
-    # the run's decisions, not the artifact's: specs carried from it (--only) were not decided
-    decided = {n: d for n, d in decisions.items() if n in artifact.specs}
-    title, reuse = f" target {target}", _reuse(decided, len(artifact.specs) - len(decided))
-    fits = len(title) + len(reuse) + 2 <= SUMMARY_WIDTH
-    lines = ([f"{title}: {reuse}"] if fits
-             else [title, *_wrapped("reuse", reuse.split("; "), sep="; ")])
-    order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
-    for axis in AXES:
-        counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
-                         for r in artifact.operators.values())
-        lines.append(f"  {axis:<10}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
-    stages: Counter = Counter()
-    dynamic: Counter = Counter()
-    for name in (n for n, d in decided.items() if not d.reuse):
-        stages.update({s.value: n for s, n in artifact.specs[name].stages.items()})
-        dynamic.update({s.value: n for s, n in artifact.specs[name].dynamic_stages.items()})
-    lines += _wrapped("examples", _stage_counts(stages) or ["none run"])
-    if dynamic:
-        invalid = Stage.INVALID.value
-        share = f"{invalid} {dynamic[invalid]} ({dynamic[invalid] / sum(dynamic.values()):.1%})"
-        lines += _wrapped("re-export", [share if item.startswith(f"{invalid} ") else item
-                                        for item in _stage_counts(dynamic)])  # the dynamic axis
-    return lines + _spec_notes(artifact)
-
-
-def _reuse(decided, carried: int) -> str:
-    reasons = Counter(d.why for d in decided.values() if not d.reuse)
-    reused = sum(d.reuse for d in decided.values())
-    text = (f"reused {reused}, re-measured {sum(reasons.values())}"
-            + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
-    return text + (f"; {carried} not selected, carried over" if carried else "")
-
-
-def _spec_notes(artifact) -> list[str]:
-    lines = []
-    invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
-    if invalid:
-        lines.append(f"  spec bugs: PyTorch rejected drawn examples of {_names(invalid)}")
-    lost = sorted(n for n, r in artifact.specs.items() if Stage.LOST in r.stages)
-    if lost:
-        lines.append(f"  lost: workers died or timed out before exporting examples of "
-                     f"{_names(lost)} (no verdict either way)")
-    from opsweep.artifact.specgrade import GapStatus
-    stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
-                   if r.gap is not None and not GapStatus(r.gap.status).holds)
-    if stale:
-        lines.append(f"  known-gap notes that no longer hold: {_names(stale)}")
-    closed = sorted(n for n, r in artifact.specs.items()
-                    if r.gap and r.gap.status == GapStatus.CLOSED)
-    if closed:
-        lines.append(f"  known gaps this target closes: {_names(closed)}")
-    return lines
-
-
 def cmd_sweep(args) -> int:
-    import os
-
+    from opsweep.catalog.draw import resolve_profile  # the measuring stages: torch, hypothesis
     from opsweep.catalog.load import load_catalog
-    from opsweep.catalog.draw import resolve_profile
     from opsweep.cli.progress import display
-    from opsweep.artifact.shard import parse_shard
-    from opsweep.sweep.driver import Request, SweepConfig, regenerate
+    from opsweep.sweep.driver import regenerate
 
-    profile = resolve_profile(args.profile)
+    profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
     jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
@@ -215,16 +133,14 @@ def cmd_sweep(args) -> int:
         _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written or args.out}; "
              f"the {broken.target} target's canary stopped at {broken.stage})")
         return EXIT_BROKEN
-    summary = _summary(result, result.written or args.out, time.monotonic() - started)
-    print(summary)
-    from opsweep.bot.actions import append_summary
-    append_summary(f"```text\n{summary}\n```\n")  # under Actions, the job summary shows it too
+    text = summary(result, result.written or args.out, time.monotonic() - started,
+                   args.settings.in_tox_sweep)
+    print(text)
+    append_summary(f"```text\n{text}\n```\n", args.settings.summary)  # the job summary too
     return EXIT_OK
 
 
 def cmd_merge(args) -> int:
-    from opsweep.artifact import data as art
-    from opsweep.artifact.shard import merge
     parts = [(p, art.load(p)) for p in args.parts]
     merged = merge(parts)
     art.save(args.out, merged)
@@ -233,13 +149,43 @@ def cmd_merge(args) -> int:
     return EXIT_OK
 
 
+def regenerate_site(root: Path, layout: Layout, new):
+    """The post-sweep sequence (page.site.regenerate) with what it needs from the installed
+    stack: the catalog, the listing, the registry, the documentation links."""
+    from opsweep.catalog.installed import gather  # torch, and the catalog: hypothesis
+    from opsweep.catalog.load import load_catalog
+    from opsweep.page.site import regenerate
+    here = layout.under(root)
+    installed = gather(Path(here.data_dir), new.fingerprint.opset)
+    return regenerate(root, layout, new, load_catalog(check_draws=False), installed,
+                      source_url=source_url(None, Path(here.pyproject)))
+
+
+def cmd_assemble(args) -> int:
+    new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, LAYOUT.artifact)]])
+    if new.broken is not None:
+        _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
+        return EXIT_BROKEN
+    done = regenerate_site(args.repo_dir, LAYOUT, new)
+    core, listing = done.view.bars
+    print(f"opsweep: {'wrote' if done.artifact_changed else 'kept'} {LAYOUT.artifact}; recorded "
+          f"{done.record}; rendered {', '.join(LAYOUT.pages)}: full {core.numerator}/"
+          f"{core.denominator} core, {listing.numerator}/{listing.denominator} of the listing")
+    return EXIT_OK
+
+
 def cmd_render(args) -> int:
-    from opsweep.origin import source_url
-    from opsweep.page.render import render_files
-    url = source_url(args.source_url, args.pyproject)
-    view = render_files(args.onnx_report, args.out, torch_version=args.torch_version,
-                        documented_path=args.documented, data_dir=args.data_dir,
-                        history_dir=args.history, specs=args.specs, source_url=url)
+    from opsweep.catalog.installed import gather  # torch, and the catalog: hypothesis
+    from opsweep.catalog.load import load_catalog
+    from opsweep.page.site import render
+    report = art.load(args.onnx_report) if args.onnx_report else None
+    layout = Layout(page=str(args.out), history_dir=str(args.history),
+                    data_dir=str(args.data_dir))
+    installed = gather(args.data_dir, report.fingerprint.opset if report else None,
+                       args.torch_version)
+    view = render(layout, report, load_catalog(args.specs, check_draws=False), installed,
+                  documented_path=args.documented, torch_version=args.torch_version,
+                  source_url=source_url(args.source_url, args.pyproject))
     bar_core, bar_all = view.bars
     print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")
@@ -249,12 +195,6 @@ def cmd_render(args) -> int:
 def cmd_diff(args) -> int:
     """Exit 0: no regressions; 1: regressions found, or the new pin set breaks the
     exporter; 2: bad input."""
-    import json
-
-    from opsweep.artifact import data as art
-    from opsweep.artifact.diff import diff
-    from opsweep.bot.comment import to_json, to_markdown
-    from opsweep.bot.comment import partial_reason
     try:
         old, new = art.load(args.old), art.load(args.new)
     except OpsweepError as exc:
@@ -262,7 +202,7 @@ def cmd_diff(args) -> int:
         return EXIT_USAGE
     reason = partial_reason(old, new)
     if reason and new.shard is None:  # lost specs count only while the catalog still has them
-        from opsweep.catalog.load import load_catalog
+        from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
         reason = partial_reason(old, new, frozenset(load_catalog(check_draws=False).specs))
     if reason:
         _err(f"{args.new}: not a whole sweep: {reason}; merge every shard first")
@@ -271,7 +211,6 @@ def cmd_diff(args) -> int:
     text = (json.dumps(to_json(result), indent=1, sort_keys=True) + "\n" if args.json
             else to_markdown(result, new))
     if args.out:
-        from opsweep.files import write_atomic
         write_atomic(args.out, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
@@ -279,8 +218,6 @@ def cmd_diff(args) -> int:
 
 
 def cmd_pin_changed(args) -> int:
-    from opsweep.bot.actions import write_outputs
-    from opsweep.bot.pins import pin_change
     change = pin_change(args.base, args.head, args.pyproject, args.repo,
                         against_merge_base=not args.tip)
     torch_moved = change.old != change.new
@@ -293,27 +230,25 @@ def cmd_pin_changed(args) -> int:
     sys.stdout.write(write_outputs(
         {"changed": change.changed, "old": change.old or "", "new": change.new or "",
          "moved": ",".join(f"{m.name}:{m.old or ''}:{m.new or ''}" for m in change.moves)},
-        args.github_output))
+        args.github_output or args.settings.output))
     return EXIT_OK
 
 
 def cmd_history(args) -> int:
-    from opsweep.artifact import data as art
-    from opsweep.artifact import history
-    from opsweep.files import write_atomic
+    from opsweep.artifact import records
+    from opsweep.page.site import render_history_page
     if args.step == "record":
-        path = history.write(art.load(args.artifact), args.dir)
+        path = records.write(art.load(args.artifact), args.dir)
         print(f"opsweep: wrote {path}")
     else:
-        records = history.load_all(args.dir)
-        write_atomic(args.out, history.render(records).encode("utf-8"))
-        print(f"opsweep: wrote {args.out}: {len(records)} pin sets "
-              f"({', '.join(r.name for r in records)})")
+        found = render_history_page(Layout(history_dir=str(args.dir), history_page=str(args.out)))
+        print(f"opsweep: wrote {args.out}: {len(found)} pin sets "
+              f"({', '.join(r.name for r in found)})")
     return EXIT_OK
 
 
 def cmd_list(args) -> int:
-    from opsweep.catalog.load import load_catalog
+    from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
     catalog = load_catalog(args.specs, check_draws=False)
     for name, item in catalog.specs.items():
         gap = f"  [gap: {item.gap.stage.value}]" if item.gap else ""
@@ -327,9 +262,8 @@ def cmd_list(args) -> int:
 
 def cmd_attribution(args) -> int:
     """What each spec really traces, and the drawn examples eager PyTorch rejects."""
-    from opsweep.engine.attribution import attribute, invalid_examples
-    from opsweep.catalog.load import load_catalog
-    from opsweep.errors import SpecError
+    from opsweep.catalog.load import load_catalog  # the catalog and the engine: torch
+    from opsweep.engine.attribution import attribute, invalid_examples, stale_gap_notes
     catalog = load_catalog(args.specs, check_draws=False)
     bad = 0
     for item in catalog.select(args.names or None):
@@ -345,17 +279,18 @@ def cmd_attribution(args) -> int:
         print(f"{item.name:<28} {verdict:<24} traced: {', '.join(sorted(result.traced))}")
         for signature, error in invalid[:3]:
             print(f"    INVALID example ({len(invalid)} of them) {signature}: {error}")
+    for name, why in stale_gap_notes(catalog.select(args.names or None)).items():
+        bad += 1
+        print(f"{name:<28} STALE GAP NOTE {why}")
     return EXIT_ERROR if bad else EXIT_OK
 
 
 def cmd_draw(args) -> int:
     """The examples a sweep would draw, one JSON line per spec (no export)."""
-    import json
-
+    from opsweep.catalog.draw import draw_examples, resolve_profile  # hypothesis, torch
     from opsweep.catalog.load import load_catalog
-    from opsweep.catalog.draw import draw_examples, resolve_profile
     from opsweep.engine.translations import load
-    profile = resolve_profile(args.profile)
+    profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
     catalog = load_catalog(args.specs, check_draws=False)
     for text in args.translations:  # loaded as the sweep loads them, before drawing
         load(text)
@@ -367,7 +302,8 @@ def cmd_draw(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="opsweep", description=__doc__)
+    parser = argparse.ArgumentParser(prog="opsweep", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_sweep(sub)
     p = sub.add_parser("list", help="list the catalog's specs")
@@ -381,18 +317,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=["ci", "nightly"], default=None)
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
     p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE")
+    p = sub.add_parser("assemble", help="after a sweep: record this pin set's history, render "
+                       "the pages and the history view (tox's main command runs it)")
+    p.add_argument("parts", type=Path, nargs="*", metavar="PART",
+                   help="the artifact, or every shard of one (default: the layout's artifact)")
+    p.add_argument("--repo-dir", type=Path, default=Path("."), help="the measured checkout")
     p = sub.add_parser("render", help="render the support page from an artifact")
     p.add_argument("--onnx-report", type=Path, default=None, metavar="ARTIFACT",
                    help="the measured artifact; without it, only the retired listing's claims")
-    p.add_argument("--out", type=Path, default=Path("docs/supported_operators.md"))
+    p.add_argument("--out", type=Path, default=Path(LAYOUT.page))
     p.add_argument("--torch-version", default=None,
                    help="torch version the page targets (default: the installed one)")
-    p.add_argument("--documented", type=Path, default=Path("docs/data/documented.json"),
+    p.add_argument("--documented", type=Path, default=Path(LAYOUT.documented),
                    help="the retired TorchScript listing's claims (scripts/recompute_documented.py)")
-    p.add_argument("--data-dir", type=Path, default=Path("docs/data"),
+    p.add_argument("--data-dir", type=Path, default=Path(LAYOUT.data_dir),
                    help="where the per-version documentation-link cache lives")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p.add_argument("--history", type=Path, default=DEFAULT_HISTORY, metavar="DIR",
+    p.add_argument("--history", type=Path, default=Path(LAYOUT.history_dir), metavar="DIR",
                    help="history records, for grades per release and the last bump's changes")
     p.add_argument("--source-url", default=None, metavar="URL",
                    help="base URL of the repository's files, to link each spec to its source "
@@ -414,28 +355,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare against REF itself, not its merge base with --head")
     p.add_argument("--github-output", default=None, metavar="FILE",
                    help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
-    from opsweep.cli.bot import add_parser as add_bot_parser
     add_bot_parser(sub)
     p = sub.add_parser("history", help="per-torch-version records and the history view")
     steps = p.add_subparsers(dest="step", required=True)
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
-    q.add_argument("--artifact", type=Path, default=DEFAULT_ARTIFACT)
-    q.add_argument("--dir", type=Path, default=DEFAULT_HISTORY)
+    q.add_argument("--artifact", type=Path, default=Path(LAYOUT.artifact))
+    q.add_argument("--dir", type=Path, default=Path(LAYOUT.history_dir))
     q = steps.add_parser("render", help="render the history view from every record")
-    q.add_argument("--dir", type=Path, default=DEFAULT_HISTORY)
-    q.add_argument("--out", type=Path, default=DEFAULT_HISTORY_PAGE)
+    q.add_argument("--dir", type=Path, default=Path(LAYOUT.history_dir))
+    q.add_argument("--out", type=Path, default=Path(LAYOUT.history_page))
     p = sub.add_parser("merge", help="combine shard artifacts into one")
     p.add_argument("parts", type=Path, nargs="+", metavar="PART")
-    p.add_argument("--out", type=Path, default=DEFAULT_ARTIFACT)
+    p.add_argument("--out", type=Path, default=Path(LAYOUT.artifact))
     return parser
 
 
-COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "attribution": cmd_attribution, "merge": cmd_merge, "render": cmd_render,
-            "diff": cmd_diff, "pin-changed": cmd_pin_changed, "history": cmd_history}
+COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "attribution": cmd_attribution,
+            "merge": cmd_merge, "assemble": cmd_assemble, "render": cmd_render, "diff": cmd_diff,
+            "pin-changed": cmd_pin_changed, "history": cmd_history}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.settings = Settings.read()
+    apply_settings(args)
     try:
         return args.run(args) if args.command == "bot" else COMMANDS[args.command](args)
     except KeyboardInterrupt:

@@ -16,6 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from opsweep.artifact.grade import AXES
+from opsweep.sweep.targets import short_label
+
 #: Plain-line mode: at most one line per this many seconds (besides the first and the last).
 DEFAULT_INTERVAL = 30.0
 #: The rate (and so the ETA) follows the last this many measured specs: reused results
@@ -30,8 +33,6 @@ def _reused(done) -> bool:
 
 def label(done) -> str:
     """`name grades`, with `@TABLE` after the name for a translation-table target."""
-    from opsweep.artifact.grade import AXES
-    from opsweep.sweep.targets import short_label
     r = done.result
     grades = "/".join(getattr(r.grades, a).value if getattr(r.grades, a) else "-" for a in AXES)
     table = short_label(done.target)

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from opsweep.catalog.registry import default_opset
 from opsweep.errors import ExporterUnavailable
 from opsweep.model import Stage
 
@@ -21,15 +22,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _SPACE = re.compile(r"\s+")
 MAX_ERROR_CHARS = 300
-
-
-def default_opset() -> int:
-    """The opset the public call uses when none is given."""
-    try:
-        from torch.onnx import _constants
-        return int(_constants.ONNX_DEFAULT_OPSET)
-    except (ImportError, AttributeError):  # pragma: no cover - older/newer torch
-        return 20
 
 
 def check_dynamo_available() -> None:

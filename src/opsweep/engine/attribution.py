@@ -12,15 +12,20 @@ Run ``python -m opsweep.engine.attribution [SPEC ...]`` to see what specs trace.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from opsweep.catalog.load import check_draw, load_catalog
-from opsweep.errors import SpecError
 from opsweep.catalog.draw import PROFILES, Profile, draw_examples
-from opsweep.model import OpSpec
+from opsweep.catalog.load import check_draw
+from opsweep.catalog.registry import default_opset, exporter_registry
+from opsweep.engine.adapter import error_line, quiet_exporter
+from opsweep.engine.fastpath import FastExporter
+from opsweep.engine.runner import build_call
+from opsweep.errors import SpecError
+from opsweep.model import OpSpec, Stage
 
 
 class _Recorder(TorchDispatchMode):
@@ -45,8 +50,6 @@ class Attribution:
 def trace(spec: OpSpec, example=None) -> frozenset[str]:
     """Aten packets one example reaches: eagerly under a dispatch mode, and in
     the torch.export graph when capture succeeds."""
-    from opsweep.engine.adapter import quiet_exporter
-    from opsweep.engine.runner import build_call
     quiet_exporter()
     call = build_call(spec, example if example is not None else check_draw(spec))
     recorder = _Recorder()
@@ -81,7 +84,6 @@ def attribute(spec: OpSpec) -> Attribution:
     try:
         traced = set(trace(spec))
     except Exception as exc:
-        from opsweep.engine.adapter import error_line
         raise SpecError(spec.name, f"its first example fails in eager PyTorch: "
                         f"{error_line(exc)}", source=spec.source) from exc
 
@@ -102,8 +104,6 @@ def attribute(spec: OpSpec) -> Attribution:
 def invalid_examples(spec: OpSpec, profile: Profile = PROFILES["ci"]) -> list[tuple[str, str]]:
     """(signature, error) of every drawn example PyTorch itself rejects eagerly.
     The sweep files these as `invalid`: a spec should draw none."""
-    from opsweep.engine.adapter import error_line
-    from opsweep.engine.runner import build_call
     bad = []
     for example in draw_examples(spec, profile):
         try:
@@ -112,3 +112,48 @@ def invalid_examples(spec: OpSpec, profile: Profile = PROFILES["ci"]) -> list[tu
         except Exception as exc:
             bad.append((example.signature, error_line(exc)))
     return bad
+
+
+@dataclass(frozen=True)
+class GraphCheck:
+    captured: bool
+    untranslated: tuple[str, ...]  # ops of the decomposed graph the registry lacks
+
+
+def untranslated_ops(spec: OpSpec, example) -> GraphCheck:
+    """Capture one example, decompose it the way the exporter does, and list
+    the call targets the registry has no translation for."""
+    from torch.onnx._internal.exporter import _fx_passes
+
+    call = build_call(spec, example)
+    try:
+        program = torch.export.export(call, tuple(t.clone() for t in call.inputs))
+    except Exception:
+        return GraphCheck(False, ())
+    registry = exporter_registry(default_opset())
+    program = _fx_passes.decompose_with_registry(program, registry)
+    missing = set()
+    for node in program.graph.nodes:
+        target = node.target
+        if node.op == "call_function" and isinstance(target, torch._ops.OpOverload):
+            if not registry.is_registered(target):
+                missing.add(target.name())
+    return GraphCheck(True, tuple(sorted(missing)))
+
+
+def stale_gap_notes(specs: Iterable[OpSpec]) -> dict[str, str]:
+    """The `no-translation` known-gap notes among `specs` that no longer hold against the
+    exporter's live registry, each with what to do: a note on an operator that has gained a
+    translation, or whose module torch.export cannot capture, has gone stale."""
+    FastExporter()  # installs the per-process decomposition caches the public call builds
+    stale = {}
+    for spec in specs:
+        if spec.gap is None or spec.gap.stage is not Stage.NO_TRANSLATION:
+            continue
+        check = untranslated_ops(spec, check_draw(spec))
+        if not check.captured:
+            stale[spec.name] = "torch.export cannot capture it: the note's stage should be capture"
+        elif not check.untranslated:
+            stale[spec.name] = ("every op of its decomposed graph now has a translation: "
+                                "delete the gap note")
+    return stale

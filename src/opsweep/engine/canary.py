@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping
 
 from opsweep.errors import ExporterBroken
+from opsweep.model import Example, OpSpec, Stage, TensorArg
 
 #: What the canary checks: the modules the workers import, then its export and run.
 IMPORT_STAGE = "import"
@@ -24,10 +25,8 @@ IMPORT_STAGE = "import"
 def run_canary(exporters: Mapping[str, object]) -> None:
     """Raise ExporterBroken unless the canary passes through every target's exporter."""
     import torch
-
     from hypothesis import strategies as st
 
-    from opsweep.model import Example, OpSpec, Stage, TensorArg
     from opsweep.engine.runner import run_group
     spec = OpSpec("canary", ("add",), st.nothing(), fn=torch.add)
     example = Example((TensorArg((2, 3), "float32"), TensorArg((2, 3), "float32")), seed=1)
@@ -41,7 +40,7 @@ def import_error() -> str:
     """The first error line of importing what a worker imports, in a fresh
     interpreter: the diagnosis when workers die before they can say why."""
     done = subprocess.run(
-        [sys.executable, "-c", "import opsweep.engine.pool, opsweep.engine.runner, opsweep.engine.fastpath"],
+        [sys.executable, "-c", "import opsweep.engine.worker, opsweep.engine.group, opsweep.engine.fastpath"],
         capture_output=True, text=True, timeout=300)
     if done.returncode == 0:
         return ""

@@ -35,9 +35,15 @@ trace), falling back to the public way wherever that fails.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
+import gc
+import hashlib
+import inspect
+import io
 import operator
+import tokenize
 from collections.abc import Callable as AbcCallable
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -45,8 +51,8 @@ from typing import Any
 
 import torch
 
-from opsweep.engine.adapter import Exporter
-from opsweep.engine.config import FastOptions
+from opsweep.engine.adapter import PUBLIC_PATH, Exporter
+from opsweep.engine.config import Tuning
 
 FAST_PATH = "dynamo-fast"
 
@@ -74,6 +80,12 @@ def fast_path_available() -> bool:
     except (ImportError, AttributeError):
         return False
     return True
+
+
+def exporter_path(fast: bool) -> str:
+    """The exporter path a sweep asking for the fast path (or not) really takes: the fast
+    path where this torch has the internals it needs, else the public call."""
+    return FAST_PATH if fast and fast_path_available() else PUBLIC_PATH
 
 
 class _CheapCallableMeta(type):
@@ -253,8 +265,6 @@ def _make_override_cia(ep):
     op and re-applied while both are unchanged: an export overrides some 500 ops, so
     no kernel table is copied and no closure is made per op while nothing changed (each
     allocation of a container brings the next garbage collection closer)."""
-    import contextlib
-    import functools
 
     from torch._higher_order_ops.utils import autograd_not_implemented
     from torch._subclasses import fake_impls
@@ -312,10 +322,6 @@ def _make_override_cia(ep):
 def _source_digest(fn) -> str:
     """sha256[:16] of a function's code tokens: comments and blank lines do not count,
     so a release that only fixes a comment keeps the replica."""
-    import hashlib
-    import inspect
-    import io
-    import tokenize
     try:
         source = inspect.getsource(fn)
     except (OSError, TypeError):
@@ -599,8 +605,6 @@ def _settle() -> None:
     when, changes no outcome: nothing here depends on finalizers. At exit they are handed
     back, so the interpreter's last collection frees them as it would have (nanobind
     extensions report instances left alive as leaks)."""
-    import atexit
-    import gc
     gc.collect()
     gc.freeze()
     if not _SETTLED:
@@ -622,7 +626,7 @@ class FastExporter(Exporter):
     path = FAST_PATH
 
     def __init__(self, custom_translation_table: Mapping[AbcCallable, Any] | None = None,
-                 opset: int | None = None, options: FastOptions = FastOptions()) -> None:
+                 opset: int | None = None, options: Tuning = Tuning()) -> None:
         super().__init__(custom_translation_table, opset)
         self.options = options
         ops, ep, constants, core, decomp, fx_passes, registration = _internals()
@@ -745,7 +749,7 @@ def _kind(module: torch.nn.Module) -> Any:
 
 
 def make_exporter(fast: bool, custom_translation_table=None,
-                  options: FastOptions = FastOptions()) -> Exporter:
+                  options: Tuning = Tuning()) -> Exporter:
     if fast:
         return FastExporter(custom_translation_table, options=options)
     return Exporter(custom_translation_table)

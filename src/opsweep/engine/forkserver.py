@@ -11,7 +11,7 @@ With the ``forkserver`` start method (Linux), one server process does that set-u
 it imports this module first (multiprocessing's *preload*), which runs the workers'
 set-up with the arguments this process put in its environment, and every worker is
 then a fork of the server, inheriting that set-up and sharing the server's pages until
-it writes them. `isolation._init_worker` sees that the set-up it inherited is the one it
+it writes them. `engine.worker.init` sees that the set-up it inherited is the one it
 was asked for and keeps it; anything else (no server, another set-up, another working
 directory) sets up as a spawned worker does. What a worker measures depends only on its
 set-up, not on how it started: ``tests/integration/test_sweep.py`` proves the two give
@@ -26,48 +26,16 @@ are spawned as before.
 from __future__ import annotations
 
 import atexit
-import json
 import multiprocessing
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
-from opsweep.engine.config import FastOptions
+from opsweep.engine.worker import SetUp, init
 
 #: the environment variable that carries a set-up to the server process
 ENV = "OPSWEEP_WORKER_SETUP"
-
-
-@dataclass(frozen=True)
-class SetUp:
-    """What a worker sets up (`isolation._init_worker`): the catalog with these spec
-    directories, and one exporter per target (`fast`: the fast path, taking the shortcuts
-    `options`)."""
-
-    spec_dirs: tuple[Path, ...]
-    fast: bool
-    translations: tuple[str, ...]
-    verbose: bool
-    options: FastOptions = FastOptions()
-
-    def encode(self) -> str:
-        """For the server, with this process's PID and working directory."""
-        return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(),
-                           **asdict(self), "spec_dirs": [str(d) for d in self.spec_dirs]})
-
-    @classmethod
-    def decode(cls, text: str) -> SetUp | None:
-        """The set-up in `text`, or None unless this process's parent wrote it, in this
-        working directory (its relative paths would name other files elsewhere)."""
-        data = json.loads(text)
-        if data.pop("parent") != os.getppid() or data.pop("cwd") != os.getcwd():
-            return None
-        return cls(**{**data, "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
-                      "translations": tuple(data["translations"]),
-                      "options": FastOptions(**data["options"])})
 
 
 def _server() -> Any:
@@ -75,7 +43,7 @@ def _server() -> Any:
     ones used here; else None."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return None
-    from multiprocessing import forkserver
+    from multiprocessing import forkserver  # only where the platform has the start method
     server = getattr(forkserver, "_forkserver", None)
     needed = ("ensure_running", "set_forkserver_preload", "_stop")
     return server if all(hasattr(server, name) for name in needed) else None
@@ -119,8 +87,7 @@ def _set_up_server() -> None:
     setup = SetUp.decode(os.environ.pop(ENV))
     if setup is None:
         return
-    from opsweep.engine.pool import _init_worker
-    _init_worker(setup)
+    init(setup)
     # the server writes nothing and owns nothing to release: when its pool stops it, it
     # exits at once instead of tearing down torch (about 1.5 s each pool)
     atexit.register(os._exit, 0)

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from opsweep.artifact.data import STOCK
 from opsweep.engine.adapter import Exporter
 from opsweep.engine.fastpath import unchanged_by
-from opsweep.model import Example, OpSpec, Outcome
 from opsweep.engine.phase import Phase, ignore
 from opsweep.engine.runner import references_of, run_dynamic, static_outcomes
+from opsweep.model import Example, OpSpec, Outcome
 
 #: Called as targets finish: the static outcomes so far, and the targets whose
 #: outcomes (static and dynamic) are final. A lost worker keeps what it had.
@@ -74,3 +75,11 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
                 traces["dynamic"] = exporter.last_trace
         checkpoint(static, final)
     return final
+
+
+def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
+              phase: Phase = ignore, *, dynamic: bool = False) -> list[Outcome]:
+    """All examples of one signature through one exporter, exactly as the sweep runs a
+    group (one export, one session, many runs; then, with `dynamic`, one re-export with
+    the leading dimension dynamic): the sweep's own path with a single target."""
+    return run_targets(spec, group, {STOCK: exporter}, phase, dynamic=dynamic)[STOCK]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from opsweep.model import Stage
 
@@ -82,3 +83,13 @@ Phase = Callable[[Reached], None]
 
 def ignore(_reached: Reached) -> None:
     """A phase callback for measuring in this process, where nothing reads it back."""
+
+
+#: Beside a group's phase file: the outcomes of the targets that had finished (`static_file`).
+_STATIC_SUFFIX = ".static"
+
+
+def static_file(phase_file: Path) -> Path:
+    """Where a worker saves the outcomes of the targets it had finished, beside its phase
+    file (read back by the pool when the worker is lost)."""
+    return phase_file.with_name(phase_file.name + _STATIC_SUFFIX)

@@ -19,22 +19,28 @@ import os
 import pickle
 import signal
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures import wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from opsweep.engine.adapter import error_line, quiet_exporter
+from pebble import ProcessExpired, ProcessPool
+
 from opsweep.artifact.data import STOCK
-from opsweep.catalog.load import Catalog, load_catalog
-from opsweep.engine.config import FastOptions, SweepConfig
+from opsweep.engine import worker
+from opsweep.engine.adapter import error_line, quiet_exporter
+from opsweep.engine.canary import IMPORT_STAGE, import_error, run_canary
+from opsweep.engine.config import SweepConfig
+from opsweep.engine.fastpath import FAST_PATH, exporter_path
+from opsweep.engine.forkserver import worker_context
+from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
+from opsweep.engine.worker import Outcomes, SetUp, make_exporters, run_targets
 from opsweep.errors import ExporterBroken, PoolBroken
-from opsweep.engine.fastpath import FAST_PATH, make_exporter
-from opsweep.engine.forkserver import SetUp, worker_context
 from opsweep.model import Example, OpSpec, Outcome, Stage
-from opsweep.engine.phase import Phase, Reached, Step, ignore, label_of
 
 #: Seconds each example of a group adds to the group's time budget (one onnxruntime run
 #: and one comparison of small tensors take milliseconds; the export has its own timeout).
@@ -42,102 +48,12 @@ PER_RUN_SECONDS = 1.0
 #: How long a failed canary waits for the other workers to finish starting (one takes a
 #: few seconds).
 STARTING_SECONDS = 30.0
-#: Beside a group's phase file: the outcomes of the targets that had finished (`_static_file`).
-_STATIC_SUFFIX = ".static"
-
-Outcomes = dict[str, list[Outcome]]  # by target
-
-
-def make_exporters(fast: bool, translations: Sequence[str],
-                   options: FastOptions = FastOptions()) -> dict[str, object]:
-    """One exporter per target: the stock one, then one per translation table, each taking
-    the fast path's shortcuts `options` (SweepConfig.fast_options)."""
-    from opsweep.engine.translations import load
-    exporters: dict[str, object] = {STOCK: make_exporter(fast, options=options)}
-    for text in translations:
-        info, table = load(text)
-        exporters[info.name] = make_exporter(fast, table, options)
-    keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
-            if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
-    if keys and hasattr(exporters[STOCK], "watch"):
-        exporters[STOCK].watch(keys)  # type: ignore[attr-defined]
-    return exporters
-
-
-def run_targets(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
-                targets: tuple[str, ...], phase: Phase, dynamic: bool, shortcut: bool,
-                checkpoint=lambda _s, _f: None) -> Outcomes:
-    """The wanted targets' outcomes; the stock exporter always runs first (the base of
-    the shortcut), even when only a custom target is wanted."""
-    from opsweep.engine.group import run_targets as run_all
-    used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
-    got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
-                  checkpoint=checkpoint, shortcut=shortcut)
-    return {t: got[t] for t in targets}
-
 
 def budget(config: SweepConfig, group: Sequence[Example], targets: tuple[str, ...]) -> float:
     """Seconds a group may take: each export (the dynamic re-export and each custom
     target count as exports of their own) plus a little per example."""
     exports = (2 if config.dynamic else 1) * (1 + len(set(targets) - {STOCK}))
     return exports * (config.timeout + PER_RUN_SECONDS * len(group))
-
-
-# --- worker side -------------------------------------------------------------
-
-_WORKER: dict[str, object] = {}
-
-
-def _init_worker(setup: SetUp) -> None:
-    """A worker's set-up. What fails here would fail every task: it is kept and raised
-    as ExporterBroken by each task (a worker that dies in its initializer is respawned
-    forever, and says nothing). A worker forked from a server that made this very set-up
-    (:mod:`opsweep.engine.forkserver`) keeps what it inherited."""
-    if _WORKER.get("setup") == setup:
-        return
-    _WORKER.clear()
-    _WORKER["setup"] = setup
-    try:
-        import torch
-
-        from opsweep.engine.runner import quiet_runtime  # onnx and onnxruntime, imported once
-        torch.set_num_threads(1)
-        quiet_runtime(setup.verbose)
-        if not setup.verbose:
-            quiet_exporter()
-        _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
-        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options)
-    except Exception as exc:
-        _WORKER["broken"] = error_line(exc)
-
-
-def _worker_ready() -> None:
-    from opsweep.engine.canary import IMPORT_STAGE
-    if "broken" in _WORKER:
-        raise ExporterBroken(STOCK, IMPORT_STAGE, str(_WORKER["broken"]))
-
-
-def _canary_in_worker() -> None:
-    from opsweep.engine.canary import run_canary
-    _worker_ready()
-    run_canary(_WORKER["exporters"])  # type: ignore[arg-type]
-
-
-def _run_in_worker(spec_name: str, targets: tuple[str, ...], group: list[Example],
-                   phase_file: str, dynamic: bool, shortcut: bool) -> Outcomes:
-    _worker_ready()
-    catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
-
-    def phase(reached: Reached) -> None:
-        with open(phase_file, "w") as handle:
-            handle.write(reached.encode())
-
-    def checkpoint(static: dict, final: dict) -> None:
-        with open(_static_file(Path(phase_file)), "wb") as handle:
-            pickle.dump((static, final), handle)
-
-    return run_targets(catalog.specs[spec_name], group, _WORKER["exporters"], targets,  # type: ignore[arg-type]
-                       phase, dynamic, shortcut, checkpoint)
 
 
 # --- a lost worker ----------------------------------------------------------------
@@ -162,7 +78,7 @@ def lost_group(group: list[Example], phase_file: Path, why: str,
     step the worker had reached."""
     reached, label = _reached(phase_file)
     error = f"WorkerLost: {why} during {label}"
-    saved = _static_file(phase_file)
+    saved = static_file(phase_file)
     static, final = pickle.loads(saved.read_bytes()) if saved.exists() else ({}, {})
     dynamic_stage = Stage.RAW_ERROR if reached is None else reached.step.crash_stage
     # a target whose static export had not finished when a dynamic re-export was lost
@@ -219,14 +135,8 @@ def _forget(phase_file: Path) -> None:
     """A collected group's phase files, removed: a sweep of the whole catalog would otherwise
     keep two files per group until it ends (some 30000, each a page of memory where the
     phase files live in memory, `phase_root`)."""
-    for path in (phase_file, _static_file(phase_file)):
+    for path in (phase_file, static_file(phase_file)):
         path.unlink(missing_ok=True)
-
-
-def _static_file(phase_file: Path) -> Path:
-    """Where a worker saves the outcomes of the targets it had finished, beside its phase
-    file (read back by `lost_group`)."""
-    return phase_file.with_name(phase_file.name + _STATIC_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -246,9 +156,6 @@ class _Deferred:
 
 
 def _collect(future, group: list[Example], phase_file: Path, targets: tuple[str, ...]) -> Outcomes:
-    from concurrent.futures.process import BrokenProcessPool
-
-    from pebble import ProcessExpired
     try:
         return future.result()
     except FutureTimeout:
@@ -276,13 +183,13 @@ class Workers:
         config = self._config
         if self._pool is None:
             return _Deferred(lambda: run_targets(spec, group, self._exporters,  # type: ignore[arg-type]
-                                                 targets, ignore, config.dynamic, config.shortcut))
+                                                 targets, ignore, config.dynamic, config.tuning.shortcut))
         phase_file = self._phases / str(self._count)  # type: ignore[operator]
         self._count += 1
         try:
-            future = self._pool.submit(_run_in_worker, budget(config, group, targets), spec.name,
+            future = self._pool.submit(worker.run, budget(config, group, targets), spec.name,
                                        targets, group, str(phase_file), config.dynamic,
-                                       config.shortcut)
+                                       config.tuning.shortcut)
         except RuntimeError as exc:  # pebble: "Unexpected error within the Pool"
             raise PoolBroken(f"the worker pool broke ({exc}); no further spec could be "
                              "measured") from exc
@@ -311,14 +218,13 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
     if config.jobs == 0:
         yield Workers(config, exporters=inline_exporters(config))
         return
-    from pebble import ProcessPool
-    setup = SetUp(tuple(config.spec_dirs), config.exporter_path == FAST_PATH,
-                  tuple(config.translations), config.verbose, config.fast_options)
-    phase_dir = phase_root(config.phases_in_memory)
+    setup = SetUp(tuple(config.spec_dirs), exporter_path(config.fast) == FAST_PATH,
+                  tuple(config.translations), config.verbose, config.tuning)
+    phase_dir = phase_root(config.tuning.phases_in_memory)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
           worker_context(setup, config.preload) as context):
         pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
-                           initializer=_init_worker, initargs=(setup,), context=context)
+                           initializer=worker.init, initargs=(setup,), context=context)
         try:
             try:
                 _check_stack(pool, config.timeout)
@@ -337,7 +243,6 @@ def _let_workers_start(pool, jobs: int, timeout: float) -> None:
     locks and prints a traceback over the one clear error: wait until every worker has taken
     a task (which a worker does once set up), at most `timeout` seconds and never more than
     STARTING_SECONDS (workers that die while starting never take one)."""
-    import time
     seen: set[int] = set()
     deadline = time.monotonic() + min(timeout, STARTING_SECONDS)
     while len(seen) < jobs and (left := deadline - time.monotonic()) > 0:
@@ -348,7 +253,6 @@ def _let_workers_start(pool, jobs: int, timeout: float) -> None:
 
 
 def _worker_pid(pause: float) -> int:
-    import time
     time.sleep(pause)  # long enough for a worker that is setting up to join in
     return os.getpid()
 
@@ -371,13 +275,8 @@ def _hash_seed() -> Iterator[None]:
 
 def _check_stack(pool, timeout: float) -> None:
     """The canary, through a worker of the pool the sweep is about to use."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    from pebble import ProcessExpired
-
-    from opsweep.engine.canary import IMPORT_STAGE, import_error
     try:
-        pool.submit(_canary_in_worker, timeout).result()
+        pool.submit(worker.canary, timeout).result()
     except ExporterBroken:
         raise
     except FutureTimeout:
@@ -390,14 +289,13 @@ def _check_stack(pool, timeout: float) -> None:
 
 def inline_exporters(config: SweepConfig) -> dict[str, object]:
     """--jobs 0: the workers' set-up and the canary, in this process."""
-    from opsweep.engine.canary import IMPORT_STAGE, run_canary
     try:
-        from opsweep.engine.runner import quiet_runtime
+        from opsweep.engine.runner import quiet_runtime  # the measuring stack, as in a worker
         quiet_runtime(config.verbose)
         if not config.verbose:
             quiet_exporter()
-        exporters = make_exporters(config.exporter_path == FAST_PATH, config.translations,
-                                   config.fast_options)
+        exporters = make_exporters(exporter_path(config.fast) == FAST_PATH, config.translations,
+                                   config.tuning)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
     run_canary(exporters)

@@ -20,8 +20,8 @@ import torch
 from torch.utils import _pytree as pytree
 
 from opsweep.engine.adapter import Exporter, classify_export_error, error_line
+from opsweep.engine.phase import Phase, Reached, Step
 from opsweep.model import Example, Mismatch, OpSpec, Outcome, Stage, TensorArg
-from opsweep.engine.phase import Phase, Reached, Step, ignore
 
 _DTYPES = {name: getattr(torch, name) for name in (
     "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
@@ -224,16 +224,6 @@ def _outcome(example: Example, stage: Stage, error: str = "",
              mismatch: Mismatch | None = None) -> Outcome:
     return Outcome(stage, example.signature, example.dtype, example.rank, example.size, error,
                    mismatch=mismatch)
-
-
-def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
-              phase: Phase = ignore, *, dynamic: bool = False) -> list[Outcome]:
-    """All examples of one signature through one exporter, exactly as the sweep runs a
-    group (one export, one session, many runs; then, with `dynamic`, one re-export with
-    the leading dimension dynamic): the sweep's own path with a single target."""
-    from opsweep.artifact.data import STOCK
-    from opsweep.engine.group import run_targets
-    return run_targets(spec, group, {STOCK: exporter}, phase, dynamic=dynamic)[STOCK]
 
 
 References = dict[int, tuple[tuple, list[torch.Tensor]]]

@@ -11,7 +11,7 @@ from html import escape
 
 from opsweep.artifact.data import STOCK
 from opsweep.artifact.grade import AXES
-from opsweep.artifact.history import Record
+from opsweep.artifact.records import Record
 
 COLOURS = {"export": "#1e88e5", "runtime": "#43a047", "numerics": "#fb8c00", "dynamic": "#8e24aa"}
 TARGET_COLOURS = ("#e53935", "#00897b", "#6d4c41")

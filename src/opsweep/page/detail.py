@@ -2,7 +2,7 @@
 
 Each operator gets an anchor (``#op-<name>``) holding every failing group
 (stage, dtype, rank, count, error line, smallest example), the repro snippet
-``opsweep diff`` produces (:func:`opsweep.repro.snippet`) for the smallest
+``opsweep diff`` produces (:func:`opsweep.page.snippets.snippet`) for the smallest
 example of each failing stage, the specs that measured it and where they live,
 the documented and registered claims, and its grades per recorded torch
 release with the version it has been ``full`` since.
@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from opsweep.artifact.data import STOCK, Artifact, OperatorResult
-from opsweep.catalog.load import Catalog
 from opsweep.artifact.grade import FailureGroup
-from opsweep.artifact.history import Record, grades
+from opsweep.artifact.records import Record
 from opsweep.model import Stage
+from opsweep.page.snippets import snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate
-from opsweep.repro import snippet
+
+if TYPE_CHECKING:
+    from opsweep.catalog.load import Catalog
 
 
 @dataclass(frozen=True)
@@ -179,16 +182,13 @@ def target_groups(artifact: Artifact, op: str) -> list[GroupView]:
     return out
 
 
-def glyph_code(code: str) -> str:
-    from opsweep.page.render import glyph_cell
-    return glyph_cell(grades(code or None))
-
-
-def detail(row, artifact: Artifact | None, catalog: Catalog, records: Sequence[Record],
+def detail(row, artifact: Artifact | None, catalog: Catalog,
+           grades_per_release: tuple[tuple[ReleaseGrade, ...], ReleaseGrade | None],
            target_cells: Mapping[str, str], source_url: str) -> OperatorDetail:
-    """`row`: the support page's RowView of this operator."""
+    """`row`: the support page's RowView of this operator; `grades_per_release`: what
+    `releases` gives for it."""
     groups = target_groups(artifact, row.name) if artifact is not None else []
-    history, since = releases(records, row.name)
+    history, since = grades_per_release
     return OperatorDetail(
         name=row.name, anchor=anchor(row.name), url=row.url, alias_of=row.alias_of,
         aliases=row.aliases, inplace=row.inplace, core=row.core, coverage=row.coverage,

@@ -27,9 +27,9 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from opsweep import datafile
-from opsweep.files import write_atomic
+from opsweep import files
 from opsweep.errors import DataFileError
+from opsweep.files import write_atomic
 
 _OPSET_FILE = re.compile(r"symbolic_opset(\d+)\.py$")
 _DECORATORS = {"_onnx_symbolic", "onnx_symbolic"}
@@ -130,12 +130,12 @@ def from_wheel(wheel: Path) -> dict[str, int]:
 
 def save(path: Path, claims: Mapping[str, int], source: str) -> None:
     data = {"source": source, "since_opset": dict(claims)}
-    datafile.validate(data, "documented", path)  # never write what would be refused on load
+    files.validate(data, "documented", path)  # never write what would be refused on load
     write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def load(path: Path) -> tuple[str, dict[str, int]]:
     """The claims and their source, validated against ``schema/documented.schema.json``."""
-    data = datafile.load(path, "documented", missing="no such file; run "
+    data = files.load(path, "documented", missing="no such file; run "
                          "scripts/recompute_documented.py")
     return data["source"], data["since_opset"]

@@ -1,7 +1,7 @@
 """The spec sources page (``specs.md``, beside the support page): one section per spec.
 
 Each spec gets an anchor (``#spec-<name>``) holding the file and line of the statement
-that builds it (recorded when the spec was constructed, :mod:`opsweep.origin`), what it
+that builds it (recorded when the spec was constructed, :func:`opsweep.model.caller`), what it
 declares (aten operators, dtypes, ranks, batch inputs, tolerances, known gap) and the
 source of that statement and of the module-level functions and classes it names.
 Sections are grouped by file, in source order. The operators page links each "measured
@@ -13,10 +13,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from opsweep.catalog.load import Catalog
 from opsweep.model import DEFAULT_TOLERANCES, OpSpec
-from opsweep.origin import Definition, builtin, definition, display_path
+from opsweep.page.definitions import Definition, builtin, definition, display_path
+from opsweep.page.templates import environment
+
+if TYPE_CHECKING:
+    from opsweep.catalog.load import Catalog
 
 PAGE_NAME = "specs.md"
 
@@ -135,7 +139,6 @@ def build(catalog: Catalog, operators: Collection[str], source_url: str = "",
 
 
 def render(page: SpecsPage) -> str:
-    from opsweep.page.render import environment
     return environment().get_template("specs.md.j2").render(page=page)
 
 

@@ -12,18 +12,17 @@ alone; without the script the table is complete as it stands.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from opsweep.artifact.data import STOCK, Artifact
-from opsweep.catalog.load import Catalog
-from opsweep.artifact.grade import AXES, Grades
-from opsweep.artifact.history import CODES, Record, removed_in
-from opsweep.page.detail import OperatorDetail, detail
-from opsweep.page.dtypes import MatrixRow, dtype_row, rank_row
+from opsweep.artifact.grade import Grades
+from opsweep.artifact.records import Record, removed_in
+from opsweep.page.dtypes import dtype_row, rank_row
+from opsweep.page.glyphs import glyph_cell
+from opsweep.page.viewmodel import AbsentRow
 
-
-def code(grades: Grades | None) -> str:
-    return "" if grades is None else "".join(CODES[getattr(grades, axis)] for axis in AXES)
+if TYPE_CHECKING:
+    from opsweep.catalog.load import Catalog
 
 
 def last_bump(records: Sequence[Record]) -> tuple[tuple[str, str] | None, Mapping[str, frozenset]]:
@@ -39,49 +38,25 @@ def last_bump(records: Sequence[Record]) -> tuple[tuple[str, str] | None, Mappin
     return (old.name, new.name), changed
 
 
-def _matrices(rows, artifact: Artifact, catalog: Catalog):
+def matrices(names: Sequence[str], artifact: Artifact, catalog: Catalog):
+    """The dtype and rank matrices of the measured operators among `names`, in order."""
     dtypes, ranks = [], []
-    for row in rows:
-        result = artifact.operators.get(row.name)
+    for name in names:
+        result = artifact.operators.get(name)
         if result is None:
             continue
         specs = [catalog.specs[s] for s in result.specs if s in catalog.specs]
         counted = [artifact.specs[s].outcomes for s in result.specs if s in artifact.specs]
         outcomes = None if not counted or None in counted else [c for cs in counted for c in cs]
-        dtypes.append(dtype_row(row.name, specs, result.failures, outcomes))
-        rank = rank_row(row.name, specs, result.failures, outcomes)
+        dtypes.append(dtype_row(name, specs, result.failures, outcomes))
+        rank = rank_row(name, specs, result.failures, outcomes)
         if rank is not None:
             ranks.append(rank)
     return tuple(dtypes), tuple(ranks)
 
 
-def enrich(view, artifact: Artifact | None, catalog: Catalog, records: Sequence[Record],
-           source_url: str = ""):
-    """The page view with filter data, dtype matrices and per-operator details added."""
-    names = artifact.target_names if artifact is not None else (STOCK,)
-    bump, changed = last_bump(records)
-    dtypes: tuple[MatrixRow, ...] = ()
-    ranks: tuple[MatrixRow, ...] = ()
-    if artifact is not None:
-        dtypes, ranks = _matrices(view.rows, artifact, catalog)
-    failing = {m.name: m.failing for m in dtypes}
-    rows, details = [], []
-    for row in view.rows:
-        codes = tuple(code(_result_grades(artifact, t, row.name)) for t in names)
-        row = replace(row, codes=codes, failing_classes=failing.get(row.name, ()),
-                      changed=tuple(row.name in changed.get(t, ()) for t in names))
-        details.append(_detail(row, names, artifact, catalog, records, source_url))
-        since = details[-1].since
-        rows.append(replace(row, full_since=details[-1].full_since,
-                            full_since_torch=since.torch if since is not None else ""))
-    return replace(view, rows=tuple(rows), target_names=names, bump=bump, dtype_rows=dtypes,
-                   rank_rows=ranks, details=tuple(details),
-                   absent=absent_rows(artifact, catalog, records))
-
-
 def absent_rows(artifact: Artifact | None, catalog: Catalog, records: Sequence[Record]):
     """The specs the measured torch does not have, with why and since when."""
-    from opsweep.page.render import AbsentRow
     out = []
     for name, why in sorted((artifact.absent if artifact is not None else {}).items()):
         spec = catalog.absent[name].spec if name in catalog.absent else catalog.specs.get(name)
@@ -90,14 +65,11 @@ def absent_rows(artifact: Artifact | None, catalog: Catalog, records: Sequence[R
     return tuple(out)
 
 
-def _result_grades(artifact: Artifact | None, target: str, op: str) -> Grades | None:
-    view = artifact.view(target) if artifact is not None else None
-    result = view.operators.get(op) if view is not None else None
-    return result.grades if result is not None else None
+def result_grades(artifact: Artifact | None, target: str, op: str) -> Grades | None:
+    return artifact.grades(op, target) if artifact is not None else None
 
 
-def _detail(row, names, artifact, catalog, records, source_url) -> OperatorDetail:
-    from opsweep.page.render import glyph_cell
-    cells = {("stock exporter" if t == STOCK else t): glyph_cell(_result_grades(artifact, t, row.name))
-             for t in names}
-    return detail(row, artifact, catalog, records, cells, source_url)
+def target_cells(artifact: Artifact | None, names: Sequence[str], op: str) -> dict[str, str]:
+    """Each target's four glyphs for `op`, labelled as the operators page shows them."""
+    return {("stock exporter" if t == STOCK else t): glyph_cell(result_grades(artifact, t, op))
+            for t in names}

@@ -17,15 +17,16 @@ from pathlib import Path
 
 from opsweep.artifact import data as art
 from opsweep.artifact.data import STOCK, Artifact, SpecResult
-from opsweep.catalog.load import Catalog
-from opsweep.engine.config import Request, SweepConfig
-from opsweep.catalog.draw import draw_examples, group_by_signature
-from opsweep.errors import ArtifactError, ExporterBroken
-from opsweep.engine.pool import Workers, workers
-from opsweep.sweep.journal import Journal, journal_path, run_path, write_run
-from opsweep.model import OpSpec
-from opsweep.sweep.planning import NOT_SELECTED, Decisions, Plan, make_plan
 from opsweep.artifact.specgrade import spec_result
+from opsweep.catalog.draw import draw_examples, group_by_signature
+from opsweep.catalog.load import Catalog
+from opsweep.engine.config import SweepConfig
+from opsweep.engine.pool import Workers, workers
+from opsweep.errors import ArtifactError, ExporterBroken
+from opsweep.model import OpSpec
+from opsweep.sweep.journal import Journal, journal_path, run_path, write_run
+from opsweep.sweep.planning import NOT_SELECTED, Decisions, Plan, make_plan
+from opsweep.sweep.request import Request
 from opsweep.sweep.targets import Key
 
 #: How many specs are drawn and queued ahead of the one being collected.

@@ -25,8 +25,8 @@ from opsweep.artifact.data import (
     spec_to_data,
     validate_data,
 )
-from opsweep.files import write_atomic
 from opsweep.errors import ArtifactError
+from opsweep.files import write_atomic
 from opsweep.sweep.targets import Key
 
 if TYPE_CHECKING:

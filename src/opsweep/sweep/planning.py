@@ -11,14 +11,17 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from opsweep.artifact import data as art
-from opsweep.engine.adapter import PUBLIC_PATH, default_opset
 from opsweep.artifact.data import PINS, Artifact, Fingerprint, SpecResult
+from opsweep.artifact.shard import DEFAULT_COST, assign
 from opsweep.catalog.load import Catalog
-from opsweep.engine.config import Request, SweepConfig
+from opsweep.catalog.registry import default_opset
+from opsweep.engine.adapter import PUBLIC_PATH
+from opsweep.engine.config import SweepConfig
+from opsweep.engine.fastpath import exporter_path
 from opsweep.errors import ArtifactError
 from opsweep.model import OpSpec
+from opsweep.sweep.request import Request
 from opsweep.sweep.reuse import Decision, decide, spec_digest
-from opsweep.artifact.shard import DEFAULT_COST, assign
 from opsweep.sweep.targets import Key, Target, targets_of
 
 #: The decision recorded for a spec --only did not select, carried from the previous artifact.
@@ -95,7 +98,7 @@ def _same_table(previous: Artifact, target: Target) -> bool:
 def make_plan(catalog: Catalog, config: SweepConfig, request: Request) -> Plan:
     targets = targets_of(config.translations)
     previous, note = _load_previous(request)
-    fingerprint = current_fingerprint(config.exporter_path, dynamic=config.dynamic)
+    fingerprint = current_fingerprint(exporter_path(config.fast), dynamic=config.dynamic)
     regen_index = previous.regen_index + 1 if previous else 0
     specs = catalog.select(list(request.only) or None)
     digests = {s.name: spec_digest(s) for s in specs}

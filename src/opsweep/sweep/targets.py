@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opsweep.artifact.data import STOCK, Translations
+from opsweep.engine.translations import load
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,6 @@ def short_label(name: str) -> str:
 
 def targets_of(translations: tuple[str, ...]) -> tuple[Target, ...]:
     """The stock target, then one per ``--translations MODULE:TABLE`` (loaded)."""
-    from opsweep.engine.translations import load
     return (Target(), *(Target(info) for info, _ in map(load, translations)))
 
 

@@ -1,99 +1,36 @@
-"""Where a spec is defined: recorded when it is built, read back for the spec sources page.
-
-:func:`caller` runs when an :class:`~opsweep.model.OpSpec` is constructed: it records the
-call that built the spec in the first stack frame outside opsweep's engine (the spec
-module, a ``--specs`` directory's module, a test), climbing to the outermost frame of the
-same file so a helper defined in the spec module points at the entry that called it.
-:func:`definition` finds that call again with :mod:`ast` and returns the source of the
-statement (the list entry, or the statement holding it) and of the module-level functions,
-classes and constants (names assigned once) it names. :func:`source_url` reads and checks
-the repository URL the pages link files to (``--source-url``, else ``[tool.opsweep]
-source-url`` in pyproject.toml).
-"""
+"""Where a spec is defined, read back for the spec sources page: the call that built it
+(recorded as the spec was constructed, `opsweep.model.caller`) found again with :mod:`ast`,
+with the source of the statement (the list entry, or the statement holding it) and of the
+module-level functions, classes and constants (names assigned once) it names."""
 
 from __future__ import annotations
 
 import ast
 import functools
 import importlib.util
-import itertools
 import os
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
-import tomllib
-
-from opsweep.errors import UsageError
-from opsweep.model import Origin
-
-_ENGINE = os.path.dirname(os.path.abspath(__file__))
-
-
-@functools.lru_cache(maxsize=1)
-def _specs_dir() -> str:
-    """The built-in catalog's directory (``specs/`` in a checkout, inside the package
-    directory in a wheel)."""
-    found = importlib.util.find_spec("opsweep.specs")
-    return os.path.abspath(next(iter(found.submodule_search_locations)))
-
-
-def _inside(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory + os.sep)
-
-
-@functools.lru_cache(maxsize=4096)
-def _in_engine(filename: str) -> bool:
-    path = os.path.abspath(filename)
-    return _inside(path, _ENGINE) and not _inside(path, _specs_dir())
-
-
-def caller() -> Origin | None:
-    """The call that is building a spec right now (None: built by code without a file)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        if code.co_filename.startswith("<"):
-            if code.co_name != "__init__":  # exec'd or interactive code: nothing to point at
-                return None
-        elif not _in_engine(code.co_filename):
-            break
-        frame = frame.f_back
-    if frame is None:
-        return None
-    while frame.f_back is not None and frame.f_back.f_code.co_filename == frame.f_code.co_filename:
-        frame = frame.f_back  # a helper of the same file: the statement that called it
-    return _origin(frame)
-
-
-def _origin(frame) -> Origin:
-    code, path = frame.f_code, os.path.abspath(frame.f_code.co_filename)
-    positions = getattr(code, "co_positions", None)  # Python 3.11+
-    if positions is not None:
-        spot = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
-        if spot is not None and None not in spot:
-            line, end_line, col, end_col = spot
-            return Origin(path, line, end_line, col, end_col)
-    return Origin(path, frame.f_lineno)
+from opsweep.model import Origin, inside, specs_dir
 
 
 def display_path(path: str) -> str:
     """`path` as the pages show it: ``specs/...`` for the built-in catalog, relative to
     the working directory when under it, else the directory's name and the file's."""
     path = os.path.abspath(path)
-    if _inside(path, _specs_dir()):
-        return "specs/" + Path(os.path.relpath(path, _specs_dir())).as_posix()
+    if inside(path, specs_dir()):
+        return "specs/" + Path(os.path.relpath(path, specs_dir())).as_posix()
     here = os.path.abspath(os.getcwd())
-    if _inside(path, here):
+    if inside(path, here):
         return Path(os.path.relpath(path, here)).as_posix()
     return f"{Path(path).parent.name}/{Path(path).name}"
 
 
 def builtin(path: str) -> bool:
     """Whether `path` is a file of the built-in catalog (one the repository holds)."""
-    return _inside(os.path.abspath(path), _specs_dir())
+    return inside(os.path.abspath(path), specs_dir())
 
 
 @dataclass(frozen=True)
@@ -233,33 +170,3 @@ def _helpers(node: ast.AST, module: _Module) -> tuple[tuple[str, str], ...]:
 def _holds(outer: ast.AST, node: ast.AST) -> bool:
     return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
         (outer.end_lineno, outer.end_col_offset) >= (node.end_lineno, node.end_col_offset)
-
-
-PYPROJECT_SETTING = "[tool.opsweep] source-url"
-
-
-def source_url(explicit: str | None, pyproject: Path) -> str:
-    """The base URL spec files link to: `explicit` (--source-url) when given, else the
-    pyproject setting, else none ("")."""
-    if explicit is not None:
-        return check_url(explicit, "--source-url") if explicit else ""
-    if not Path(pyproject).is_file():
-        return ""
-    try:
-        data = tomllib.loads(Path(pyproject).read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{pyproject}: cannot read it for {PYPROJECT_SETTING}: {exc}") from exc
-    value = data.get("tool", {}).get("opsweep", {}).get("source-url")
-    if value is None:
-        return ""
-    return check_url(value, f"{PYPROJECT_SETTING} in {pyproject}")
-
-
-def check_url(value: object, where: str) -> str:
-    """`value` as a base URL (no trailing slash), or a UsageError naming `where`."""
-    parts = urlsplit(value) if isinstance(value, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc \
-            or any(c.isspace() for c in value) or parts.query or parts.fragment:
-        raise UsageError(f"{where}: {value!r} is not an http(s) URL of the repository's files "
-                         "(for example https://github.com/OWNER/REPO/blob/main)")
-    return value.rstrip("/")

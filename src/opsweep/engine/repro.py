@@ -4,20 +4,21 @@ The artifact keeps signatures, never tensor values; the spec and the
 signature are enough to rebuild the module and inputs, because an export
 depends only on the signature:
 
-    from opsweep.repro import example_for
+    from opsweep import example_for
     module, inputs = example_for("cos", "bf16[2,3]")
     torch.onnx.export(module, inputs, dynamo=True)
 """
 
 from __future__ import annotations
 
+from opsweep.catalog.draw import PROFILES, draw_examples
+from opsweep.catalog.load import load_catalog
+from opsweep.engine.runner import build_call, choose_plan, dynamic_shapes, target_of
 from opsweep.errors import SpecError
 
 
 def _find(spec_name: str, signature: str, profile: str):
     """The spec and the drawn example (ci draws first, then `profile`'s) with this signature."""
-    from opsweep.catalog.load import load_catalog
-    from opsweep.catalog.draw import PROFILES, draw_examples
     catalog = load_catalog(check_draws=False)
     if spec_name not in catalog.specs:
         raise SpecError(spec_name, "no such spec in the catalog")
@@ -31,7 +32,6 @@ def _find(spec_name: str, signature: str, profile: str):
 
 def example_for(spec_name: str, signature: str, profile: str = "nightly"):
     """The module and inputs of a drawn example with this signature."""
-    from opsweep.engine.runner import build_call
     call = build_call(*_find(spec_name, signature, profile))
     return call, tuple(t.clone() for t in call.inputs)
 
@@ -40,7 +40,6 @@ def dynamic_example_for(spec_name: str, signature: str, profile: str = "nightly"
     """The module, inputs and ``dynamic_shapes`` of the dynamic re-export of the
     example with this signature: its leading dimension dynamic, traced at the
     size the sweep traced it at."""
-    from opsweep.engine.runner import build_call, choose_plan, dynamic_shapes, target_of
     spec, example = _find(spec_name, signature, profile)
     target = target_of(spec, build_call(spec, example))  # a module's parameters, as swept
     plan, traced, why = choose_plan(spec, target, example)  # the plan the sweep chose
@@ -48,23 +47,3 @@ def dynamic_example_for(spec_name: str, signature: str, profile: str = "nightly"
         raise SpecError(spec_name, f"{signature!r} has no tensor input whose leading dimension "
                         "eager PyTorch runs at another size" + (f" ({why})" if why else ""))
     return traced, tuple(t.clone() for t in traced.inputs), dynamic_shapes(plan, len(traced.inputs))
-
-
-def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:
-    """Copy-pasteable Python that reproduces the export of one example (with a
-    custom translation table, or its dynamic re-export, when given)."""
-    lines = ["import torch", f"from opsweep.repro import {'dynamic_example_for' if dynamic else 'example_for'}"]
-    if translations:
-        lines.append("from opsweep.engine.translations import load")
-    lines.append("")
-    extra = ""
-    if dynamic:
-        lines.append(f"module, inputs, shapes = dynamic_example_for({spec_name!r}, {signature!r})")
-        extra += ", dynamic_shapes=shapes"
-    else:
-        lines.append(f"module, inputs = example_for({spec_name!r}, {signature!r})")
-    if translations:
-        lines.append(f"_, table = load({translations!r})")
-        extra += ", custom_translation_table=table"
-    lines.append(f"program = torch.onnx.export(module, inputs, dynamo=True{extra})")
-    return "\n".join(lines) + "\n"

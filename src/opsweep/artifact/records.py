@@ -27,12 +27,12 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from opsweep import datafile
+from opsweep import files
 from opsweep.artifact.data import PINS, STOCK, Artifact
-from opsweep.files import write_atomic
 from opsweep.artifact.diff import KINDS_ORDER, _axis_failures, grade_changes
-from opsweep.errors import ArtifactError, DataFileError, UsageError
 from opsweep.artifact.grade import AXES, Grades
+from opsweep.errors import ArtifactError, DataFileError, UsageError
+from opsweep.files import write_atomic
 from opsweep.model import Grade
 
 HISTORY_VERSION = 1
@@ -86,9 +86,13 @@ def version_key(version: str) -> tuple:
     return (numbers, 0 if m.group(2) else 1, m.group(2))
 
 
+def letters(grades: Grades | None) -> str:
+    """An operator's four grades as the records keep them ("" when not measured)."""
+    return "" if grades is None else "".join(CODES[getattr(grades, axis)] for axis in AXES)
+
+
 def _codes(artifact: Artifact) -> dict[str, str]:
-    return {op: "".join(CODES[getattr(r.grades, axis)] for axis in AXES)
-            for op, r in artifact.operators.items()}
+    return {op: letters(r.grades) for op, r in artifact.operators.items()}
 
 
 def record(artifact: Artifact, generated_at: str = "") -> Record:
@@ -194,7 +198,7 @@ def _existing(directory: Path, r: Record) -> Path | None:
 def load(path: Path) -> Record:
     """A record, validated against ``schema/history.schema.json``; its file name must
     be the one its pins give (or the legacy ``torch-<version>.json``)."""
-    data = datafile.load(path, "history")
+    data = files.load(path, "history")
     if not _names_ok(Path(path), data):
         raise DataFileError(path, "torch", f"{data['torch']!r} and its pins do not match the "
                             "file name")
@@ -240,8 +244,6 @@ def moved_pins(old: Record, new: Record) -> tuple[str, ...]:
     """The pins that moved between two points, e.g. ('onnxscript 0.7.1 → 0.7.2',)."""
     return tuple(f"{p} {a} → {b}" for (p, a), (_, b) in zip(old.pins, new.pins) if a != b)
 
-
-# --- the view -------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Change:
@@ -310,36 +312,3 @@ def bumps(records: Sequence[Record]) -> list[Bump]:
         out.append(Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t])
                                    for t in shared}))
     return out
-
-
-@dataclass(frozen=True)
-class HistoryRow:
-    op: str
-    cells: tuple[str, ...]  # per version: four glyphs, or '-' when not measured
-    changed: bool
-
-
-def _glyphs(code: str | None) -> str:
-    from opsweep.page.render import glyph_cell
-    return glyph_cell(grades(code))
-
-
-def rows(records: Sequence[Record], target: str) -> list[HistoryRow]:
-    ops = sorted({op for r in records for op in r.targets.get(target, {})})
-    out = []
-    for op in ops:
-        codes = [r.targets.get(target, {}).get(op) for r in records]
-        out.append(HistoryRow(op, tuple(_glyphs(c) for c in codes), len(set(codes)) > 1))
-    return out
-
-
-def render(records: Sequence[Record]) -> str:
-    from opsweep.page.render import environment
-    if not records:
-        raise DataFileError("<history>", "", "no history records to render")
-    targets = sorted({t for r in records for t in r.targets}, key=lambda t: (t != STOCK, t))
-    from opsweep.page.chart import svg, table
-    template = environment().get_template("history.md.j2")
-    return template.render(records=records, bumps=bumps(records), kinds=KINDS_ORDER,
-                           tables=[(t, rows(records, t)) for t in targets], stock=STOCK,
-                           chart=svg(records), chart_table=table(records))

@@ -1,0 +1,7 @@
+"""`python -m opsweep`: the command line."""
+
+import sys
+
+from opsweep.cli import main
+
+sys.exit(main())

@@ -1,0 +1,90 @@
+"""What the command line reads from outside its arguments, read once: the environment
+(``GITHUB_*`` as Actions sets it, ``OPSWEEP_*``, ``TOX_ENV_NAME``) and the project's
+``[tool.opsweep]`` settings in pyproject.toml. The library below the CLI reads neither:
+it is handed these values."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import tomllib
+
+from opsweep.errors import UsageError
+
+DEFAULT_API = "https://api.github.com"
+DEFAULT_SERVER = "https://github.com"
+#: The hypothesis profile's variable (``--profile`` wins over it).
+PROFILE_ENV = "OPSWEEP_HYP_PROFILE"
+#: The tox env (pyproject.toml) whose commands are the sweep, then the pages.
+TOX_SWEEP_ENV = "proptest_onnx"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The environment a command runs in. Outside Actions every GitHub value is absent."""
+
+    token: str = ""  # GITHUB_TOKEN
+    api_url: str = DEFAULT_API  # GITHUB_API_URL
+    server_url: str = DEFAULT_SERVER  # GITHUB_SERVER_URL, without a trailing slash
+    repository: str = ""  # GITHUB_REPOSITORY, owner/name
+    output: str | None = None  # GITHUB_OUTPUT: the step's outputs file
+    summary: str | None = None  # GITHUB_STEP_SUMMARY: the job summary file
+    #: OPSWEEP_PUSH_TOKEN: the token the push alone uses (a GitHub App's, so that the new
+    #: head's checks run)
+    push_token: str | None = None
+    bot_login: str = ""  # OPSWEEP_BOT_LOGIN: who the bot is, when the token cannot ask
+    profile: str | None = None  # OPSWEEP_HYP_PROFILE
+    index_url: str = ""  # OPSWEEP_INDEX_URL, else PIP_INDEX_URL: where bumps look for releases
+    tox_env: str = ""  # TOX_ENV_NAME: set when tox runs the command
+
+    @classmethod
+    def read(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            token=env.get("GITHUB_TOKEN", ""), api_url=env.get("GITHUB_API_URL", DEFAULT_API),
+            server_url=env.get("GITHUB_SERVER_URL", DEFAULT_SERVER).rstrip("/"),
+            repository=env.get("GITHUB_REPOSITORY", ""),
+            output=env.get("GITHUB_OUTPUT") or None, summary=env.get("GITHUB_STEP_SUMMARY") or None,
+            push_token=env.get("OPSWEEP_PUSH_TOKEN") or None,
+            bot_login=env.get("OPSWEEP_BOT_LOGIN", ""), profile=env.get(PROFILE_ENV) or None,
+            index_url=env.get("OPSWEEP_INDEX_URL") or env.get("PIP_INDEX_URL", ""),
+            tox_env=env.get("TOX_ENV_NAME", ""))
+
+    @property
+    def in_tox_sweep(self) -> bool:
+        """Run by the main command's tox env, whose next command renders the pages."""
+        return self.tox_env == TOX_SWEEP_ENV
+
+
+PYPROJECT_SETTING = "[tool.opsweep] source-url"
+
+
+def source_url(explicit: str | None, pyproject: Path) -> str:
+    """The base URL spec files link to: `explicit` (--source-url) when given, else the
+    pyproject setting, else none ("")."""
+    if explicit is not None:
+        return check_url(explicit, "--source-url") if explicit else ""
+    if not Path(pyproject).is_file():
+        return ""
+    try:
+        data = tomllib.loads(Path(pyproject).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{pyproject}: cannot read it for {PYPROJECT_SETTING}: {exc}") from exc
+    value = data.get("tool", {}).get("opsweep", {}).get("source-url")
+    if value is None:
+        return ""
+    return check_url(value, f"{PYPROJECT_SETTING} in {pyproject}")
+
+
+def check_url(value: object, where: str) -> str:
+    """`value` as a base URL (no trailing slash), or a UsageError naming `where`."""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc \
+            or any(c.isspace() for c in value) or parts.query or parts.fragment:
+        raise UsageError(f"{where}: {value!r} is not an http(s) URL of the repository's files "
+                         "(for example https://github.com/OWNER/REPO/blob/main)")
+    return value.rstrip("/")

@@ -1,0 +1,118 @@
+"""The sweep's summary, as the command line prints it: a screen at most."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from opsweep.artifact.grade import AXES
+from opsweep.artifact.specgrade import GapStatus
+from opsweep.cli.progress import clock
+from opsweep.model import Stage
+
+#: The summary's lines stay within this many columns, names of files aside.
+SUMMARY_WIDTH = 80
+#: Names listed in one summary line before it says "and N more" (the summary fits a screen).
+MAX_NAMES = 8
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_NAMES])
+    return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
+
+
+def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False) -> str:
+    """The sweep's summary: per target, reuse, grades and stages; then what was written."""
+    artifact = result.artifact
+    fp = artifact.fingerprint
+    lines = [(f"opsweep: {len(artifact.specs)} specs, {len(artifact.operators)} aten operators "
+              f"in {clock(seconds)}"),
+             (f" measured with torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
+              f"profile {artifact.profile}")]
+    for target in artifact.target_names:
+        lines += _target_summary(artifact.view(target), target, result.decisions.get(target, {}))
+    if result.resumed:
+        lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
+    lines += [f"  note: {n}" for n in result.notes]
+    return "\n".join(lines + _next_steps(out, result.run_log, in_tox_sweep))
+
+
+def _next_steps(out: Path, run_log: Path | None = None, in_tox_sweep: bool = False) -> list[str]:
+    lines = [f" wrote      {out} (the artifact)"]
+    if run_log:
+        lines.append(f" wrote      {run_log} (why each spec was reused or re-measured)")
+    if in_tox_sweep:  # its next command renders the pages
+        return lines + [" next       tox renders the support page and the history view from it,",
+                        "            then `git diff docs/` shows what changed"]
+    return lines + [f" next       opsweep render --onnx-report {out}   # the support page",
+                    f"            opsweep diff OLD.json {out}   # grade transitions"]
+
+
+def _wrapped(label: str, items: list[str], width: int = SUMMARY_WIDTH,
+             sep: str = "  ") -> list[str]:
+    """`  label    a 1  b 2 ...`, continued on indented lines to stay within `width`."""
+    lines, line = [], f"  {label:<10}"
+    for item in items:
+        if len(line) + len(item) + len(sep) > width and line.strip() != label:
+            lines.append(line.rstrip())
+            line = " " * 12
+        line += item + sep
+    return lines + [line.rstrip().removesuffix(sep.strip())]
+
+
+def _stage_counts(counts: Counter) -> list[str]:
+    return [f"{s.value} {counts[s.value]}" for s in reversed(Stage) if counts[s.value]]
+
+
+def _target_summary(artifact, target: str, decisions) -> list[str]:
+    # the run's decisions, not the artifact's: specs carried from it (--only) were not decided
+    decided = {n: d for n, d in decisions.items() if n in artifact.specs}
+    title, reuse = f" target {target}", _reuse(decided, len(artifact.specs) - len(decided))
+    fits = len(title) + len(reuse) + 2 <= SUMMARY_WIDTH
+    lines = ([f"{title}: {reuse}"] if fits
+             else [title, *_wrapped("reuse", reuse.split("; "), sep="; ")])
+    order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
+    for axis in AXES:
+        counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
+                         for r in artifact.operators.values())
+        lines.append(f"  {axis:<10}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
+    stages: Counter = Counter()
+    dynamic: Counter = Counter()
+    for name in (n for n, d in decided.items() if not d.reuse):
+        stages.update({s.value: n for s, n in artifact.specs[name].stages.items()})
+        dynamic.update({s.value: n for s, n in artifact.specs[name].dynamic_stages.items()})
+    lines += _wrapped("examples", _stage_counts(stages) or ["none run"])
+    if dynamic:
+        invalid = Stage.INVALID.value
+        share = f"{invalid} {dynamic[invalid]} ({dynamic[invalid] / sum(dynamic.values()):.1%})"
+        lines += _wrapped("re-export", [share if item.startswith(f"{invalid} ") else item
+                                        for item in _stage_counts(dynamic)])  # the dynamic axis
+    return lines + _spec_notes(artifact)
+
+
+def _reuse(decided, carried: int) -> str:
+    reasons = Counter(d.why for d in decided.values() if not d.reuse)
+    reused = sum(d.reuse for d in decided.values())
+    text = (f"reused {reused}, re-measured {sum(reasons.values())}"
+            + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
+    return text + (f"; {carried} not selected, carried over" if carried else "")
+
+
+def _spec_notes(artifact) -> list[str]:
+    lines = []
+    invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
+    if invalid:
+        lines.append(f"  spec bugs: PyTorch rejected drawn examples of {_names(invalid)}")
+    lost = sorted(n for n, r in artifact.specs.items() if Stage.LOST in r.stages)
+    if lost:
+        lines.append(f"  lost: workers died or timed out before exporting examples of "
+                     f"{_names(lost)} (no verdict either way)")
+    stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
+                   if r.gap is not None and not GapStatus(r.gap.status).holds)
+    if stale:
+        lines.append(f"  known-gap notes that no longer hold: {_names(stale)}")
+    closed = sorted(n for n, r in artifact.specs.items()
+                    if r.gap and r.gap.status == GapStatus.CLOSED)
+    if closed:
+        lines.append(f"  known gaps this target closes: {_names(closed)}")
+    return lines

@@ -1,0 +1,144 @@
+"""The worker's side of the pool: its set-up (the catalog, one exporter per target), made
+once per process, and the groups it measures with it.
+
+A worker forked from the set-up server (:mod:`opsweep.engine.forkserver`) inherits a
+set-up that server made; `init` keeps it when it is the one asked for. The pool's side
+(:mod:`opsweep.engine.pool`) submits `canary` and `run` and reads back, through the phase
+protocol (:mod:`opsweep.engine.phase`), where a lost worker had got to.
+
+The measuring modules (:mod:`~opsweep.engine.runner`, :mod:`~opsweep.engine.group`: onnx,
+onnxruntime) are imported by the worker as it sets up, never by the sweep's own process:
+a stack that cannot import is then one result (``ExporterBroken``), not a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from opsweep.artifact.data import STOCK
+from opsweep.catalog.load import Catalog, load_catalog
+from opsweep.engine.adapter import error_line, quiet_exporter
+from opsweep.engine.canary import IMPORT_STAGE, run_canary
+from opsweep.engine.config import Tuning
+from opsweep.engine.fastpath import make_exporter
+from opsweep.engine.phase import Phase, Reached, static_file
+from opsweep.engine.translations import load
+from opsweep.errors import ExporterBroken
+from opsweep.model import Example, OpSpec, Outcome
+
+Outcomes = dict[str, list[Outcome]]  # by target
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """What a worker sets up (`init`): the catalog with these spec
+    directories, and one exporter per target (`fast`: the fast path, taking the shortcuts
+    `options`)."""
+
+    spec_dirs: tuple[Path, ...]
+    fast: bool
+    translations: tuple[str, ...]
+    verbose: bool
+    options: Tuning = Tuning()
+
+    def encode(self) -> str:
+        """For the server, with this process's PID and working directory."""
+        return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(),
+                           **asdict(self), "spec_dirs": [str(d) for d in self.spec_dirs]})
+
+    @classmethod
+    def decode(cls, text: str) -> SetUp | None:
+        """The set-up in `text`, or None unless this process's parent wrote it, in this
+        working directory (its relative paths would name other files elsewhere)."""
+        data = json.loads(text)
+        if data.pop("parent") != os.getppid() or data.pop("cwd") != os.getcwd():
+            return None
+        return cls(**{**data, "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
+                      "translations": tuple(data["translations"]),
+                      "options": Tuning(**data["options"])})
+
+
+
+def make_exporters(fast: bool, translations: Sequence[str],
+                   options: Tuning = Tuning()) -> dict[str, object]:
+    """One exporter per target: the stock one, then one per translation table, each taking
+    the fast path's shortcuts `options` (SweepConfig.tuning)."""
+    exporters: dict[str, object] = {STOCK: make_exporter(fast, options=options)}
+    for text in translations:
+        info, table = load(text)
+        exporters[info.name] = make_exporter(fast, table, options)
+    keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
+            if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
+    if keys and hasattr(exporters[STOCK], "watch"):
+        exporters[STOCK].watch(keys)  # type: ignore[attr-defined]
+    return exporters
+
+
+def run_targets(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
+                targets: tuple[str, ...], phase: Phase, dynamic: bool, shortcut: bool,
+                checkpoint=lambda _s, _f: None) -> Outcomes:
+    """The wanted targets' outcomes; the stock exporter always runs first (the base of
+    the shortcut), even when only a custom target is wanted."""
+    from opsweep.engine.group import run_targets as run_all  # the measuring stack, as above
+    used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
+    got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
+                  checkpoint=checkpoint, shortcut=shortcut)
+    return {t: got[t] for t in targets}
+
+
+_WORKER: dict[str, object] = {}
+
+
+def init(setup: SetUp) -> None:
+    """A worker's set-up. What fails here would fail every task: it is kept and raised
+    as ExporterBroken by each task (a worker that dies in its initializer is respawned
+    forever, and says nothing). A worker forked from a server that made this very set-up
+    (:mod:`opsweep.engine.forkserver`) keeps what it inherited."""
+    if _WORKER.get("setup") == setup:
+        return
+    _WORKER.clear()
+    _WORKER["setup"] = setup
+    try:
+        import torch  # the measuring stack: in the worker only (see the module's docstring)
+
+        from opsweep.engine.runner import quiet_runtime
+        torch.set_num_threads(1)
+        quiet_runtime(setup.verbose)
+        if not setup.verbose:
+            quiet_exporter()
+        _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
+        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options)
+    except Exception as exc:
+        _WORKER["broken"] = error_line(exc)
+
+
+def _ready() -> None:
+    if "broken" in _WORKER:
+        raise ExporterBroken(STOCK, IMPORT_STAGE, str(_WORKER["broken"]))
+
+
+def canary() -> None:
+    _ready()
+    run_canary(_WORKER["exporters"])  # type: ignore[arg-type]
+
+
+def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
+                   phase_file: str, dynamic: bool, shortcut: bool) -> Outcomes:
+    _ready()
+    catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
+
+    def phase(reached: Reached) -> None:
+        with open(phase_file, "w") as handle:
+            handle.write(reached.encode())
+
+    def checkpoint(static: dict, final: dict) -> None:
+        with open(static_file(Path(phase_file)), "wb") as handle:
+            pickle.dump((static, final), handle)
+
+    return run_targets(catalog.specs[spec_name], group, _WORKER["exporters"], targets,  # type: ignore[arg-type]
+                       phase, dynamic, shortcut, checkpoint)

@@ -1,0 +1,88 @@
+"""The support site from a measured artifact: what follows every sweep, in one place.
+
+`regenerate` is the post-sweep sequence that the main command (``opsweep assemble`` in
+tox's commands) and the Action's unprivileged job (``opsweep bot assemble``) both run:
+refuse a partial sweep, keep the artifact (an unchanged measurement leaves the committed
+file as it is), record this pin set in the history, then render the history view, the
+support page, the operators page and the spec sources page. `render` is the pages
+alone (``opsweep render``). Both take the installed stack's facts as data
+(:class:`opsweep.catalog.installed.Installed`): nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from opsweep.artifact import data as art
+from opsweep.artifact import records
+from opsweep.artifact.shard import partial_reason
+from opsweep.errors import UsageError
+from opsweep.files import Layout, write_atomic
+from opsweep.page import documented, sources
+from opsweep.page.history import render as render_history
+from opsweep.page.render import build_view, check_versions, render_details, render_page
+from opsweep.page.viewmodel import PageView
+
+if TYPE_CHECKING:
+    from opsweep.artifact.data import Artifact
+    from opsweep.catalog.installed import Installed
+    from opsweep.catalog.load import Catalog
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    """What `regenerate` wrote, relative to the checkout it was given."""
+
+    view: PageView
+    record: str  # the history record of this pin set
+    artifact_changed: bool  # False: the committed artifact already held these measurements
+
+
+def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installed: Installed,
+           *, torch_version: str | None = None, source_url: str = "",
+           documented_path: Path | None = None) -> PageView:
+    """The support page, the operators page and the spec sources page of `layout`, from
+    `artifact` (None: only the claims), written once all three are rendered;
+    `documented_path`: the retired listing's claims (default: the layout's)."""
+    version = check_versions(artifact, installed.torch_version, torch_version)
+    claims = documented.load(documented_path or Path(layout.documented))
+    view = build_view(installed.listing, catalog, artifact, claims, installed.registered,
+                      installed.links, version,
+                      records=records.load_all(Path(layout.history_dir)), source_url=source_url)
+    spec_page = sources.build(catalog, {d.name for d in view.details}, source_url, version)
+    pages = {layout.page: render_page(view), layout.details: render_details(view),
+             layout.specs: sources.render(spec_page)}
+    for path, text in pages.items():
+        write_atomic(path, text.encode("utf-8"))
+    return view
+
+
+def render_history_page(layout: Layout) -> Sequence[records.Record]:
+    """The history view of every record in the layout's history directory."""
+    found = records.load_all(Path(layout.history_dir))
+    write_atomic(layout.history_page, render_history(found).encode("utf-8"))
+    return found
+
+
+def regenerate(root: Path, layout: Layout, new: Artifact, catalog: Catalog,
+               installed: Installed, *, source_url: str = "") -> Regenerated:
+    """After a sweep (its shards merged): `new` becomes the artifact of the checkout at
+    `root`, unless it is partial against the one committed there; then the history record,
+    the history view and the pages. Raises UsageError for a partial sweep, touching nothing."""
+    here = layout.under(root)
+    target = Path(here.artifact)
+    old = art.load(target) if target.exists() else None
+    reason = partial_reason(old, new, frozenset(catalog.specs))
+    if reason:
+        raise UsageError(f"not publishing a partial sweep: {reason}")
+    changed = old is None or not art.same_measurements(old, new) \
+        or target.read_bytes() != art.canonical_bytes(old)
+    if changed:
+        art.save(target, new)
+    record = records.write(new, Path(here.history_dir))  # first: the pages show each release
+    render_history_page(here)
+    view = render(here, new if changed else old, catalog, installed, source_url=source_url)
+    return Regenerated(view, Path(record).relative_to(root).as_posix(), changed)

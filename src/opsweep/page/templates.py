@@ -1,0 +1,59 @@
+"""The one template environment of every page and of the pull-request comment, and the
+filters that make text safe where it lands: a markdown table cell, a code span, an HTML
+code element, a fenced block. jinja2 only: the bot's job renders the comment with it and
+installs no torch."""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+
+import jinja2
+
+MAX_SHOWN = 300  # characters of one artifact string shown in a code span
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def _plain(text: object) -> str:
+    text = _CONTROL.sub(" ", str(text))
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def code(text: object) -> str:
+    """A markdown code span holding `text` verbatim, whatever backticks it contains."""
+    text = _plain(text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if not text.strip(" ") or text[0] == "`" or text[-1] == "`" or \
+        (text[0] == " " and text[-1] == " ") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def html_code(text: object) -> str:
+    """An HTML <code> element holding `text` escaped (for lines inside HTML blocks)."""
+    return f"<code>{html.escape(_plain(text), quote=True)}</code>"
+
+
+def fence(block: str) -> str:
+    """A code fence longer than any backtick run inside `block`."""
+    return "`" * max(3, max((len(r) for r in re.findall(r"`+", block)), default=0) + 1)
+
+
+_MARKDOWN_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]|"})
+
+
+def cell(text: str) -> str:
+    """Text safe inside a markdown table cell: no raw HTML, no markup, one line."""
+    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.translate(_MARKDOWN_SPECIAL).replace("\n", " ")
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """Templates from the package's ``templates/``; a name the template does not get is an
+    error (StrictUndefined), never an empty string."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("opsweep", "templates"), undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+    env.filters.update(cell=cell, code=code, html_code=html_code, fence=fence)
+    return env
