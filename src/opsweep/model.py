@@ -22,6 +22,9 @@ if TYPE_CHECKING:  # kept out of the import path of the light bot commands
     from hypothesis.strategies import SearchStrategy
 
 
+STOCK = "stock"  # the target measured without a custom translation table
+
+
 class Stage(str, enum.Enum):
     """Where one example's pipeline ended. `ok` means it went all the way."""
 
@@ -255,6 +258,20 @@ class OpSpec:
         if dtype in self.tolerances:
             return self.tolerances[dtype]
         return DEFAULT_TOLERANCES.get(dtype)
+
+
+@dataclass(frozen=True)
+class Translations:
+    """A translation target's fingerprint entry: which table, from which source."""
+
+    module: str  # as given: a dotted module or a path to a .py file
+    table: str
+    digest: str  # sha256[:16] of the module's source
+    overrides: tuple[str, ...]  # the operators the table translates, e.g. prims::fmax
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}:{self.table}"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from opsweep.artifact.migrations import MIGRATIONS as _MIGRATIONS
 from opsweep.artifact.migrations import migrate
 from opsweep.errors import ArtifactError
 from opsweep.files import read_json, validate, write_atomic
-from opsweep.model import Grade, Stage
+from opsweep.model import STOCK, Grade, Stage, Translations
 
 #: Since version 4 a custom target is written as what differs from the stock target:
 #: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
@@ -35,7 +35,6 @@ SCHEMA_VERSION = 5
 #: Fields derived from the spec results that arrived in a later schema version than some
 #: readable artifact has: the loader derives them for an older artifact instead of checking.
 _DERIVED_SINCE = {"dynamic_counts": 3}
-STOCK = "stock"  # the target measured without a custom translation table
 #: The header: what a regeneration changes even when no measurement does (the rotation's
 #: counter). Everything else in an artifact is a measurement; one run's bookkeeping (why a
 #: spec was reused, when the sweep ran) lives in the sweep's sidecar, never in the artifact.
@@ -103,20 +102,6 @@ class OperatorResult:
     failures: tuple[FailureGroup, ...]
     dynamic_failures: tuple[FailureGroup, ...] = ()
     dynamic_tally: DynamicTally = DynamicTally()
-
-
-@dataclass(frozen=True)
-class Translations:
-    """A translation target's fingerprint entry: which table, from which source."""
-
-    module: str  # as given: a dotted module or a path to a .py file
-    table: str
-    digest: str  # sha256[:16] of the module's source
-    overrides: tuple[str, ...]  # the operators the table translates, e.g. prims::fmax
-
-    @property
-    def name(self) -> str:
-        return f"{self.module}:{self.table}"
 
 
 @dataclass(frozen=True)

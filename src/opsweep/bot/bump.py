@@ -14,7 +14,6 @@ The index's address is never written into the project: it comes from
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -34,8 +33,9 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 
 
 def index_url(explicit: str = "") -> str:
-    """The index's base URL, from the argument, the environment or pip's configuration."""
-    url = explicit or os.environ.get("OPSWEEP_INDEX_URL") or os.environ.get("PIP_INDEX_URL", "")
+    """The index's base URL: `explicit` (--index, else $OPSWEEP_INDEX_URL or $PIP_INDEX_URL,
+    as the CLI read them), else pip's own configuration."""
+    url = explicit
     if not url:
         url = _pip_index()
     if not url:

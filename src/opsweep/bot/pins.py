@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import tomllib
 
 from opsweep.artifact.data import PINS
 from opsweep.errors import UsageError

@@ -57,6 +57,7 @@ def source_independent() -> Iterator[None]:
     except ImportError:  # a hypothesis that predates local constants: nothing to turn off
         yield
         return
+    # hypothesis internals: probed, not assumed
     from hypothesis.internal.conjecture import providers
     get = getattr(providers, "_get_local_constants", None)
     cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)

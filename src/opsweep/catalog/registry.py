@@ -28,7 +28,11 @@ def exporter_registry(opset: int):
     """The registry the exporter builds. Building it warns once per torchvision op when
     torchvision is not installed (torch 2.15 does): not news to a page reader, so the
     exporter's logger is kept at ERROR meanwhile."""
-    from torch.onnx._internal.exporter import _constants, _registration
+    # private torch internals: absent ones mean fallback
+    from torch.onnx._internal.exporter import (
+        _constants,
+        _registration,
+    )
     logger = logging.getLogger("torch.onnx")
     level = logger.level
     logger.setLevel(max(level, logging.ERROR))

@@ -165,7 +165,7 @@ def cmd_commit(args) -> int:
 def cmd_assemble(args) -> int:
     """Unprivileged: the main command's post-sweep sequence (`opsweep assemble`) over the
     shards, then the result files copied to --out for the privileged job."""
-    from opsweep.cli.main import regenerate_site  # the sweep's job: torch and the catalog
+    from opsweep.cli.site import regenerate_site  # the sweep's job: torch and the catalog
     layout = Layout(args.artifact, args.page, args.history_dir, args.history_page)
     new = combine([(p, art.load(p)) for p in args.parts])
     if new.broken is not None:  # the breakage is the result: nothing to render or record

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from opsweep.artifact import data as art
+from opsweep.artifact import records
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import combine, merge, parse_shard, partial_reason
 from opsweep.bot.comment import to_json, to_markdown
@@ -30,6 +31,7 @@ from opsweep.cli.summary import summary
 from opsweep.engine.config import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
 from opsweep.files import Layout, write_atomic
+from opsweep.page import site
 from opsweep.sweep.request import Request
 
 DESCRIPTION = """\
@@ -149,23 +151,12 @@ def cmd_merge(args) -> int:
     return EXIT_OK
 
 
-def regenerate_site(root: Path, layout: Layout, new):
-    """The post-sweep sequence (page.site.regenerate) with what it needs from the installed
-    stack: the catalog, the listing, the registry, the documentation links."""
-    from opsweep.catalog.installed import gather  # torch, and the catalog: hypothesis
-    from opsweep.catalog.load import load_catalog
-    from opsweep.page.site import regenerate
-    here = layout.under(root)
-    installed = gather(Path(here.data_dir), new.fingerprint.opset)
-    return regenerate(root, layout, new, load_catalog(check_draws=False), installed,
-                      source_url=source_url(None, Path(here.pyproject)))
-
-
 def cmd_assemble(args) -> int:
     new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, LAYOUT.artifact)]])
     if new.broken is not None:
         _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
+    from opsweep.cli.site import regenerate_site  # torch, and the catalog: hypothesis
     done = regenerate_site(args.repo_dir, LAYOUT, new)
     core, listing = done.view.bars
     print(f"opsweep: {'wrote' if done.artifact_changed else 'kept'} {LAYOUT.artifact}; recorded "
@@ -177,13 +168,12 @@ def cmd_assemble(args) -> int:
 def cmd_render(args) -> int:
     from opsweep.catalog.installed import gather  # torch, and the catalog: hypothesis
     from opsweep.catalog.load import load_catalog
-    from opsweep.page.site import render
     report = art.load(args.onnx_report) if args.onnx_report else None
     layout = Layout(page=str(args.out), history_dir=str(args.history),
                     data_dir=str(args.data_dir))
     installed = gather(args.data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
-    view = render(layout, report, load_catalog(args.specs, check_draws=False), installed,
+    view = site.render(layout, report, load_catalog(args.specs, check_draws=False), installed,
                   documented_path=args.documented, torch_version=args.torch_version,
                   source_url=source_url(args.source_url, args.pyproject))
     bar_core, bar_all = view.bars
@@ -235,13 +225,11 @@ def cmd_pin_changed(args) -> int:
 
 
 def cmd_history(args) -> int:
-    from opsweep.artifact import records
-    from opsweep.page.site import render_history_page
     if args.step == "record":
         path = records.write(art.load(args.artifact), args.dir)
         print(f"opsweep: wrote {path}")
     else:
-        found = render_history_page(Layout(history_dir=str(args.dir), history_page=str(args.out)))
+        found = site.render_history_page(Layout(history_dir=str(args.dir), history_page=str(args.out)))
         print(f"opsweep: wrote {args.out}: {len(found)} pin sets "
               f"({', '.join(r.name for r in found)})")
     return EXIT_OK

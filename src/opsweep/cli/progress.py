@@ -166,6 +166,7 @@ class Bar:
     then what each worker is measuring now. Three lines, each within 80 columns."""
 
     def __init__(self, console, tally: Tally | None = None) -> None:
+        # rich: only a live display needs it (the bot's job installs none)
         from rich.live import Live
 
         self.tally = tally or Tally()
@@ -173,6 +174,7 @@ class Bar:
         self.live.start()
 
     def __rich__(self):
+        # rich: only a live display needs it (the bot's job installs none)
         from rich.console import Group
         from rich.progress_bar import ProgressBar
         from rich.table import Table
@@ -213,6 +215,7 @@ def display(quiet: bool = False, interval: float = DEFAULT_INTERVAL,
     if quiet:
         return Silent()
     if stream.isatty():
+        # rich: only a live display needs it (the bot's job installs none)
         from rich.console import Console
         console = Console(file=stream)
         if console.is_terminal and not console.is_dumb_terminal:

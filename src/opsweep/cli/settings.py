@@ -6,12 +6,11 @@ it is handed these values."""
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
-
-import tomllib
 
 from opsweep.errors import UsageError
 

@@ -34,6 +34,7 @@ def check_dynamo_available() -> None:
 
 
 def _exporter_error_types() -> tuple[type, type, type]:
+    # private torch internals: absent ones mean fallback
     from torch.onnx._internal.exporter import _errors
     return torch.onnx.errors.OnnxExporterError, _errors.TorchExportError, _errors.DispatchError
 

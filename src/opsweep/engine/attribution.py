@@ -123,6 +123,7 @@ class GraphCheck:
 def untranslated_ops(spec: OpSpec, example) -> GraphCheck:
     """Capture one example, decompose it the way the exporter does, and list
     the call targets the registry has no translation for."""
+    # private torch internals: absent ones mean fallback
     from torch.onnx._internal.exporter import _fx_passes
 
     call = build_call(spec, example)

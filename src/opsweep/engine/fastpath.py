@@ -59,6 +59,7 @@ FAST_PATH = "dynamo-fast"
 
 def _internals():
     """The torch internals the fast path needs; raises if any is missing."""
+    # private torch internals: absent ones mean fallback
     import torch._ops as ops
     from torch.export import exported_program as ep
     from torch.onnx._internal.exporter import _constants, _core, _decomp, _fx_passes, _registration
@@ -266,6 +267,7 @@ def _make_override_cia(ep):
     no kernel table is copied and no closure is made per op while nothing changed (each
     allocation of a container brings the next garbage collection closer)."""
 
+    # private torch internals: absent ones mean fallback
     from torch._higher_order_ops.utils import autograd_not_implemented
     from torch._subclasses import fake_impls
     cia_key = torch._C.DispatchKey.CompositeImplicitAutograd
@@ -345,6 +347,7 @@ def _cheap_rng_reset() -> None:
     export; the next reset replaces it either way): with that off, the same reset runs
     outside the dispatch modes and makes plain empty tensors. With it on, torch's own."""
     try:
+        # private torch internals: absent ones mean fallback
         from torch._decomp import decompositions_for_rng as rng
         from torch._functorch import config
         from torch.utils._python_dispatch import _disable_current_modes
@@ -448,6 +451,7 @@ def _traced_once(registry):
     ``decompose_with_registry``'s re-trace applies them to the captured graph, under the
     contexts the exporter's non-strict capture sets. No refinement of dynamic shapes: what
     fails here is exported again the public way (`FastExporter.export`)."""
+    # private torch internals: absent ones mean fallback
     from torch.export import _trace
     from torch.export import exported_program as ep
     from torch.onnx._internal.exporter import _capture_strategies, _decomp
@@ -500,6 +504,7 @@ def _rnn_patched(keys: frozenset) -> frozenset[str]:
     found = _RNN_PATCHED.get(keys)
     if found is not None:
         return found
+    # private torch internals: absent ones mean fallback
     from torch._decomp import global_decomposition_table
     from torch.onnx._internal.exporter import _capture_strategies
     tables = list(global_decomposition_table.values())
@@ -518,6 +523,7 @@ def _rnn_patched(keys: frozenset) -> frozenset[str]:
 
 def _single_trace_available() -> bool:
     try:
+        # private torch internals: absent ones mean fallback
         from torch.export import _trace
         from torch.onnx._internal.exporter import _capture_strategies as strategies
         return (all(hasattr(_trace, n) for n in ("_export", "_export_to_aten_ir"))
@@ -588,6 +594,7 @@ def _from_call(value: Any) -> bool:
 
 
 def _has_fake_rules() -> bool:
+    # private torch internals: absent ones mean fallback
     from torch._subclasses import fake_impls
     return all(hasattr(fake_impls, name) for name in
                ("_is_op_registered_to_fake_rule", "register_op_impl", "_deregister_op_impl",
@@ -689,6 +696,7 @@ class FastExporter(Exporter):
             self._needs_retrace[kind] = self.retraced > retraced and self.plain_capture
 
     def _export(self, module, args, dynamic_shapes, strategy):
+        # private torch internals: absent ones mean fallback
         from torch.onnx._internal.exporter import _capture_strategies
         recorder = self._recorder
         self.last_trace = None
@@ -720,6 +728,7 @@ def _stack_traces(recorded: bool):
     ONNX node's ``pkg.torch.onnx.stack_trace`` metadata, and an outcome's error line is the
     first line of its message, so outcomes are the public call's
     (``tests/integration/test_fastpath.py``). Where torch lacks the switch, nothing changes."""
+    # private torch internals: absent ones mean fallback
     from torch.fx import config as fx_config
     saved = getattr(fx_config, "do_not_emit_stack_traces", None)
     if saved is None:

@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from opsweep.artifact.data import STOCK
 from opsweep.engine.adapter import Exporter
 from opsweep.engine.fastpath import unchanged_by
 from opsweep.engine.phase import Phase, ignore
 from opsweep.engine.runner import references_of, run_dynamic, static_outcomes
-from opsweep.model import Example, OpSpec, Outcome
+from opsweep.model import STOCK, Example, OpSpec, Outcome
 
 #: Called as targets finish: the static outcomes so far, and the targets whose
 #: outcomes (static and dynamic) are final. A lost worker keeps what it had.

@@ -30,7 +30,6 @@ from pathlib import Path
 
 from pebble import ProcessExpired, ProcessPool
 
-from opsweep.artifact.data import STOCK
 from opsweep.engine import worker
 from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.canary import IMPORT_STAGE, import_error, run_canary
@@ -40,7 +39,7 @@ from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.worker import Outcomes, SetUp, make_exporters, run_targets
 from opsweep.errors import ExporterBroken, PoolBroken
-from opsweep.model import Example, OpSpec, Outcome, Stage
+from opsweep.model import STOCK, Example, OpSpec, Outcome, Stage
 
 #: Seconds each example of a group adds to the group's time budget (one onnxruntime run
 #: and one comparison of small tensors take milliseconds; the export has its own timeout).

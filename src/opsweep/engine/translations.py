@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from opsweep.artifact.data import STOCK, Translations
 from opsweep.errors import UsageError
+from opsweep.model import STOCK, Translations
 
 _SPEC = re.compile(r"^(?P<module>[^\s:]+):(?P<table>[A-Za-z_][A-Za-z0-9_]*)$")
 

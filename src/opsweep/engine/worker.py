@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from opsweep.artifact.data import STOCK
 from opsweep.catalog.load import Catalog, load_catalog
 from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.canary import IMPORT_STAGE, run_canary
@@ -29,7 +28,7 @@ from opsweep.engine.fastpath import make_exporter
 from opsweep.engine.phase import Phase, Reached, static_file
 from opsweep.engine.translations import load
 from opsweep.errors import ExporterBroken
-from opsweep.model import Example, OpSpec, Outcome
+from opsweep.model import STOCK, Example, OpSpec, Outcome
 
 Outcomes = dict[str, list[Outcome]]  # by target
 

@@ -1,0 +1,23 @@
+"""The post-sweep sequence as both commands run it (`opsweep assemble`, `opsweep bot
+assemble`): the library's `page.site.regenerate`, handed what it needs from the installed
+stack. Imported where those commands run, beside torch; the bot's own job never does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opsweep.artifact.data import Artifact
+from opsweep.catalog.installed import gather
+from opsweep.catalog.load import load_catalog
+from opsweep.cli.settings import source_url
+from opsweep.files import Layout
+from opsweep.page.site import Regenerated, regenerate
+
+
+def regenerate_site(root: Path, layout: Layout, new: Artifact) -> Regenerated:
+    """The post-sweep sequence (page.site.regenerate) with what it needs from the installed
+    stack: the catalog, the listing, the registry, the documentation links."""
+    here = layout.under(root)
+    installed = gather(Path(here.data_dir), new.fingerprint.opset)
+    return regenerate(root, layout, new, load_catalog(check_draws=False), installed,
+                      source_url=source_url(None, Path(here.pyproject)))
