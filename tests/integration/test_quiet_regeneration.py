@@ -67,20 +67,15 @@ def checkout(path: Path) -> Path:
 
 
 def regenerate(repo: Path, specs: Path, summary: Path) -> str:
-    """What `tox -e proptest_onnx -- --only ...` does: sweep, render, history record and
-    view. Returns the sweep's summary (also appended to `summary`, as under Actions)."""
+    """What `tox -e proptest_onnx -- --only ...` does: sweep, then assemble (history record,
+    view and pages). Returns the sweep's summary (also appended to `summary`, as under
+    Actions)."""
     out = repo / ARTIFACT
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     swept = subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", *ONLY,
                             "--jobs", "0", "--quiet", "--specs", str(specs), "--out", str(out)],
                            check=True, capture_output=True, text=True, timeout=600, env=env)
-    data = repo / "docs" / "data"
-    assert main(["history", "record", "--artifact", str(out), "--dir", str(repo / HISTORY)]) == 0
-    assert main(["render", "--onnx-report", str(out), "--out", str(repo / PAGE), "--specs",
-                 str(specs), "--documented", str(data / "documented.json"),
-                 "--data-dir", str(data), "--history", str(repo / HISTORY)]) == 0
-    assert main(["history", "render", "--dir", str(repo / HISTORY),
-                 "--out", str(repo / HISTORY_PAGE)]) == 0
+    assert main(["assemble", "--repo-dir", str(repo), "--specs", str(specs)]) == 0
     return swept.stdout
 
 
@@ -182,10 +177,9 @@ def publish(repo: Path, artifact: bytes, tmp: Path, name: str, monkeypatch) -> d
     git(repo, "clean", "-qfd")
     head = git(repo, "rev-parse", "HEAD").strip()
     target = pub.Target("workflow_dispatch", head, "main", "octo/demo", True)
-    summary = tmp / f"{name}.summary.md"
     done = pub.publish(None, "octo/demo", target, pub.collect(result, pub.Layout()), repo, repo,
-                       pub.Layout(), push_token=None, bot=None, message="Regenerate",
-                       summary=str(summary))
+                       pub.Layout(), push_token=None, bot=None, message="Regenerate")
+    (tmp / f"{name}.summary.md").write_text(done.summary, "utf-8")
     counts = done.counts
     return {"changed": str(bool(done.committed)).lower(), "sha": done.committed,
             "regressions": str(counts.get("regression", 0))}

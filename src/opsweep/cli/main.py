@@ -157,11 +157,13 @@ def cmd_assemble(args) -> int:
         _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
     from opsweep.cli.site import regenerate_site  # torch, and the catalog: hypothesis
-    done = regenerate_site(args.repo_dir, LAYOUT, new)
+    done = regenerate_site(args.repo_dir, LAYOUT, new, args.specs)
     core, listing = done.view.bars
-    print(f"opsweep: {'wrote' if done.artifact_changed else 'kept'} {LAYOUT.artifact}; recorded "
-          f"{done.record}; rendered {', '.join(LAYOUT.pages)}: full {core.numerator}/"
-          f"{core.denominator} core, {listing.numerator}/{listing.denominator} of the listing")
+    if done.artifact_changed:
+        print(f"opsweep: wrote {LAYOUT.artifact}")
+    print(f"opsweep: recorded {done.record}; rendered {', '.join(LAYOUT.pages)}: full "
+          f"{core.numerator}/{core.denominator} core, {listing.numerator}/{listing.denominator} "
+          "of the listing")
     return EXIT_OK
 
 
@@ -310,6 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("parts", type=Path, nargs="*", metavar="PART",
                    help="the artifact, or every shard of one (default: the layout's artifact)")
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the measured checkout")
+    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR",
+                   help="another directory of spec modules the sweep measured (as for sweep)")
     p = sub.add_parser("render", help="render the support page from an artifact")
     p.add_argument("--onnx-report", type=Path, default=None, metavar="ARTIFACT",
                    help="the measured artifact; without it, only the retired listing's claims")

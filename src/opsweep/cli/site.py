@@ -4,6 +4,7 @@ stack. Imported where those commands run, beside torch; the bot's own job never 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from opsweep.artifact.data import Artifact
@@ -14,10 +15,12 @@ from opsweep.files import Layout
 from opsweep.page.site import Regenerated, regenerate
 
 
-def regenerate_site(root: Path, layout: Layout, new: Artifact) -> Regenerated:
+def regenerate_site(root: Path, layout: Layout, new: Artifact,
+                    specs: Sequence[Path] = ()) -> Regenerated:
     """The post-sweep sequence (page.site.regenerate) with what it needs from the installed
-    stack: the catalog, the listing, the registry, the documentation links."""
+    stack: the catalog (with the spec directories `specs`), the listing, the registry, the
+    documentation links."""
     here = layout.under(root)
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
-    return regenerate(root, layout, new, load_catalog(check_draws=False), installed,
+    return regenerate(root, layout, new, load_catalog(specs, check_draws=False), installed,
                       source_url=source_url(None, Path(here.pyproject)))
