@@ -79,8 +79,13 @@ def test_the_index_address_comes_from_configuration_only(monkeypatch, tmp_path):
     (tmp_path / "pip.conf").write_text("[global]\nindex_url = http://127.0.0.1:8/simple/\n")
     monkeypatch.setenv("PIP_CONFIG_FILE", str(tmp_path / "pip.conf"))
     assert bump.index_url() == "http://127.0.0.1:8"
-    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
-    assert bump.index_url() == "http://127.0.0.1:9"
+    # the environment, as the CLI reads it once ($OPSWEEP_INDEX_URL first, then $PIP_INDEX_URL)
+    from opsweep.cli.settings import Settings
+    settings = Settings.read({"PIP_INDEX_URL": "http://127.0.0.1:9/simple"})
+    assert bump.index_url(settings.index_url) == "http://127.0.0.1:9"
+    settings = Settings.read({"PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+                              "OPSWEEP_INDEX_URL": "http://127.0.0.1:7"})
+    assert bump.index_url(settings.index_url) == "http://127.0.0.1:7"
     with pytest.raises(UsageError, match="expected http"):
         bump.index_url("file:///etc")
 

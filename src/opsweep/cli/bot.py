@@ -32,7 +32,7 @@ from opsweep.bot.pins import fingerprint_mismatches, read_pins
 from opsweep.bot.publish import Refused, broken_body, collect, publish, resolve
 from opsweep.cli import actions
 from opsweep.errors import OpsweepError, UsageError
-from opsweep.files import Layout, write_atomic
+from opsweep.files import DEFAULT, Layout, write_atomic
 
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
 def _outputs(args, **values: object) -> None:
@@ -349,8 +349,8 @@ def _data_parsers(steps, login: dict) -> None:
     """The steps that handle measured data: guard, assemble, resolve, publish, bump, commit."""
     p = steps.add_parser("should-run", help="the loop guard")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
-    p.add_argument("--artifact", default="docs/onnx_support_measured.json")
-    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--artifact", default=DEFAULT.artifact)
+    p.add_argument("--pyproject", default=DEFAULT.pyproject)
     p.add_argument("--profile", default="ci")
     p.set_defaults(run=cmd_should_run)
 
@@ -362,10 +362,10 @@ def _data_parsers(steps, login: dict) -> None:
     p.add_argument("parts", type=Path, nargs="+", help="shard artifacts (or one whole artifact)")
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the measured checkout")
     p.add_argument("--out", type=Path, required=True, help="where the result files go")
-    p.add_argument("--artifact", default="docs/onnx_support_measured.json")
-    p.add_argument("--page", default="docs/supported_operators.md")
-    p.add_argument("--history-dir", default="docs/history")
-    p.add_argument("--history-page", default="docs/history.md")
+    p.add_argument("--artifact", default=DEFAULT.artifact)
+    p.add_argument("--page", default=DEFAULT.page)
+    p.add_argument("--history-dir", default=DEFAULT.history_dir)
+    p.add_argument("--history-page", default=DEFAULT.history_page)
     p.set_defaults(run=cmd_assemble)
 
     _privileged_parsers(steps, login)
@@ -404,7 +404,7 @@ def _privileged_parsers(steps, login: dict) -> None:
                          "(push token: $OPSWEEP_PUSH_TOKEN)")
     p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
-    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--pyproject", default=DEFAULT.pyproject)
     p.add_argument("--base", default="main", help="the branch the bump starts from and targets")
     p.add_argument("--index", default="", metavar="URL",
                    help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index)")

@@ -298,8 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep(sub)
     p = sub.add_parser("list", help="list the catalog's specs")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p = sub.add_parser("attribution", help="what each spec really traces, and drawn examples "
-                       "eager PyTorch rejects (exit 1 when any spec is off)")
+    p = sub.add_parser("attribution", help="what each spec really traces, drawn examples eager "
+                       "PyTorch rejects, and known-gap notes that no longer hold (exit 1 when "
+                       "any spec is off)")
     p.add_argument("names", nargs="*", metavar="NAME", help="specs to check (default: all)")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
     p = sub.add_parser("draw", help="print the examples a sweep draws for each spec (JSON lines)")
@@ -330,7 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--source-url", default=None, metavar="URL",
                    help="base URL of the repository's files, to link each spec to its source "
                    "(default: [tool.opsweep] source-url in --pyproject; '' for none)")
-    p.add_argument("--pyproject", type=Path, default=Path("pyproject.toml"),
+    p.add_argument("--pyproject", type=Path, default=Path(LAYOUT.pyproject),
                    help="where [tool.opsweep] source-url is read from, when --source-url is not given")
     p = sub.add_parser("diff", help="grade transitions between two artifacts "
                        "(exit 1 when there are regressions)")
@@ -341,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pin-changed", help="did a watched pin in pyproject.toml move since REF (its merge base)?")
     p.add_argument("--base", required=True, metavar="REF")
     p.add_argument("--head", default="HEAD", metavar="REF", help="'' for the working tree")
-    p.add_argument("--pyproject", default="pyproject.toml")
+    p.add_argument("--pyproject", default=LAYOUT.pyproject)
     p.add_argument("--repo", type=Path, default=Path("."))
     p.add_argument("--tip", action="store_true",
                    help="compare against REF itself, not its merge base with --head")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from opsweep.model import DEFAULT_TOLERANCES, OpSpec
@@ -22,7 +21,6 @@ from opsweep.page.templates import environment
 if TYPE_CHECKING:
     from opsweep.catalog.load import Catalog
 
-PAGE_NAME = "specs.md"
 
 
 @dataclass(frozen=True)
@@ -140,9 +138,3 @@ def build(catalog: Catalog, operators: Collection[str], source_url: str = "",
 
 def render(page: SpecsPage) -> str:
     return environment().get_template("specs.md.j2").render(page=page)
-
-
-def page_path(page: Path) -> Path:
-    """The spec sources page is written beside the support page."""
-    return Path(page).with_name(PAGE_NAME)
-
