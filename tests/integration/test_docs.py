@@ -353,3 +353,14 @@ def test_page_without_javascript_is_complete(served, tmp_path):
         page.goto(f"{served}/supported_operators/")
         assert visible(page) == len(expected_counts()[0])
         assert page.locator("#opsweep-filters").inner_html() == ""
+
+
+def test_the_readme_python_runs_as_written(monkeypatch):
+    """The README's Python block, run against the committed artifact from the checkout."""
+    import re
+    monkeypatch.chdir(ROOT)
+    readme = (ROOT / "README.md").read_text("utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert blocks, "the README shows how to use opsweep from Python"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 -- our own README

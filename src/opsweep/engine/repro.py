@@ -5,7 +5,7 @@ signature are enough to rebuild the module and inputs, because an export
 depends only on the signature:
 
     from opsweep import example_for
-    module, inputs = example_for("cos", "bf16[2,3]")
+    module, inputs = example_for("cos", "c64[6]")
     torch.onnx.export(module, inputs, dynamo=True)
 """
 
