@@ -1,8 +1,8 @@
 """A faster route to the same export: what ``torch.onnx.export(dynamo=True)``
 recomputes on every call, computed once per process.
 
-Measured on torch 2.13 (CPU), a one-op export costs ~0.85 s through the public
-call. Of that, set-up that does not depend on the model dominates:
+Of a one-op export through the public call, set-up that does not depend on the model
+dominates (docs/performance.md has the measurements):
 
 1. building the onnxscript registry (``ONNXRegistry.from_torchlib``);
 2. building the ONNX-friendly decomposition table from it and splitting it
@@ -722,9 +722,8 @@ class FastExporter(Exporter):
 def _stack_traces(recorded: bool):
     """torch's own switch for a Python stack trace per traced graph node
     (``torch.fx.config.do_not_emit_stack_traces``), set for one export and restored. Not
-    recorded, each trace skips a traceback extraction and symbolization per node (py-spy put
-    that at ~5% of a worker's samples in a sweep; side by side, bench_sweep's 40 specs took
-    51.6 s with them and 50.4 s without); the exporter copies a node's stack trace only into the
+    recorded, each trace skips a traceback extraction and symbolization per node (what that
+    saves: docs/performance.md); the exporter copies a node's stack trace only into the
     ONNX node's ``pkg.torch.onnx.stack_trace`` metadata, and an outcome's error line is the
     first line of its message, so outcomes are the public call's
     (``tests/integration/test_fastpath.py``). Where torch lacks the switch, nothing changes."""

@@ -1,11 +1,10 @@
 """Workers forked from a process that is already set up.
 
 A worker's set-up (import torch, onnx, onnxruntime and onnxscript, load the catalog,
-build one exporter per target) took 4.8 s here, and a spawned worker's interpreter start
-and exit another 1.6 s (its last collection walks all of torch). The
+build one exporter per target) takes seconds, and a spawned worker's interpreter start
+and exit more (its last collection walks all of torch; docs/performance.md). The
 sweep starts two workers, then a fresh one each time a worker is recycled
-(`SweepConfig.recycle`): some sixty set-ups on the main command
-(15801 groups, 250 per worker).
+(`SweepConfig.recycle`): some sixty set-ups on the main command.
 
 With the ``forkserver`` start method (Linux), one server process does that set-up once:
 it imports this module first (multiprocessing's *preload*), which runs the workers'

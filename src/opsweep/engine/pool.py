@@ -203,8 +203,8 @@ def phase_root(in_memory: bool = True) -> str | None:
     """Where a sweep's phase files go: the shared-memory file system where it is a
     directory this process may write (`in_memory`), else None (the system's temporary
     directory). What a phase file holds is the same either way; only a rewrite's cost
-    differs: on this machine's ext4 disk a rewrite took ~0.35 ms of wall time (~0.14 ms of
-    CPU), in memory ~0.02 ms, and a group rewrites its phase file some twenty times."""
+    differs (a group rewrites its phase file some twenty times, and a rewrite on disk costs
+    many times one in memory: docs/performance.md)."""
     if in_memory and _SHARED_MEMORY.is_dir() and os.access(_SHARED_MEMORY, os.W_OK | os.X_OK):
         return str(_SHARED_MEMORY)
     return None
