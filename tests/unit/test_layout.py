@@ -238,3 +238,21 @@ def test_committed_snippets_import_public_names_only():
         module, _, names = line.removeprefix("from ").partition(" import ")
         assert module == "opsweep", line
         assert {n.strip() for n in names.split(",")} <= set(opsweep.__all__), line
+
+
+#: standard-library modules opsweep imports that an older Python lacks: (module, since)
+NEWER_STDLIB = {"tomllib": (3, 11)}
+
+
+def test_the_declared_python_is_the_one_the_code_needs():
+    """requires-python says what the code needs: tomllib (3.11) is imported unconditionally,
+    so 3.10 is not declared."""
+    import tomllib
+    project = tomllib.loads((SRC.parents[1] / "pyproject.toml").read_text("utf-8"))["project"]
+    declared = project["requires-python"]
+    assert declared.startswith(">=")
+    floor = tuple(int(p) for p in declared[2:].split("."))
+    needed = max((since for _, path, tree in _modules() for m, kind, _ in _imports(tree)
+                  for name, since in NEWER_STDLIB.items() if m == name), default=(3, 0))
+    assert floor >= needed, f"the code needs Python {needed}, pyproject declares {declared}"
+    assert sys.version_info[:2] >= floor  # and the suite runs on a Python it declares
