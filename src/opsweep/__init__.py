@@ -22,32 +22,26 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-#: public name -> the module that defines it
-_PUBLIC = {
-    # the artifact
-    "load_artifact": ("opsweep.artifact.data", "load"),
-    "Artifact": ("opsweep.artifact.data", "Artifact"),
-    "Grades": ("opsweep.artifact.grade", "Grades"),
-    "Grade": ("opsweep.model", "Grade"),
-    "Stage": ("opsweep.model", "Stage"),
-    # reproducing an example with the public call
-    "example_for": ("opsweep.engine.repro", "example_for"),
-    "dynamic_example_for": ("opsweep.engine.repro", "dynamic_example_for"),
-    "load_translations": ("opsweep.engine.translations", "load"),
-    # a spec author's faces
-    "OpSpec": ("opsweep.model", "OpSpec"),
-    "TensorArg": ("opsweep.model", "TensorArg"),
-    "Example": ("opsweep.model", "Example"),
-    "Tolerance": ("opsweep.model", "Tolerance"),
-    "KnownGap": ("opsweep.model", "KnownGap"),
-    **{name: ("opsweep.catalog.families", name) for name in (
+#: module -> the public names it defines, each as (public name, its name there)
+_MODULES = {
+    "opsweep.artifact.data": (("load_artifact", "load"), ("Artifact", "Artifact")),
+    "opsweep.artifact.grade": (("Grades", "Grades"),),
+    "opsweep.engine.repro": (("example_for", "example_for"),
+                             ("dynamic_example_for", "dynamic_example_for")),
+    "opsweep.engine.translations": (("load_translations", "load"),),
+    "opsweep.model": tuple((n, n) for n in (
+        "Grade", "Stage", "OpSpec", "TensorArg", "Example", "Tolerance", "KnownGap")),
+    "opsweep.catalog.families": tuple((n, n) for n in (
         "spec", "unary", "binary", "comparison", "reduction", "activation", "optional",
         "present", "no_translation", "gap", "draw_scalar", "ABSENT", "FLOAT", "INTEGRAL",
-        "COMPLEX", "BOOL", "NUMERIC", "ALL", "EDGE_FLOATS", "SIGNED_ZEROS")},
-    **{name: ("opsweep.catalog.strategies", name) for name in (
+        "COMPLEX", "BOOL", "NUMERIC", "ALL", "EDGE_FLOATS", "SIGNED_ZEROS")),
+    "opsweep.catalog.strategies": tuple((n, n) for n in (
         "examples", "shapes", "tensors", "broadcast_shapes", "dims", "dim_subsets", "sides",
-        "seeds")},
+        "seeds")),
 }
+#: public name -> (module, its name there)
+_PUBLIC = {public: (module, there) for module, names in _MODULES.items()
+           for public, there in names}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 
