@@ -18,7 +18,7 @@ spread over the families:
   single    also tracing a module once, straight to the decomposed graph, where the last
             export of its kind was re-traced (``FastExporter.export``);
   phases    also with the workers' phase files in a memory-backed directory
-            (``isolation.phase_root``) instead of the disk's temporary directory;
+            (``engine.pool.phase_root``) instead of the disk's temporary directory;
   new       also recording no Python stack trace per traced node (torch's
             ``torch.fx.config.do_not_emit_stack_traces``, ``Tuning.traces``).
 
@@ -106,7 +106,7 @@ def breakdown(specs, profile) -> dict[str, float]:
     import onnx
     from torch.onnx._internal.exporter import _capture_strategies, _core, _onnx_program
 
-    from opsweep.engine import group as multitarget
+    from opsweep.engine import group as targets_of_group
     from opsweep.engine import runner
     from opsweep.engine.pool import inline_exporters
     from opsweep.engine.worker import run_targets
@@ -137,7 +137,7 @@ def breakdown(specs, profile) -> dict[str, float]:
                timed(runner, "run_session", "runs"),
                timed(runner, "choose_plan", "references"),
                timed(runner, "_dynamic_reference", "references"),
-               timed(multitarget, "references_of", "references")]
+               timed(targets_of_group, "references_of", "references")]
     start = time.perf_counter()
     try:
         for spec in specs:

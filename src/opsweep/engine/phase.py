@@ -48,7 +48,7 @@ class Reached:
 
     step: Step
     dynamic: bool = False
-    target: str = ""  # set by multitarget, which knows whose exporter is running
+    target: str = ""  # set by engine.group, which knows whose exporter is running
 
     @property
     def label(self) -> str:

@@ -54,18 +54,18 @@ def test_an_empty_or_unreadable_phase_file(tmp_path):
 
 
 def test_phase_files_go_to_shared_memory_where_there_is_a_writable_one(tmp_path, monkeypatch):
-    from opsweep.engine import pool as isolation
+    from opsweep.engine import pool
     shm = tmp_path / "shm"
-    monkeypatch.setattr(isolation, "_SHARED_MEMORY", shm)
-    assert isolation.phase_root() is None  # not there: the system's temporary directory
+    monkeypatch.setattr(pool, "_SHARED_MEMORY", shm)
+    assert pool.phase_root() is None  # not there: the system's temporary directory
     shm.mkdir()
-    assert isolation.phase_root() == str(shm)
-    assert isolation.phase_root(in_memory=False) is None  # the previous engine's place
+    assert pool.phase_root() == str(shm)
+    assert pool.phase_root(in_memory=False) is None  # the previous engine's place
     shm.chmod(0o500)
     try:
         import os
         if os.geteuid() != 0:  # root writes anywhere; access() says so
-            assert isolation.phase_root() is None
+            assert pool.phase_root() is None
     finally:
         shm.chmod(0o700)
 

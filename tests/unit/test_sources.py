@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from opsweep.page import sources as page_specs
+from opsweep.page import sources
 from opsweep.catalog.load import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def catalog(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(catalog):
-    return page_specs.build(catalog, {"relu", "prelu", "sinh"}, URL, "2.15.0")
+    return sources.build(catalog, {"relu", "prelu", "sinh"}, URL, "2.15.0")
 
 
 def sections(page):
@@ -86,7 +86,7 @@ def test_sections_are_grouped_by_file_in_source_order(page, catalog):
 
 
 def test_the_page_renders_an_anchored_section_per_spec(page):
-    text = page_specs.render(page)
+    text = sources.render(page)
     assert text.count('<section class="opsweep-spec"') == page.count
     activations = text.index("## `specs/activations.py`")
     prelu = text.index('<section class="opsweep-spec" id="spec-prelu">')
@@ -106,7 +106,7 @@ def test_the_page_renders_an_anchored_section_per_spec(page):
 
 
 def test_markup_in_the_source_and_the_notes_is_escaped(page):
-    text = page_specs.render(page)
+    text = sources.render(page)
     mine = text[text.index('id="spec-u_sinh"'):]
     mine = mine[:mine.index("</section>")]
     assert "known gap: numerics: a &lt;b&gt; &amp; &#39;c&#39;" in mine
@@ -116,19 +116,19 @@ def test_markup_in_the_source_and_the_notes_is_escaped(page):
 
 
 def test_the_page_is_byte_identical_and_names_no_absolute_path(catalog, page, tmp_path_factory):
-    again = page_specs.render(page_specs.build(catalog, {"relu", "prelu", "sinh"}, URL, "2.15.0"))
-    text = page_specs.render(page)
+    again = sources.render(sources.build(catalog, {"relu", "prelu", "sinh"}, URL, "2.15.0"))
+    text = sources.render(page)
     assert again == text
-    installed = str(Path(page_specs.__file__).resolve().parents[1])  # a checkout's src/, or site-packages
+    installed = str(Path(sources.__file__).resolve().parents[2])  # a checkout's src/, or site-packages
     assert str(ROOT) not in text and installed not in text
     assert str(tmp_path_factory.getbasetemp()) not in text
 
 
 def test_without_a_source_url_files_are_plain_paths(catalog):
-    page = page_specs.build(catalog, set(), "")
+    page = sources.build(catalog, set(), "")
     prelu = sections(page)["prelu"]
     assert prelu.url == "" and prelu.ops == (("prelu", False),)
-    text = page_specs.render(page)
+    text = sources.render(page)
     section = text[text.index('id="spec-prelu"'):]
     assert section.startswith('id="spec-prelu">\n<h3><code>prelu</code></h3>\n'
                               '<p><code>specs/activations.py</code>, line')
