@@ -248,7 +248,7 @@ def test_the_declared_python_is_the_one_the_code_needs():
     """requires-python says what the code needs: tomllib (3.11) is imported unconditionally,
     so 3.10 is not declared."""
     import tomllib
-    project = tomllib.loads((SRC.parents[1] / "pyproject.toml").read_text("utf-8"))["project"]
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text("utf-8"))["project"]
     declared = project["requires-python"]
     assert declared.startswith(">=")
     floor = tuple(int(p) for p in declared[2:].split("."))
