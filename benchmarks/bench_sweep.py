@@ -44,14 +44,14 @@ from collections import defaultdict
 from pathlib import Path
 
 from opsweep.artifact import data as art
-from opsweep.engine.adapter import Exporter, quiet_exporter
 from opsweep.artifact.data import STOCK
-from opsweep.catalog.load import load_catalog
-from opsweep.engine.config import RECYCLE, SweepConfig, Tuning
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.sweep.reuse import spec_digest
+from opsweep.catalog.load import load_catalog
+from opsweep.engine.adapter import Exporter, quiet_exporter
+from opsweep.engine.config import RECYCLE, SweepConfig, Tuning
 from opsweep.engine.group import run_group
 from opsweep.sweep.driver import Job, measure
+from opsweep.sweep.reuse import spec_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = "examples/custom_translations.py:TABLE"
@@ -108,9 +108,9 @@ def breakdown(specs, profile) -> dict[str, float]:
 
     from opsweep.engine import group as targets_of_group
     from opsweep.engine import runner
-    from opsweep.engine.pool import inline_exporters
-    from opsweep.engine.worker import run_targets
     from opsweep.engine.phase import ignore
+    from opsweep.engine.pool import inline_exporters
+    from opsweep.engine.worker import wanted_outcomes
     spent: dict[str, float] = defaultdict(float)
 
     def timed(owner, name, stage):
@@ -142,7 +142,7 @@ def breakdown(specs, profile) -> dict[str, float]:
     try:
         for spec in specs:
             for group in group_by_signature(draw_examples(spec, profile)):
-                run_targets(spec, group, exporters, (STOCK, _target_name()), ignore, True, True)
+                wanted_outcomes(spec, group, exporters, (STOCK, _target_name()), ignore, True, True)
     finally:
         for owner, name, original in patches:
             setattr(owner, name, original)

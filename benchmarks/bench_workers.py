@@ -47,11 +47,10 @@ from pathlib import Path
 
 from bench_sweep import sweep  # the same measured sweep (benchmarks/ is on sys.path)
 
-from opsweep.engine.adapter import quiet_exporter
-from opsweep.catalog.load import load_catalog
-from opsweep.engine.config import RECYCLE
 from opsweep.catalog.draw import PROFILES
-
+from opsweep.catalog.load import load_catalog
+from opsweep.engine.adapter import quiet_exporter
+from opsweep.engine.config import RECYCLE
 
 START = {"spawn": False, "fork": True}  # -> SweepConfig.preload
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.catalog.load import load_catalog
 from opsweep.engine import fastpath
 from opsweep.engine.adapter import quiet_exporter
-from opsweep.catalog.load import load_catalog
-from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.engine.fastpath import FastExporter
 from opsweep.engine.runner import build_call, choose_plan, dynamic_shapes, target_of
 

@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -59,14 +59,12 @@ class Layout:
 
     def under(self, root: str | os.PathLike) -> Layout:
         """The same layout, every path under `root`."""
-        return Layout(*(str(Path(root, getattr(self, f))) for f in _FIELDS))
+        return Layout(**{f.name: str(Path(root, getattr(self, f.name))) for f in fields(self)})
 
 
 DETAILS_NAME = "operators.md"
 SPECS_NAME = "specs.md"
 DEFAULT = Layout()
-ARTIFACT = Path(DEFAULT.artifact)
-_FIELDS = ("artifact", "page", "history_dir", "history_page", "data_dir", "pyproject")
 
 
 def _beside(page: str, name: str) -> str:

@@ -30,7 +30,7 @@ from opsweep.cli.settings import PROFILE_ENV, Settings, source_url
 from opsweep.cli.summary import summary
 from opsweep.engine.config import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
-from opsweep.files import Layout, write_atomic
+from opsweep.files import DEFAULT, Layout, write_atomic
 from opsweep.page import site
 from opsweep.sweep.request import Request
 
@@ -47,7 +47,6 @@ The main job, measure then render:
 EPILOG = """\
 `opsweep COMMAND --help` describes each command. `tox -e proptest_onnx` runs the main job
 with the pinned exporter stack; docs/refreshing.md explains how to read the results."""
-LAYOUT = Layout()
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN = 3  # the pin set breaks the exporter: nothing could be measured
 
@@ -66,7 +65,7 @@ def _add_sweep(sub) -> None:
                    help="hypothesis profile (default: $OPSWEEP_HYP_PROFILE, else ci)")
     p.add_argument("--only", nargs="+", metavar="NAME", default=[],
                    help="measure only these specs (the rest is carried from the previous artifact)")
-    p.add_argument("--out", type=Path, default=Path(LAYOUT.artifact), help="artifact path")
+    p.add_argument("--out", type=Path, default=Path(DEFAULT.artifact), help="artifact path")
     p.add_argument("--previous", type=Path, default=None,
                    help="artifact to reuse full grades from (default: the one at --out)")
     p.add_argument("--no-reuse", action="store_true",
@@ -152,16 +151,16 @@ def cmd_merge(args) -> int:
 
 
 def cmd_assemble(args) -> int:
-    new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, LAYOUT.artifact)]])
+    new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, DEFAULT.artifact)]])
     if new.broken is not None:
         _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
     from opsweep.cli.site import regenerate_site  # torch, and the catalog: hypothesis
-    done = regenerate_site(args.repo_dir, LAYOUT, new, args.specs)
+    done = regenerate_site(args.repo_dir, DEFAULT, new, args.specs)
     core, listing = done.view.bars
     if done.artifact_changed:
-        print(f"opsweep: wrote {LAYOUT.artifact}")
-    print(f"opsweep: recorded {done.record}; rendered {', '.join(LAYOUT.pages)}: full "
+        print(f"opsweep: wrote {DEFAULT.artifact}")
+    print(f"opsweep: recorded {done.record}; rendered {', '.join(DEFAULT.pages)}: full "
           f"{core.numerator}/{core.denominator} core, {listing.numerator}/{listing.denominator} "
           "of the listing")
     return EXIT_OK
@@ -318,20 +317,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="render the support page from an artifact")
     p.add_argument("--onnx-report", type=Path, default=None, metavar="ARTIFACT",
                    help="the measured artifact; without it, only the retired listing's claims")
-    p.add_argument("--out", type=Path, default=Path(LAYOUT.page))
+    p.add_argument("--out", type=Path, default=Path(DEFAULT.page))
     p.add_argument("--torch-version", default=None,
                    help="torch version the page targets (default: the installed one)")
-    p.add_argument("--documented", type=Path, default=Path(LAYOUT.documented),
+    p.add_argument("--documented", type=Path, default=Path(DEFAULT.documented),
                    help="the retired TorchScript listing's claims (scripts/recompute_documented.py)")
-    p.add_argument("--data-dir", type=Path, default=Path(LAYOUT.data_dir),
+    p.add_argument("--data-dir", type=Path, default=Path(DEFAULT.data_dir),
                    help="where the per-version documentation-link cache lives")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p.add_argument("--history", type=Path, default=Path(LAYOUT.history_dir), metavar="DIR",
+    p.add_argument("--history", type=Path, default=Path(DEFAULT.history_dir), metavar="DIR",
                    help="history records, for grades per release and the last bump's changes")
     p.add_argument("--source-url", default=None, metavar="URL",
                    help="base URL of the repository's files, to link each spec to its source "
                    "(default: [tool.opsweep] source-url in --pyproject; '' for none)")
-    p.add_argument("--pyproject", type=Path, default=Path(LAYOUT.pyproject),
+    p.add_argument("--pyproject", type=Path, default=Path(DEFAULT.pyproject),
                    help="where [tool.opsweep] source-url is read from, when --source-url is not given")
     p = sub.add_parser("diff", help="grade transitions between two artifacts "
                        "(exit 1 when there are regressions)")
@@ -342,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pin-changed", help="did a watched pin in pyproject.toml move since REF (its merge base)?")
     p.add_argument("--base", required=True, metavar="REF")
     p.add_argument("--head", default="HEAD", metavar="REF", help="'' for the working tree")
-    p.add_argument("--pyproject", default=LAYOUT.pyproject)
+    p.add_argument("--pyproject", default=DEFAULT.pyproject)
     p.add_argument("--repo", type=Path, default=Path("."))
     p.add_argument("--tip", action="store_true",
                    help="compare against REF itself, not its merge base with --head")
@@ -352,14 +351,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("history", help="per-torch-version records and the history view")
     steps = p.add_subparsers(dest="step", required=True)
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
-    q.add_argument("--artifact", type=Path, default=Path(LAYOUT.artifact))
-    q.add_argument("--dir", type=Path, default=Path(LAYOUT.history_dir))
+    q.add_argument("--artifact", type=Path, default=Path(DEFAULT.artifact))
+    q.add_argument("--dir", type=Path, default=Path(DEFAULT.history_dir))
     q = steps.add_parser("render", help="render the history view from every record")
-    q.add_argument("--dir", type=Path, default=Path(LAYOUT.history_dir))
-    q.add_argument("--out", type=Path, default=Path(LAYOUT.history_page))
+    q.add_argument("--dir", type=Path, default=Path(DEFAULT.history_dir))
+    q.add_argument("--out", type=Path, default=Path(DEFAULT.history_page))
     p = sub.add_parser("merge", help="combine shard artifacts into one")
     p.add_argument("parts", type=Path, nargs="+", metavar="PART")
-    p.add_argument("--out", type=Path, default=Path(LAYOUT.artifact))
+    p.add_argument("--out", type=Path, default=Path(DEFAULT.artifact))
     return parser
 
 

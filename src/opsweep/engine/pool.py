@@ -37,7 +37,7 @@ from opsweep.engine.config import SweepConfig
 from opsweep.engine.fastpath import FAST_PATH, exporter_path
 from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
-from opsweep.engine.worker import Outcomes, SetUp, make_exporters, run_targets
+from opsweep.engine.worker import Outcomes, SetUp, make_exporters, wanted_outcomes
 from opsweep.errors import ExporterBroken, PoolBroken
 from opsweep.model import STOCK, Example, OpSpec, Outcome, Stage
 
@@ -181,14 +181,14 @@ class Workers:
                targets: tuple[str, ...]) -> Pending | _Deferred:
         config = self._config
         if self._pool is None:
-            return _Deferred(lambda: run_targets(spec, group, self._exporters,  # type: ignore[arg-type]
-                                                 targets, ignore, config.dynamic, config.tuning.shortcut))
+            return _Deferred(lambda: wanted_outcomes(spec, group, self._exporters,  # type: ignore[arg-type]
+                                                     targets, ignore, config.dynamic,
+                                                     config.tuning.shortcut))
         phase_file = self._phases / str(self._count)  # type: ignore[operator]
         self._count += 1
         try:
             future = self._pool.submit(worker.run, budget(config, group, targets), spec.name,
-                                       targets, group, str(phase_file), config.dynamic,
-                                       config.tuning.shortcut)
+                                       targets, group, str(phase_file), config.dynamic)
         except RuntimeError as exc:  # pebble: "Unexpected error within the Pool"
             raise PoolBroken(f"the worker pool broke ({exc}); no further spec could be "
                              "measured") from exc

@@ -78,11 +78,12 @@ def make_exporters(fast: bool, translations: Sequence[str],
     return exporters
 
 
-def run_targets(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
+def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
                 targets: tuple[str, ...], phase: Phase, dynamic: bool, shortcut: bool,
                 checkpoint=lambda _s, _f: None) -> Outcomes:
-    """The wanted targets' outcomes; the stock exporter always runs first (the base of
-    the shortcut), even when only a custom target is wanted."""
+    """The wanted targets' outcomes (engine.group.run_targets over them); the stock
+    exporter always runs first (the base of the shortcut), even when only a custom target
+    is wanted."""
     from opsweep.engine.group import run_targets as run_all  # the measuring stack, as above
     used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
     got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
@@ -127,7 +128,8 @@ def canary() -> None:
 
 
 def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
-                   phase_file: str, dynamic: bool, shortcut: bool) -> Outcomes:
+        phase_file: str, dynamic: bool) -> Outcomes:
+    """One group, in a worker: the shortcut as the worker's set-up says (`SetUp.options`)."""
     _ready()
     catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
 
@@ -139,5 +141,6 @@ def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
         with open(static_file(Path(phase_file)), "wb") as handle:
             pickle.dump((static, final), handle)
 
-    return run_targets(catalog.specs[spec_name], group, _WORKER["exporters"], targets,  # type: ignore[arg-type]
-                       phase, dynamic, shortcut, checkpoint)
+    setup: SetUp = _WORKER["setup"]  # type: ignore[assignment]
+    return wanted_outcomes(catalog.specs[spec_name], group, _WORKER["exporters"],  # type: ignore[arg-type]
+                           targets, phase, dynamic, setup.options.shortcut, checkpoint)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from opsweep.files import ARTIFACT
+from opsweep.files import DEFAULT
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,7 @@ class Request:
     """What to regenerate, and from what."""
 
     only: tuple[str, ...] = ()
-    out: Path = ARTIFACT
+    out: Path = Path(DEFAULT.artifact)
     previous: Path | None = None  # default: the artifact at `out`, if any
     no_reuse: bool = False
     shard: tuple[int, int] | None = None
