@@ -13,6 +13,7 @@ import pytest
 
 from opsweep.artifact import data as art
 from opsweep.cli.main import main
+from opsweep.artifact.account import UNCHANGED
 from opsweep.sweep.journal import journal_path, read_run, run_path
 
 pytestmark = pytest.mark.integration
@@ -72,15 +73,13 @@ def test_second_run_reuses_full_grades_and_advances_the_rotation(baseline, tmp_p
     assert second.regen_index == first.regen_index + 1
     reuse = decisions(out)
     assert set(reuse) == set(second.specs)
-    assert reuse["cdist"][0] is False and reuse["cdist"][1].startswith("not full")
-    for name in ("t_relu", "t_neg", "t_sin"):
-        expected = "rotation" if reuse[name][1].startswith("rotation") else "full under"
+    for name in ("t_relu", "t_neg", "t_sin", "cdist"):  # cdist is none: carried all the same
+        expected = "rotation" if reuse[name][1].startswith("rotation") else UNCHANGED
         assert reuse[name][1].startswith(expected)
-        assert reuse[name][0] == (expected == "full under")
+        assert reuse[name][0] == (expected == UNCHANGED)
     assert {op: r.grades for op, r in second.operators.items()} == \
         {op: r.grades for op, r in first.operators.items()}
     target = decisions(out, TABLE)
-    assert target["cdist"][0] is False  # still not full with the table either
     assert {n: r[0] for n, r in target.items()} == {n: r[0] for n, r in reuse.items()}
     # the committed file holds measurements only: equal ones, equal bytes but the header
     assert art.same_measurements(first, second)

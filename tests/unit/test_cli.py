@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from opsweep.artifact import data as art
+from opsweep.artifact.account import UNCHANGED
 from opsweep.cli.summary import SUMMARY_WIDTH
 from opsweep.cli.summary import summary as _summary
-from opsweep.sweep.reuse import Decision
 from opsweep.sweep.driver import Regeneration
+from opsweep.sweep.reuse import Decision
 
 COMMITTED = Path(__file__).parents[2] / "docs" / "onnx_support_measured.json"
 OUT = Path("docs/onnx_support_measured.json")
@@ -23,8 +24,8 @@ def committed():
 
 def every_third_reused(artifact, names=None):
     """Decisions as a run would make them: every third spec reused, the rest re-measured."""
-    return {t: {n: Decision(True, "full under the same fingerprint") if i % 3 == 0
-                else Decision(False, "fingerprint changed", " (torch 2.12.0 → 2.13.0)")
+    return {t: {n: Decision(True, UNCHANGED) if i % 3 == 0
+                else Decision(False, "spec changed")
                 for i, n in enumerate(names or artifact.view(t).specs)}
             for t in artifact.target_names}
 
@@ -46,8 +47,8 @@ def test_reuse_is_counted_from_the_decisions_not_from_the_artifact(committed, mo
     text = _summary(Regeneration(committed, decisions, 0, ()), OUT, 1)
     reused = sum(d.reuse for d in decisions[art.STOCK].values())
     measured = len(committed.specs) - reused
-    assert f" target stock: reused {reused}, re-measured {measured}; {measured} fingerprint " \
-           "changed" in text.splitlines()
+    assert f" target stock: reused {reused} (nothing moved), re-measured {measured}; " \
+           f"{measured} spec changed" in text.splitlines()
     # examples: only what this run measured
     ok = sum(r.stages.get(art.Stage.OK, 0) for n, r in committed.specs.items()
              if not decisions[art.STOCK][n].reuse)
@@ -60,8 +61,8 @@ def test_specs_carried_from_the_previous_artifact_are_counted_apart(committed, m
     carried = len(committed.specs) - 3
     block = text.split(" target stock")[1].split("  export")[0]
     reuse = " ".join(block.removeprefix(":").split()).removeprefix("reuse ")
-    assert reuse == f"reused 1, re-measured 2; 2 fingerprint changed; {carried} not selected, " \
-                    "carried over"  # wrapped within the width, on the target's first lines
+    assert reuse == f"reused 1 (nothing moved), re-measured 2; 2 spec changed; {carried} " \
+                    "not selected, carried over"  # wrapped within the width, on the target's first lines
 
 
 def test_from_tox_the_next_step_is_the_page_tox_renders(committed, monkeypatch):

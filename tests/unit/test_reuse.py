@@ -5,6 +5,7 @@ from dataclasses import replace
 import pytest
 
 from opsweep.artifact import data as art
+from opsweep.artifact.account import UNCHANGED
 from opsweep.catalog.draw import PROFILES
 from opsweep.catalog.families import unary
 from opsweep.model import Stage
@@ -29,29 +30,51 @@ def not_rotated():
 
 def test_full_same_fingerprint_same_budget_is_reused():
     d = decide(SIN, DIGEST, previous(Stage.OK), FP, CI, not_rotated())
-    assert d.reuse and d.reason == "full under the same fingerprint"
+    assert d.reuse and d.reason == UNCHANGED
 
 
 @pytest.mark.parametrize("stages", [(Stage.OK, Stage.NO_TRANSLATION), (Stage.NO_TRANSLATION,),
                                     (Stage.OK, Stage.RUNTIME), (Stage.OK, Stage.NUMERICS),
-                                    (Stage.CAPTURE,)])
-def test_partial_none_blocked_and_imperfect_axes_are_never_reused(stages):
+                                    (Stage.CAPTURE,), (Stage.OK, Stage.INVALID)])
+def test_partial_none_and_blocked_are_carried_when_nothing_moved(stages):
+    """The same examples through the same versions: a re-measure cannot change them."""
     d = decide(SIN, DIGEST, previous(*stages), FP, CI, not_rotated())
-    assert not d.reuse and d.reason.startswith("not full: sin")
-
-
-def test_a_dynamic_axis_that_is_not_full_is_re_measured():
+    assert d.reuse and d.reason == UNCHANGED
     d = decide(SIN, DIGEST, previous(Stage.OK, Stage.OK, dynamic=[Stage.OK, Stage.CAPTURE]),
                FP, CI, not_rotated())
-    assert not d.reuse and d.reason == "not full: sin dynamic partial"
-    d = decide(SIN, DIGEST, previous(Stage.OK, dynamic=[Stage.OK]), FP, CI, not_rotated())
+    assert d.reuse and d.reason == UNCHANGED
+
+
+def lost(error, stage=Stage.RAW_ERROR, dynamic=False):
+    """A previous result with one failure the machine caused (as engine.pool records it)."""
+    prior = previous(Stage.OK, Stage.NO_TRANSLATION)
+    r = prior.specs["sin"]
+    group = replace(r.failures[0], stage=stage, error=error)
+    r = replace(r, dynamic_failures=(group,)) if dynamic else replace(r, failures=(group,))
+    return replace(prior, specs={"sin": r})
+
+
+@pytest.mark.parametrize("error", ["WorkerLost: timed out during export",
+                                   "WorkerLost: worker killed by SIGKILL during runtime",
+                                   "WorkerLost: worker killed by SIGSEGV during reference",
+                                   "MemoryError: std::bad_alloc"])
+def test_a_failure_the_machine_caused_is_re_measured(error):
+    for dynamic in (False, True):
+        d = decide(SIN, DIGEST, lost(error, dynamic=dynamic), FP, CI, not_rotated())
+        assert not d.reuse and d.why == "machine failure" and error in d.detail
+
+
+def test_examples_lost_before_the_exporter_are_re_measured():
+    d = decide(SIN, DIGEST, previous(Stage.OK, Stage.LOST), FP, CI, not_rotated())
+    assert not d.reuse and d.reason == "machine failure: examples were lost before reaching " \
+        "the exporter"
+    d = decide(SIN, DIGEST, previous(Stage.OK, dynamic=[Stage.LOST]), FP, CI, not_rotated())
+    assert not d.reuse and d.why == "machine failure"
+
+
+def test_an_exporter_error_that_mentions_a_lost_worker_is_its_own_verdict():
+    d = decide(SIN, DIGEST, lost("RuntimeError: WorkerLost: not ours"), FP, CI, not_rotated())
     assert d.reuse
-
-
-def test_every_declared_operator_must_be_full():
-    two = replace(SIN, aten_ops=("sin", "cos"))
-    d = decide(two, DIGEST, previous(Stage.OK), FP, CI, not_rotated())
-    assert not d.reuse and d.reason == "not full: cos was not measured"
 
 
 def test_any_fingerprint_difference_forces_a_measurement():
@@ -99,7 +122,7 @@ def test_a_decision_says_what_a_summary_counts_apart_from_its_detail():
     rotated = next(i for i in range(ROTATION) if in_rotation("sin", i))
     cases = [(previous(Stage.OK), replace(FP, torch="2.14.1"), not_rotated(), "fingerprint changed"),
              (previous(Stage.OK), FP, rotated, "rotation"),
-             (previous(Stage.OK, Stage.CHECKER), FP, not_rotated(), "not full")]
+             (lost("WorkerLost: timed out during export"), FP, not_rotated(), "machine failure")]
     for prev, fingerprint, index, why in cases:
         d = decide(SIN, DIGEST, prev, fingerprint, CI, index)
         assert d.why == why and d.reason == why + d.detail and d.detail

@@ -106,16 +106,18 @@ def test_the_run_log_keeps_every_decision_beside_the_artifact(tmp_path):
     from opsweep.sweep.targets import Key
     path = run_path(tmp_path / "a.json")
     assert path.name == "a.json.run.jsonl"  # not *.json: never taken for an artifact
-    decisions = {"stock": {"sin": Decision(True, "full under the same fingerprint"),
-                           "cos": Decision(False, "not full", ": cos export partial")}}
+    decisions = {"stock": {"sin": Decision(True, "unchanged fingerprint and spec"),
+                           "cos": Decision(False, "machine failure", ": float32 rank 1 "
+                                           "export: WorkerLost: timed out during export")}}
     write_run(path, {"regen_index": 4}, decisions, {Key("stock", "cos")})
     header, lines = read_run(path)
     assert header == {"regen_index": 4}
     assert lines == [
-        {"target": "stock", "spec": "cos", "reused": False,
-         "reason": "not full: cos export partial", "resumed": True},
-        {"target": "stock", "spec": "sin", "reused": True,
-         "reason": "full under the same fingerprint", "resumed": False}]
+        {"target": "stock", "spec": "cos", "reused": False, "why": "machine failure",
+         "reason": "machine failure: float32 rank 1 export: WorkerLost: timed out during export",
+         "resumed": True},
+        {"target": "stock", "spec": "sin", "reused": True, "why": "unchanged fingerprint and spec",
+         "reason": "unchanged fingerprint and spec", "resumed": False}]
     path.write_text("{not json\n")
     with pytest.raises(ArtifactError, match="a.json.run.jsonl.*not a readable run log"):
         read_run(path)

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from opsweep.artifact.account import CHANGED_SPEC, NOTHING_MOVED, UNCHANGED, Account
 from opsweep.artifact.data import PINS, STOCK, Artifact
 from opsweep.artifact.diff import KINDS_ORDER as KINDS
 from opsweep.artifact.diff import Diff, Kind, Transition, smallest
@@ -66,9 +67,33 @@ def _view(t: Transition, new: Artifact | None) -> TransitionView:
                           snip, "" if t.target == STOCK else t.target)
 
 
+def account_lines(account: Account | None) -> list[str]:
+    """One line per target: what this regeneration measured again and why, what it carried."""
+    lines = []
+    for target, a in (account.targets.items() if account else ()):
+        why = []
+        for reason, n in sorted(a.remeasured.items(), key=lambda item: (-item[1], item[0])):
+            named = ""
+            if reason in CHANGED_SPEC and a.changed:
+                more = a.changed_count - len(a.changed)
+                named = " (" + ", ".join(code(s) for s in a.changed) + \
+                    (f" and {more} more" if more > 0 else "") + ")"
+            why.append(f"{n} {code(reason)}{named}")
+        kept = dict(a.reused)
+        unchanged = kept.pop(UNCHANGED, 0)
+        carried = [f"{unchanged} because {NOTHING_MOVED}"] if unchanged else []
+        carried += [f"{n} {code(reason)}" for reason, n in sorted(kept.items())]
+        text = f"re-measured {a.measured}" + (f": {'; '.join(why)}" if why else "")
+        text += f"; reused {sum(a.reused.values())}" + (f": {'; '.join(carried)}" if carried else "")
+        lines.append(f"- {code(target)} {text}.")
+    return lines
+
+
 def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade transitions",
-                limit: int = GITHUB_COMMENT_LIMIT, history: str = "") -> str:
-    """`history`: a link to the history view, shown under the counts."""
+                limit: int = GITHUB_COMMENT_LIMIT, history: str = "",
+                account: Account | None = None) -> str:
+    """`history`: a link to the history view, shown under the counts; `account`: what the
+    regeneration measured again and why, shown under the environment."""
     counts = Counter(t.kind for t in d.transitions)
     template = environment().get_template("diff.md.j2")
     regressions = [_view(t, new) for t in d.regressions]
@@ -79,6 +104,7 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
 
     def render(regs, imps, other, truncated=False) -> str:
         return template.render(marker=MARKER, title=title, d=d, history=history, pins=PINS,
+                               account=account_lines(account),
                                counts=[(k, counts[k]) for k in KINDS], regressions=regs,
                                improvements=imps, others=other, truncated=truncated)
 

@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 from opsweep.artifact import data as art
 from opsweep.artifact import records as history
+from opsweep.artifact.account import ACCOUNT_FILE, Account
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import partial_reason
 from opsweep.bot.comment import to_json, to_markdown
@@ -93,7 +94,7 @@ def collect(result: Path, layout: Layout) -> dict[str, Path]:
         relative = path.relative_to(result).as_posix()
         if path.is_symlink() or (not path.is_file() and not path.is_dir()):
             raise UsageError(f"{relative}: not a regular file in the measured result")
-        if path.is_dir():
+        if path.is_dir() or relative == ACCOUNT_FILE:  # the account: read apart, as data
             continue
         if not allowed(layout, relative):
             raise UsageError(f"{relative}: not a file the measured result may carry")
@@ -229,7 +230,8 @@ def _commit(head: Path, target: Target, layout: Layout, push_token: str | None,
 
 def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | None,
             base: Path, layout: Layout, *, push_token: str | None, bot: str | None,
-            message: str, server_url: str = "https://github.com") -> Published:
+            message: str, server_url: str = "https://github.com",
+            account: Account | None = None) -> Published:
     """`head`: a checkout of the measured head (same repository only, as data), or None
     for a fork, whose head the write job never checks out: it is compared against the
     artifact of `base` (the default branch) and never committed. The result carries the
@@ -248,11 +250,11 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     history = _history_url(server_url, repo, target.branch, layout.history_page) \
         if target.same_repo else ""
     title = "grade transitions" if result else "first measurement"
-    body = to_markdown(result, new, title=title, history=history) if result else \
+    body = to_markdown(result, new, title=title, history=history, account=account) if result else \
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, layout, push_token, message)
-    full = to_markdown(result, new, title=title, limit=10**9, history=history) \
+    full = to_markdown(result, new, title=title, limit=10**9, history=history, account=account) \
         if result else body
     if target.pr:
         upsert_comment(gh, repo, target.pr, f"{body}\n\n{note}\n", bot)

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from opsweep.artifact import account
 from opsweep.artifact import data as art
 from opsweep.artifact.shard import combine
 from opsweep.bot import bump
@@ -180,6 +181,9 @@ def cmd_assemble(args) -> int:
         destination = Path(args.out, relative)
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(Path(args.repo_dir, relative).read_bytes())
+    measured = account.beside([(p, art.load(p).regen_index) for p in args.parts])
+    if measured is not None:  # what the comment says was measured again, and why
+        account.save(Path(args.out, account.ACCOUNT_FILE), measured)
     _outputs(args, result=args.out, specs=len(new.specs))
     return 0
 
@@ -242,9 +246,11 @@ def cmd_publish(args) -> int:
     try:
         files = collect(args.result, layout)
         head = args.repo_dir if target.same_repo and args.repo_dir else None
+        measured = Path(args.result, account.ACCOUNT_FILE)
         done = publish(gh, args.repo, target, files, head, args.base_dir, layout,
                        push_token=args.settings.push_token, server_url=args.settings.server_url,
-                       bot=_bot_login(args), message=args.message)
+                       bot=_bot_login(args), message=args.message,
+                       account=account.load(measured) if measured.is_file() else None)
     except Refused as exc:
         if target.pr:
                     upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",

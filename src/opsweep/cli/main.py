@@ -18,6 +18,7 @@ from pathlib import Path
 
 from opsweep.artifact import data as art
 from opsweep.artifact import records
+from opsweep.artifact.account import beside
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import combine, merge, parse_shard, partial_reason
 from opsweep.bot.comment import to_json, to_markdown
@@ -200,7 +201,7 @@ def cmd_diff(args) -> int:
         return EXIT_USAGE
     result = diff(old, new)
     text = (json.dumps(to_json(result), indent=1, sort_keys=True) + "\n" if args.json
-            else to_markdown(result, new))
+            else to_markdown(result, new, account=beside([(args.new, new.regen_index)])))
     if args.out:
         write_atomic(args.out, text.encode("utf-8"))
     else:

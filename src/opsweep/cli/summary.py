@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from opsweep.artifact.account import UNCHANGED
 from opsweep.artifact.grade import AXES
 from opsweep.artifact.specgrade import GapStatus
 from opsweep.cli.progress import clock
@@ -91,10 +92,19 @@ def _target_summary(artifact, target: str, decisions) -> list[str]:
 
 
 def _reuse(decided, carried: int) -> str:
+    """`reused 685 (nothing moved), re-measured 83; 81 rotation; 2 machine failure`: the
+    reasons a spec was measured again, and why the others were not when that was not
+    simply that nothing that could change them moved."""
     reasons = Counter(d.why for d in decided.values() if not d.reuse)
-    reused = sum(d.reuse for d in decided.values())
-    text = (f"reused {reused}, re-measured {sum(reasons.values())}"
+    kept = Counter(d.why for d in decided.values() if d.reuse)
+    unchanged = kept.pop(UNCHANGED, 0)
+    text = (f"reused {unchanged + sum(kept.values())}"
+            + (" (nothing moved)" if unchanged and not kept else "")
+            + f", re-measured {sum(reasons.values())}"
             + "".join(f"; {n} {why}" for why, n in sorted(reasons.items())))
+    if kept:
+        text += f"; {unchanged} reused as nothing moved" if unchanged else ""
+        text += "".join(f"; {n} reused: {why}" for why, n in sorted(kept.items()))
     return text + (f"; {carried} not selected, carried over" if carried else "")
 
 

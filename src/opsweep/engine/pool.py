@@ -39,7 +39,7 @@ from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.worker import Outcomes, SetUp, make_exporters, wanted_outcomes
 from opsweep.errors import ExporterBroken, PoolBroken
-from opsweep.model import STOCK, Example, OpSpec, Outcome, Stage
+from opsweep.model import STOCK, WORKER_LOST, Example, OpSpec, Outcome, Stage
 
 #: Seconds each example of a group adds to the group's time budget (one onnxruntime run
 #: and one comparison of small tensors take milliseconds; the export has its own timeout).
@@ -76,7 +76,7 @@ def lost_group(group: list[Example], phase_file: Path, why: str,
     (a target's static outcomes, then its dynamic ones); the rest is recorded at the
     step the worker had reached."""
     reached, label = _reached(phase_file)
-    error = f"WorkerLost: {why} during {label}"
+    error = f"{WORKER_LOST}: {why} during {label}"
     saved = static_file(phase_file)
     static, final = pickle.loads(saved.read_bytes()) if saved.exists() else ({}, {})
     dynamic_stage = Stage.RAW_ERROR if reached is None else reached.step.crash_stage

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from opsweep.artifact.account import read_run, run_path  # noqa: F401  (the journal's file names)
 from opsweep.artifact.data import (
     SpecResult,
     spec_from_data,
@@ -35,10 +36,6 @@ if TYPE_CHECKING:
 
 def journal_path(out: Path) -> Path:
     return out.with_name(out.name + ".checkpoint.jsonl")
-
-
-def run_path(out: Path) -> Path:
-    return out.with_name(out.name + ".run.jsonl")
 
 
 class Journal:
@@ -118,17 +115,6 @@ def write_run(path: Path, header: Mapping[str, Any],
     results taken from an interrupted run's checkpoint."""
     lines = [json.dumps(dict(header), sort_keys=True)]
     lines += [json.dumps({"target": t, "spec": n, "reused": d.reuse, "reason": d.reason,
-                          "resumed": Key(t, n) in resumed}, sort_keys=True)
+                          "why": d.why, "resumed": Key(t, n) in resumed}, sort_keys=True)
               for t in sorted(decisions) for n, d in sorted(decisions[t].items())]
     write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
-
-
-def read_run(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The run log's header and its per-spec lines."""
-    try:
-        first, *rest = Path(path).read_text("utf-8").splitlines()
-        return json.loads(first), [json.loads(line) for line in rest if line.strip()]
-    except FileNotFoundError:
-        raise ArtifactError(path, "", "no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ArtifactError(path, "", f"not a readable run log: {exc}") from None

@@ -1,20 +1,27 @@
 """Reuse: when a spec's previous result may be carried over instead of re-measured.
 
-The rules (seed 000, made exact):
+The rules (seed 000, restated for an unchanged stack):
 
 * Nothing is reused across a fingerprint change (torch, onnx, onnxruntime, hypothesis,
   onnxscript, opset, exporter path): the 2.8 -> 2.9 exporter swap regressed
   every operator at once, and only a version comparison catches that.
-* Nothing is reused when the spec itself changed (its digest).
+* Nothing is reused when the spec itself changed (its digest: the spec's module and
+  the code that draws examples).
 * A result drawn with a larger budget supersedes a smaller one: a nightly
   result is kept in a ci run whatever its grades (more examples is strictly
   more evidence, and a ci run never replaces it); a ci result never counts
   for a nightly run.
-* Otherwise a result is carried over only when every operator the spec
-  declares was graded full (export, runtime, numerics full or skipped, and
-  dynamic full or not applicable)
-  and the spec is not in this regeneration's rotating tenth. partial and
-  none are always re-measured: none -> full is where the value is.
+* Otherwise -- same fingerprint, same digest, same budget -- a result is carried over
+  whatever its grades: the draws depend only on the spec, the profile and the
+  hypothesis version (catalog.draw.source_independent), so the same examples would go
+  through the same versions and a re-measure could not turn ``none`` into ``full``
+  (checked: a fresh clone's main command at the committed pins re-measured 1206 of 1536
+  results and wrote the committed artifact again, byte for byte bar ``regen_index``).
+  Two exceptions are re-measured: the spec's rotating tenth (every result is measured
+  again every ten regenerations), and a result any of whose failures came from the
+  machine rather than the exporter stack (a worker lost to a signal, memory or
+  ``--timeout``; an example lost before it reached the exporter), which another run
+  may not repeat.
 """
 
 from __future__ import annotations
@@ -25,9 +32,10 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from opsweep.artifact.account import UNCHANGED
 from opsweep.artifact.data import Artifact, Fingerprint, fingerprint_changes
 from opsweep.catalog.draw import PROFILES, Profile
-from opsweep.model import Grade, OpSpec
+from opsweep.model import WORKER_LOST, OpSpec, Stage
 
 ROTATION = 10
 
@@ -64,19 +72,20 @@ def spec_digest(spec: OpSpec) -> str:
     return h.hexdigest()[:16]
 
 
-def _all_full(previous: Artifact, spec: OpSpec) -> str:
-    """Empty when every declared operator is full; else the first that is not."""
-    for op in spec.aten_ops:
-        r = previous.operators.get(op)
-        if r is None:
-            return f"{op} was not measured"
-        g = r.grades
-        if g.export is not Grade.FULL or g.runtime is not Grade.FULL:
-            return f"{op} export {g.export and g.export.value}, runtime {g.runtime and g.runtime.value}"
-        if g.numerics not in (Grade.FULL, Grade.SKIPPED):
-            return f"{op} numerics {g.numerics and g.numerics.value}"
-        if g.dynamic not in (Grade.FULL, None):  # None: no example has a leading dimension
-            return f"{op} dynamic {g.dynamic.value}"
+#: Error lines of failures that the machine caused, not the stack: a lost worker, or a
+#: process that ran out of memory.
+_MACHINE_ERRORS = (f"{WORKER_LOST}:", "MemoryError")
+
+
+def machine_failure(previous: Artifact, spec: OpSpec) -> str:
+    """Empty when every failure of the spec's previous result is the stack's own verdict;
+    else the first that the machine caused (what another run may not repeat)."""
+    r = previous.specs[spec.name]
+    if Stage.LOST in r.stages or Stage.LOST in r.dynamic_stages:
+        return "examples were lost before reaching the exporter"
+    for g in (*r.failures, *r.dynamic_failures):
+        if g.error.startswith(_MACHINE_ERRORS):
+            return f"{g.dtype} rank {g.rank} {g.stage.value}: {g.error}"
     return ""
 
 
@@ -101,7 +110,7 @@ def decide(spec: OpSpec, digest: str, previous: Artifact | None, fingerprint: Fi
         return Decision(True, f"{prior.profile} result supersedes {profile.name}")
     if in_rotation(spec.name, regen_index):
         return Decision(False, "rotation", f" (regen_index {regen_index})")
-    not_full = _all_full(previous, spec)
-    if not_full:
-        return Decision(False, "not full", f": {not_full}")
-    return Decision(True, "full under the same fingerprint")
+    machine = machine_failure(previous, spec)
+    if machine:
+        return Decision(False, "machine failure", f": {machine}")
+    return Decision(True, UNCHANGED)

@@ -1,0 +1,96 @@
+"""Issue 38: at an unchanged fingerprint and spec digest a regeneration re-measures only
+the rotating tenth and the results whose failures the machine caused (a worker killed by
+a signal, an export past --timeout), and writes the artifact a --no-reuse sweep writes."""
+
+import textwrap
+
+import pytest
+
+from opsweep.artifact import data as art
+from opsweep.artifact.account import UNCHANGED, read_run, run_path
+from opsweep.cli.main import main
+from opsweep.sweep.reuse import in_rotation
+
+pytestmark = pytest.mark.integration
+
+SPECS = '''
+import os
+import signal
+import time
+
+import torch
+from dataclasses import replace
+from opsweep.catalog.families import activation, unary
+
+F32 = dict(dtypes=("float32",), max_rank=1)
+
+
+def _killed_when_exporting(x):  # what the kernel's out-of-memory killer does to a worker
+    if torch.compiler.is_exporting():
+        os.kill(os.getpid(), signal.SIGKILL)
+    return torch.sin(x)
+
+
+def _hang_when_exporting(x):
+    if torch.compiler.is_exporting():
+        time.sleep(600)
+    return torch.cos(x)
+
+
+SPECS = [
+    unary("killed", fn=_killed_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
+    unary("hangs", fn=_hang_when_exporting, aten=("cos",), dtypes=("float32",), max_rank=0),
+    replace(activation("relu", **F32), name="u_relu"),
+    replace(unary("neg", **F32), name="u_neg"),
+    replace(unary("sin", dtypes=("float32", "complex64"), max_rank=1), name="u_sin_complex"),
+]
+'''
+# u_sin_complex is partial (complex sin has no translation) and cdist none: the old rule
+# re-measured both on every run
+ONLY = ["killed", "hangs", "u_relu", "u_neg", "u_sin_complex", "cdist"]
+MACHINE = {"killed", "hangs"}
+
+
+def sweep(out, spec_dir, *extra):
+    assert main(["sweep", "--only", *ONLY, "--specs", str(spec_dir), "--jobs", "2",
+                 "--timeout", "6", "--no-dynamic", "--quiet", "--out", str(out), *extra]) == 0
+    return art.load(out)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    spec_dir = tmp_path_factory.mktemp("specs")
+    (spec_dir / "unchanged.py").write_text(textwrap.dedent(SPECS))
+    out = tmp_path_factory.mktemp("run") / "a.json"
+    first = sweep(out, spec_dir, "--no-reuse")
+    second = sweep(out, spec_dir)
+    _, log = read_run(run_path(out))
+    return first, second, {e["spec"]: e for e in log if e["target"] == "stock"}
+
+
+def test_the_first_run_recorded_one_machine_failure_of_each_kind(runs):
+    first, _, _ = runs
+    assert {f.error for f in first.specs["killed"].failures} == \
+        {"WorkerLost: worker killed by SIGKILL during export"}
+    assert {f.error for f in first.specs["hangs"].failures} == {"WorkerLost: timed out during export"}
+    assert first.operators["cdist"].grades.export.value == "none"
+    assert first.specs["u_sin_complex"].grades.export.value == "partial"
+
+
+def test_only_the_rotation_and_machine_failures_are_re_measured(runs):
+    _, second, log = runs
+    assert set(log) == set(ONLY)
+    for name, entry in log.items():
+        if name in MACHINE:
+            assert entry["why"] == "machine failure" and "WorkerLost" in entry["reason"], entry
+        elif in_rotation(name, second.regen_index):
+            assert entry["why"] == "rotation", entry
+        else:  # partial and none included: nothing that could change them moved
+            assert entry["reused"] and entry["why"] == UNCHANGED, entry
+    assert sum(e["reused"] for e in log.values()) >= 3
+
+
+def test_the_carried_run_writes_what_a_no_reuse_run_writes(runs):
+    first, second, _ = runs
+    assert second.regen_index == first.regen_index + 1
+    assert art.same_measurements(first, second)
