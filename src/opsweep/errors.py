@@ -58,3 +58,9 @@ class ExporterBroken(OpsweepError):
 
 class PoolBroken(OpsweepError):
     """The worker pool failed as a whole mid-sweep (not one group's worker)."""
+
+
+#: How an example's error line starts when its worker was lost (killed by a signal, out of
+#: memory, or past ``--timeout``): the machine's failure, not the exporter stack's verdict.
+#: (Here, not in ``model``: ``model`` is one of the files every spec's digest hashes.)
+WORKER_LOST = "WorkerLost"

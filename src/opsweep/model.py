@@ -23,9 +23,6 @@ if TYPE_CHECKING:  # kept out of the import path of the light bot commands
 
 
 STOCK = "stock"  # the target measured without a custom translation table
-#: How an example's error line starts when its worker was lost (killed by a signal, out of
-#: memory, or past ``--timeout``): the machine's failure, not the exporter stack's verdict.
-WORKER_LOST = "WorkerLost"
 
 
 class Stage(str, enum.Enum):

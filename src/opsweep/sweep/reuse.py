@@ -35,7 +35,8 @@ from pathlib import Path
 from opsweep.artifact.account import UNCHANGED
 from opsweep.artifact.data import Artifact, Fingerprint, fingerprint_changes
 from opsweep.catalog.draw import PROFILES, Profile
-from opsweep.model import WORKER_LOST, OpSpec, Stage
+from opsweep.errors import WORKER_LOST
+from opsweep.model import OpSpec, Stage
 
 ROTATION = 10
 
