@@ -39,6 +39,7 @@ from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.worker import Outcomes, SetUp, make_exporters, wanted_outcomes
 from opsweep.errors import WORKER_LOST, ExporterBroken, PoolBroken
+from opsweep.model import STOCK, Example, OpSpec, Outcome, Stage
 
 #: Seconds each example of a group adds to the group's time budget (one onnxruntime run
 #: and one comparison of small tensors take milliseconds; the export has its own timeout).
