@@ -335,8 +335,8 @@ def test_the_scheduled_bump_opens_one_pull_request(built, httpserver, tmp_path):
         fake = FakeGitHub(httpserver)
         fake.repo(REPO)
         origin = fresh_origin(built, tmp_path)
-        payload = {"schedule": "17 5 * * *", "repository": {"full_name": REPO,
-                                                             "default_branch": "main"}}
+        # what GitHub sends for a schedule: no `repository` object (so no default_branch)
+        payload = {"schedule": "17 5 * * *", "workflow": ".github/workflows/onnx-bump.yml"}
         act(origin, fake, "schedule", payload, tmp_path / "run", "onnx-bump",
             tmp_path / "artifacts", variables=[f"OPSWEEP_INDEX_URL={index.url}"])
     finally:

@@ -267,22 +267,30 @@ def cmd_publish(args) -> int:
 
 
 def cmd_bump(args) -> int:
-    """Scheduled: open or update ONE pull request moving every watched pin that is behind."""
+    """Scheduled: open or update ONE pull request moving every watched pin that is behind.
+    The bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
     token = args.settings.push_token
-    base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
+    gh = _client(args)
+    base = args.base or bump.default_branch(gh, args.repo)
+    base_sha, text = bump.base_text(args.repo_dir, base, args.pyproject, token)
     moves = bump.behind(read_pins(text, args.pyproject),
                         bump.index_url(args.index or args.settings.index_url))
     for move in moves:
         print(f"opsweep: {move}")
     if not moves:
-        _outputs(args, changed=False, moved="")
+        _outputs(args, changed=False, moved="", base=base)
         return 0
     new = bump.apply(text, moves, args.pyproject)
     title, _ = bump.describe(moves)
-    sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
-    pull = bump.open_or_update(_client(args), args.repo, args.base, moves)
-    _outputs(args, changed=True, sha=sha, pr=pull.number, created=pull.created,
-             moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
+    sha = bump.branch_moves_to(args.repo_dir, read_pins(new, args.pyproject), args.pyproject, token)
+    pushed = not sha
+    if pushed:
+        sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
+    else:
+        print(f"opsweep: {bump.BRANCH} already moves these pins: left as it is")
+    pull = bump.open_or_update(gh, args.repo, base, moves)
+    _outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
+             base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
     return 0
 
 
@@ -405,7 +413,8 @@ def _privileged_parsers(steps, login: dict) -> None:
     p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--pyproject", default=DEFAULT.pyproject)
-    p.add_argument("--base", default="main", help="the branch the bump starts from and targets")
+    p.add_argument("--base", default="", help="the branch the bump starts from and targets "
+                   "(default, or empty: the repository's default branch, asked of the API)")
     p.add_argument("--index", default="", metavar="URL",
                    help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index)")
     p.set_defaults(run=cmd_bump)
