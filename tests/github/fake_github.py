@@ -208,6 +208,7 @@ class FakeGitHub:
                 (r"/collaborators/([^/]+)/permission", self._permission),
                 (r"/statuses/([0-9a-f]{40})", self._status),
                 (r"/commits/([^/]+)/status", self._combined),
+                (r"/commits/([0-9a-f]{40})", self._commit),
                 (r"/pulls/(\d+)/merge", self._merge)]
 
     def _status(self, request, r, mm, body, token):
@@ -220,6 +221,11 @@ class FakeGitHub:
                   "id": next(self._ids), "url": f"{self.base}/repos/{r.full_name}/statuses/x"}
         r.statuses.setdefault(mm.group(1), {})[status["context"]] = status
         return self._json(status, 201)
+
+    def _commit(self, request, r, mm, body, token):
+        sha = mm.group(1)
+        return self._json({"sha": sha, "url": f"{self.base}/repos/{r.full_name}/commits/{sha}",
+                           "commit": {"message": ""}, "parents": []})
 
     def _combined(self, request, r, mm, body, token):
         statuses = list(r.statuses.get(mm.group(1), {}).values())
