@@ -431,17 +431,29 @@ def test_a_cancelled_command_gets_its_final_reaction_and_a_reply(built, httpserv
     assert _state(fake, built["head"]) == "failure"
 
 
-def test_a_merge_that_left_main_stale_comes_back_as_a_bot_pull_request(built, measured,
-                                                                      httpserver, tmp_path):
-    """A fork's pin bump merged without its regenerated files: main's push is measured and
-    the result is proposed as the bot's pull request (main itself is never pushed to)."""
+def test_a_merge_that_left_main_stale_comes_back_as_a_bot_pull_request(built, httpserver,
+                                                                      tmp_path):
+    """A fork's pin bump merged without its regenerated files: main's push is measured
+    (onnx-measure decides so itself) and onnx-publish proposes the result as the bot's
+    pull request; main itself is never pushed to."""
     fake = fake_for(httpserver, built)
     origin = fresh_origin(built, tmp_path)
     git(origin, "update-ref", "refs/heads/main", built["head"])  # the merge: pins moved, files not
+    merged = tmp_path / "merged"  # the tree act reads: main at the merge (act's github.sha)
+    git(tmp_path, "clone", "-q", str(built["tree"]), str(merged))
+    git(merged, "checkout", "-q", "-B", "main", built["head"])
+    git(merged, "remote", "set-url", "origin", f"https://github.com/{REPO}.git")
     artifacts = tmp_path / "artifacts"
-    shutil.copytree(measured["artifacts"], artifacts)
-    (artifacts / "onnx-request" / "request.json").write_text(json.dumps(
-        {"event": "push", "pr": 0, "sha": built["head"], "profile": "ci", "comment_id": 0}))
+    push = {"ref": "refs/heads/main", "before": built["base"], "after": built["head"],
+            "repository": {"full_name": REPO, "default_branch": "main"}}
+    TREE.insert(0, merged)
+    try:
+        act(origin, fake, "push", push, tmp_path / "measure", "onnx-measure", artifacts,
+            token="read-token")
+    finally:
+        TREE.pop(0)
+    request = json.loads((artifacts / "onnx-request" / "request.json").read_text())
+    assert request["event"] == "push" and request["sha"] == built["head"]
     event = workflow_run_event(built, "push", built["head"], branch="main")
     act(origin, fake, "workflow_run", event, tmp_path / "run", "onnx-publish", artifacts)
     branch = f"opsweep/regen-{built['head'][:12]}"
