@@ -6,7 +6,12 @@ response, and *tokens*: each token acts as one identity with read or write
 access, as GitHub grants them -- a `pull_request` run from a fork and a
 Dependabot-triggered run get a read-only token, whatever `permissions:` says;
 installation tokens (GITHUB_TOKEN, a GitHub App's) may not ask `GET /user`.
-Writes with a read-only token get GitHub's 403."""
+Writes with a read-only token get GitHub's 403. Repository settings that change
+GitHub's answers are modelled too: the default branch (the API's, since a `schedule`
+payload has no `repository` object), the setting that lets GitHub Actions create pull
+requests (off: GITHUB_TOKEN's POST /pulls gets GitHub's 403), and branch protection's
+required status checks (commit statuses per SHA; a merge is refused while a required
+context is missing or not successful)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,9 @@ from werkzeug import Request, Response
 
 LIMIT = 65_536
 ACTIONS = "github-actions[bot]"
+#: what GitHub answers GITHUB_TOKEN's POST /pulls while the repository (or its organisation)
+#: does not allow GitHub Actions to create and approve pull requests
+ACTIONS_MAY_NOT_OPEN = "GitHub Actions is not permitted to create or approve pull requests."
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,12 @@ class FakeRepo:
     permissions: dict[str, str] = field(default_factory=dict)
     pulls: dict[int, dict] = field(default_factory=dict)
     comments: dict[int, list[Comment]] = field(default_factory=dict)
+    default_branch: str = "main"
+    branches: set[str] = field(default_factory=lambda: {"main"})  # what a pull may target
+    actions_may_create_pulls: bool = True  # Settings > Actions > General > Workflow permissions
+    statuses: dict[str, dict[str, dict]] = field(default_factory=dict)  # sha -> context -> status
+    required: list[str] = field(default_factory=list)  # branch protection's required checks
+    merged: list[int] = field(default_factory=list)
 
 
 class FakeGitHub:
@@ -71,9 +85,11 @@ class FakeGitHub:
 
     def add_pull(self, full_name: str, number: int, *, head_repo: str | None = None,
                  ref: str = "feature", sha: str = "0" * 40, state: str = "open",
-                 user: str = "author", title: str = "", base_sha: str = "1" * 40) -> dict:
+                 user: str = "author", title: str = "", base_sha: str = "1" * 40,
+                 base: str = "main") -> dict:
         pull = {"ref": ref, "sha": sha, "head_repo": head_repo or full_name, "state": state,
-                "user": user, "title": title or f"PR {number}", "body": "", "base_sha": base_sha}
+                "user": user, "title": title or f"PR {number}", "body": "", "base_sha": base_sha,
+                "base": base}
         self.repo(full_name).pulls[number] = pull
         self.repo(pull["head_repo"])
         self.repo(full_name).comments.setdefault(number, [])
@@ -88,6 +104,14 @@ class FakeGitHub:
     def comments(self, full_name: str, number: int) -> list[Comment]:
         return self.repo(full_name).comments.get(number, [])
 
+    def merge_blocked(self, full_name: str, number: int) -> list[str]:
+        """Branch protection's verdict on a pull request's head: one line per required
+        context that is missing or not successful ([] = it may merge)."""
+        r = self.repo(full_name)
+        have = r.statuses.get(r.pulls[number]["sha"], {})
+        return [f'Required status check "{c}" is ' + ("expected." if c not in have else "failing.")
+                for c in r.required if have.get(c, {}).get("state") != "success"]
+
     # --- JSON shapes ---------------------------------------------------------------
     def _user(self, login: str, type: str = "User") -> dict:
         return {"login": login, "id": abs(hash(login)) % 10**6, "type": type,
@@ -97,7 +121,7 @@ class FakeGitHub:
         owner, name = r.full_name.split("/")
         return {"id": abs(hash(r.full_name)) % 10**6, "name": name, "full_name": r.full_name,
                 "owner": self._user(owner), "url": f"{self.base}/repos/{r.full_name}",
-                "private": False, "default_branch": "main"}
+                "private": False, "default_branch": r.default_branch}
 
     def _comment_json(self, r: FakeRepo, c: Comment) -> dict:
         url = f"{self.base}/repos/{r.full_name}/issues/comments/{c.id}"
@@ -126,8 +150,8 @@ class FakeGitHub:
                 "html_url": f"{self.base}/{r.full_name}/pull/{number}",
                 "head": {"ref": p["ref"], "sha": p["sha"], "repo": head_repo,
                          "label": f"{owner}:{p['ref']}"},
-                "base": {"ref": "main", "sha": p["base_sha"], "repo": self._repo_json(r),
-                         "label": f"{r.full_name.split('/')[0]}:main"}}
+                "base": {"ref": p["base"], "sha": p["base_sha"], "repo": self._repo_json(r),
+                         "label": f"{r.full_name.split('/')[0]}:{p['base']}"}}
 
     # --- dispatch --------------------------------------------------------------------
     def _token(self, request: Request) -> Token | None:
@@ -181,14 +205,59 @@ class FakeGitHub:
                 (r"/issues/(\d+)", self._issue), (r"/issues/(\d+)/comments", self._issue_comments),
                 (r"/issues/comments/(\d+)", self._comment),
                 (r"/issues/comments/(\d+)/reactions(?:/(\d+))?", self._reactions),
-                (r"/collaborators/([^/]+)/permission", self._permission)]
+                (r"/collaborators/([^/]+)/permission", self._permission),
+                (r"/statuses/([0-9a-f]{40})", self._status),
+                (r"/commits/([^/]+)/status", self._combined),
+                (r"/commits/([0-9a-f]{40})", self._commit),
+                (r"/pulls/(\d+)/merge", self._merge)]
+
+    def _status(self, request, r, mm, body, token):
+        state = body.get("state")
+        if request.method != "POST" or state not in ("error", "failure", "pending", "success"):
+            return self._json({"message": "Validation Failed"}, 422)
+        status = {"state": state, "context": body.get("context", "default"),
+                  "description": body.get("description", ""),
+                  "target_url": body.get("target_url", ""), "creator": self._user(token.login),
+                  "id": next(self._ids), "url": f"{self.base}/repos/{r.full_name}/statuses/x"}
+        r.statuses.setdefault(mm.group(1), {})[status["context"]] = status
+        return self._json(status, 201)
+
+    def _commit(self, request, r, mm, body, token):
+        sha = mm.group(1)
+        return self._json({"sha": sha, "url": f"{self.base}/repos/{r.full_name}/commits/{sha}",
+                           "commit": {"message": ""}, "parents": []})
+
+    def _combined(self, request, r, mm, body, token):
+        statuses = list(r.statuses.get(mm.group(1), {}).values())
+        states = {s["state"] for s in statuses}
+        state = "failure" if states & {"failure", "error"} else \
+            "pending" if "pending" in states or not states else "success"
+        return self._json({"state": state, "sha": mm.group(1), "statuses": statuses,
+                           "total_count": len(statuses)})
+
+    def _merge(self, request, r, mm, body, token):
+        number = int(mm.group(1))
+        blocked = self.merge_blocked(r.full_name, number)
+        if blocked:
+            return self._json({"message": blocked[0]}, 405)
+        r.merged.append(number)
+        r.pulls[number]["state"] = "closed"
+        return self._json({"merged": True, "sha": r.pulls[number]["sha"], "message": "merged"})
 
     def _pulls(self, request, r, mm, body, token):
         if request.method == "POST":
+            if token.login == ACTIONS and not r.actions_may_create_pulls:
+                return self._json({"message": ACTIONS_MAY_NOT_OPEN, "documentation_url":
+                                   "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+                                   "status": "403"}, 403)
+            if body.get("base") not in r.branches or not body.get("head"):
+                return self._json({"message": "Validation Failed", "errors": [
+                    {"resource": "PullRequest", "field": "base" if body.get("head") else "head",
+                     "code": "invalid"}], "status": "422"}, 422)
             number = max([*r.pulls, *r.comments, 0]) + 1
             head = body["head"].split(":")[-1]
             self.add_pull(r.full_name, number, ref=head, title=body.get("title", ""),
-                          user=token.login)
+                          user=token.login, base=body["base"])
             r.pulls[number]["body"] = body.get("body", "")
             return self._json(self._pull_json(r, number), 201)
         query = parse_qs(urlparse(request.url).query)

@@ -240,7 +240,9 @@ def test_fork_bump_is_commented_never_pushed_and_its_code_never_checked_out(
     assert git(origin, "rev-parse", "feature") == built["head"]
     checkouts = (tmp_path / "checkouts.log").read_text().splitlines()
     assert [line.split()[2] for line in checkouts if "onnx-publish" in line] == ["base"]
-    assert {m for m, _, _ in fake.writes} == {"POST"} and all("/comments" in p for _, p, _ in fake.writes)
+    assert {m for m, _, _ in fake.writes} == {"POST"}
+    assert all("/comments" in p or "/statuses/" in p for _, p, _ in fake.writes)
+    assert fake.repo(REPO).statuses[built["head"]]["onnx-support"]["state"] == "success"
 
 
 def test_dependabot_bump_measures_read_only_then_publishes(built, measured, httpserver, tmp_path):
@@ -335,8 +337,8 @@ def test_the_scheduled_bump_opens_one_pull_request(built, httpserver, tmp_path):
         fake = FakeGitHub(httpserver)
         fake.repo(REPO)
         origin = fresh_origin(built, tmp_path)
-        payload = {"schedule": "17 5 * * *", "repository": {"full_name": REPO,
-                                                             "default_branch": "main"}}
+        # what GitHub sends for a schedule: no `repository` object (so no default_branch)
+        payload = {"schedule": "17 5 * * *", "workflow": ".github/workflows/onnx-bump.yml"}
         act(origin, fake, "schedule", payload, tmp_path / "run", "onnx-bump",
             tmp_path / "artifacts", variables=[f"OPSWEEP_INDEX_URL={index.url}"])
     finally:
@@ -361,3 +363,106 @@ def test_regen_with_nothing_to_do_answers_instead_of_keeping_eyes(built, measure
     assert any(f"Nothing to do: `artifact already measured torch {INSTALLED} at ci" in c.body
                for c in fake.comments(REPO, PR))
     assert not (tmp_path / "artifacts" / "onnx-request").exists()
+
+
+# --- issue 30: where the loop from a new release to a merged page stopped silently ------
+
+CHECK = "onnx-support"
+
+
+def _state(fake, sha):
+    return fake.repo(REPO).statuses.get(sha, {}).get(CHECK, {}).get("state")
+
+
+def test_a_bump_cannot_merge_green_without_its_measurement(built, measured, httpserver, tmp_path):
+    """Branch protection requires onnx-support: unmeasured, the head cannot merge; the
+    publish reports it on the measured head and on the bot's own commit (pushed with
+    GITHUB_TOKEN, which starts no run that could); a failed measurement blocks it."""
+    fake = fake_for(httpserver, built)
+    fake.repo(REPO).required = [CHECK]
+    assert fake.merge_blocked(REPO, PR) == [f'Required status check "{CHECK}" is expected.']
+    origin, _ = publish_run(built, measured, fake, tmp_path / "ok")
+    bot_commit = git(origin, "rev-parse", "feature")
+    assert _state(fake, built["head"]) == "success" and _state(fake, bot_commit) == "success"
+    fake.repo(REPO).pulls[PR]["sha"] = bot_commit  # GitHub moves the pull request's head
+    assert fake.merge_blocked(REPO, PR) == []
+    failing = fake  # one fake per server: start its state over for the failed run
+    failing.repo(REPO).statuses.clear()
+    failing.repo(REPO).pulls[PR]["sha"] = built["head"]
+    act(fresh_origin(built, tmp_path / "failed"), failing, "workflow_run",
+        workflow_run_event(built, "pull_request", built["head"], conclusion="failure"),
+        tmp_path / "failed" / "run", "onnx-publish", measured["artifacts"])
+    assert _state(failing, built["head"]) == "failure"
+    assert failing.merge_blocked(REPO, PR) == [f'Required status check "{CHECK}" is failing.']
+
+
+def test_a_pull_request_that_moves_no_pin_gets_a_green_check(built, httpserver, tmp_path):
+    """onnx-measure runs on every pull request (no paths filter), decides there is nothing
+    to measure, and the required check reports success instead of staying pending."""
+    fake = fake_for(httpserver, built)
+    fake.repo(REPO).pulls[PR]["sha"] = built["base"]
+    fake.repo(REPO).required = [CHECK]
+    origin = fresh_origin(built, tmp_path)
+    act(origin, fake, "pull_request", pull_request_event(built, sha=built["base"]),
+        tmp_path / "measure", "onnx-measure", tmp_path / "artifacts", token="read-token")
+    assert not (tmp_path / "artifacts" / "onnx-request").exists()  # nothing measured
+    act(origin, fake, "workflow_run", workflow_run_event(built, "pull_request", built["base"]),
+        tmp_path / "publish", "onnx-publish", tmp_path / "artifacts")
+    assert _state(fake, built["base"]) == "success" and fake.merge_blocked(REPO, PR) == []
+
+
+def test_a_cancelled_command_gets_its_final_reaction_and_a_reply(built, httpserver, tmp_path):
+    """A cancelled run is neither success nor failure: it still ends the command."""
+    fake = fake_for(httpserver, built)
+    comment = fake.add_comment(REPO, PR, "/regen-onnx", "maintainer")
+    comment.reactions.append(("eyes", "github-actions[bot]"))
+    comment.reaction_ids.append(1)
+    artifacts = tmp_path / "artifacts"
+    (artifacts / "onnx-request").mkdir(parents=True)
+    (artifacts / "onnx-request" / "request.json").write_text(json.dumps(
+        {"event": "issue_comment", "pr": PR, "sha": built["head"], "profile": "ci",
+         "comment_id": comment.id}))
+    act(fresh_origin(built, tmp_path), fake, "workflow_run",
+        workflow_run_event(built, "issue_comment", built["base"], conclusion="cancelled",
+                           branch="main"), tmp_path / "run", "onnx-publish", artifacts)
+    assert comment.reactions == [("-1", "github-actions[bot]")]
+    assert any(c.body.startswith("> /regen-onnx") and "was cancelled" in c.body
+               for c in fake.comments(REPO, PR))
+    assert _state(fake, built["head"]) == "failure"
+
+
+def test_a_merge_that_left_main_stale_comes_back_as_a_bot_pull_request(built, httpserver,
+                                                                      tmp_path):
+    """A fork's pin bump merged without its regenerated files: main's push is measured
+    (onnx-measure decides so itself) and onnx-publish proposes the result as the bot's
+    pull request; main itself is never pushed to."""
+    fake = fake_for(httpserver, built)
+    origin = fresh_origin(built, tmp_path)
+    git(origin, "update-ref", "refs/heads/main", built["head"])  # the merge: pins moved, files not
+    merged = tmp_path / "merged"  # the tree act reads: main at the merge (act's github.sha)
+    git(tmp_path, "clone", "-q", str(built["tree"]), str(merged))
+    git(merged, "checkout", "-q", "-B", "main", built["head"])
+    git(merged, "remote", "set-url", "origin", f"https://github.com/{REPO}.git")
+    artifacts = tmp_path / "artifacts"
+    push = {"ref": "refs/heads/main", "before": built["base"], "after": built["head"],
+            "repository": {"full_name": REPO, "default_branch": "main"}}
+    TREE.insert(0, merged)
+    try:
+        act(origin, fake, "push", push, tmp_path / "measure", "onnx-measure", artifacts,
+            token="read-token")
+    finally:
+        TREE.pop(0)
+    request = json.loads((artifacts / "onnx-request" / "request.json").read_text())
+    assert request["event"] == "push" and request["sha"] == built["head"]
+    event = workflow_run_event(built, "push", built["head"], branch="main")
+    act(origin, fake, "workflow_run", event, tmp_path / "run", "onnx-publish", artifacts)
+    branch = f"opsweep/regen-{built['head'][:12]}"
+    (number,) = [n for n, p in fake.repo(REPO).pulls.items() if p["ref"] == branch]
+    assert fake.repo(REPO).pulls[number]["base"] == "main"
+    assert git(origin, "rev-parse", "main") == built["head"]  # main untouched
+    assert git(origin, "rev-parse", f"{branch}~1") == built["head"]
+    assert TRAILER in git(origin, "log", "-1", "--format=%B", branch)
+    committed = json.loads(git(origin, "show", f"{branch}:docs/onnx_support_measured.json"))
+    assert committed["fingerprint"]["torch"].startswith(INSTALLED)
+    assert any(MARKER in c.body for c in fake.comments(REPO, number))
+    assert _state(fake, git(origin, "rev-parse", branch)) == "success"

@@ -173,3 +173,75 @@ def test_nothing_behind_opens_nothing(github, index, monkeypatch, tmp_path, chec
     index.packages.update({"torch": releases("2.13.0"), "hypothesis": releases("6.170.17")})
     assert run_bump(github, index, monkeypatch, tmp_path, work)["changed"] == "false"
     assert github.repo(REPO).pulls == {} and github.writes == []
+
+
+def run_bump_raw(github, index, monkeypatch, tmp_path, work, *extra):
+    out = tmp_path / "gh_output"
+    out.write_text("")
+    monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    code = main(["bot", "bump", "--repo", REPO, "--repo-dir", str(work), "--index", index.url,
+                 *extra])
+    return code, dict(line.split("=", 1) for line in out.read_text().splitlines())
+
+
+def test_a_scheduled_bump_targets_the_default_branch_the_api_names(github, index, monkeypatch,
+                                                                   tmp_path, checkout):
+    """A `schedule` payload has no `repository` object: the workflow's BASE is empty, and
+    the bump asks the API for the default branch (here `trunk`, not `main`)."""
+    bare, work = checkout
+    git(work, "push", "-q", "origin", "HEAD:refs/heads/trunk")
+    repo = github.repo(REPO)
+    repo.default_branch, repo.branches = "trunk", {"trunk"}
+    code, out = run_bump_raw(github, index, monkeypatch, tmp_path, work, "--base", "")
+    assert code == 0 and out["created"] == "true" and out["base"] == "trunk"
+    (pull,) = repo.pulls.values()
+    assert pull["base"] == "trunk"
+    assert git(bare, "rev-parse", f"{bump.BRANCH}~1") == git(bare, "rev-parse", "trunk")
+
+
+def _push_on_bump_branch(bare, tmp_path, name):
+    """What lands on the bump branch after the bot opened it: its regenerated commit, a fix."""
+    clone = tmp_path / f"clone-{name}"
+    git(tmp_path, "clone", "-q", "-b", bump.BRANCH, str(bare), str(clone))
+    (clone / f"{name}.txt").write_text(name)
+    git(clone, "add", ".")
+    git(clone, *IDENT, "commit", "-qm", name)
+    git(clone, "push", "-q", "origin", bump.BRANCH)
+    return git(clone, "rev-parse", "HEAD")
+
+
+def test_an_unchanged_set_of_moves_leaves_the_bump_branch_alone(github, index, monkeypatch,
+                                                                tmp_path, checkout):
+    """Two daily runs, same releases on the index: the second one leaves the branch (the
+    bot's regenerated commit and a person's fix on it) and the pull request as they are;
+    a new release moves it again."""
+    bare, work = checkout
+    github.repo(REPO)
+    first = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert first["created"] == "true"
+    _push_on_bump_branch(bare, tmp_path, "regenerated")
+    fixed = _push_on_bump_branch(bare, tmp_path, "fix")
+    writes = len(github.writes)
+    second = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert git(bare, "rev-parse", bump.BRANCH) == fixed  # nothing thrown away
+    assert github.writes[writes:] == []  # the pull request not even edited
+    assert second["pushed"] == "false" and second["pr"] == first["pr"]
+    index.packages["torch"] = releases("2.13.0", "2.15.0", "2.16.0")  # a new release
+    third = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert third["pushed"] == "true" and third["moved"].endswith("torch:2.13.0:2.16.0")
+    assert git(bare, "rev-parse", f"{bump.BRANCH}~1") == git(bare, "rev-parse", "main")
+
+
+def test_a_repository_that_forbids_actions_to_open_pull_requests_is_told_the_setting(
+        github, index, monkeypatch, tmp_path, checkout, capsys):
+    bare, work = checkout
+    github.repo(REPO).actions_may_create_pulls = False
+    code, _ = run_bump_raw(github, index, monkeypatch, tmp_path, work)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1, err
+    assert "Allow GitHub Actions to create and approve pull requests" in err[0]
+    assert f"pushed {bump.BRANCH}" in err[0] and "OPSWEEP_APP_CLIENT_ID" in err[0]
+    assert git(bare, "rev-parse", bump.BRANCH)  # the branch is there for a person to open
+    assert github.repo(REPO).pulls == {}

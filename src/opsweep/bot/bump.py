@@ -6,6 +6,10 @@ that moves every pin that is behind. Neither Dependabot nor Renovate's pep621
 manager reads a `[tool.tox.*]` pin; a Renovate `customManagers` rule is the other
 documented source (docs/github_action.md).
 
+The bump branch is the bot's own, but what lands on it after the bot opened it (the
+regenerated artifact's commit, a person's fix, the approvals that follow) is kept: the
+branch is replaced only when the set of moves changes (:func:`branch_moves_to`).
+
 The index's address is never written into the project: it comes from
 ``--index``, ``$OPSWEEP_INDEX_URL``, or pip's configured index
 (``$PIP_INDEX_URL`` or ``pip config``); a `/simple` suffix is dropped.
@@ -22,6 +26,8 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from github import GithubException
 
 from opsweep.bot.git import BOT_EMAIL, BOT_NAME, git, token_env
 from opsweep.bot.pins import PIN_TABLE, PinMove, normalize, read_pins
@@ -154,13 +160,63 @@ def push_branch(repo: Path, base_sha: str, text: str, pyproject: str, title: str
     return git(repo, "rev-parse", "HEAD").stdout.strip()
 
 
+def branch_moves_to(repo: Path, pins: Mapping[str, str], pyproject: str, token: str | None,
+                    remote: str = "origin") -> str:
+    """The bump branch's tip when it already pins exactly `pins` (the set of moves is
+    unchanged: leave it, with whatever was committed on it since), else ''."""
+    env = token_env(token)
+    listed = git(repo, "ls-remote", remote, f"refs/heads/{BRANCH}", env=env).stdout.split()
+    if not listed:
+        return ""
+    git(repo, "fetch", "-q", remote, f"refs/heads/{BRANCH}", env=env)
+    tip = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
+    text = git(repo, "show", f"{tip}:{pyproject}", check=False)
+    if text.returncode != 0:
+        return ""
+    return tip if read_pins(text.stdout, f"{BRANCH}:{pyproject}") == dict(pins) else ""
+
+
+def default_branch(gh, repo_name: str) -> str:
+    """The repository's default branch, as the API says (a `schedule` payload has no
+    `repository` object to read it from)."""
+    return gh.get_repo(repo_name).default_branch
+
+
+class PullsForbidden(UsageError):
+    """GitHub refuses GITHUB_TOKEN's pull request: the repository setting is off."""
+
+
+#: GitHub's 403 answer to GITHUB_TOKEN's POST /pulls while the setting is off
+FORBIDDEN = "GitHub Actions is not permitted to create or approve pull requests"
+
+
+def create_pull(repo, *, title: str, body: str, head: str, base: str):
+    """`repo.create_pull`, with GitHub's refusal for GITHUB_TOKEN turned into one line
+    naming the setting to enable (the branch is already pushed)."""
+    try:
+        return repo.create_pull(title=title, body=body, head=head, base=base)
+    except GithubException as exc:
+        message = str((exc.data or {}).get("message", "")) if isinstance(exc.data, dict) else ""
+        if exc.status == 403 and FORBIDDEN in message:
+            raise PullsForbidden(
+                f"pushed {head}, but GitHub refused to open its pull request ({FORBIDDEN}): "
+                "enable Settings > Actions > General > Workflow permissions > 'Allow GitHub "
+                "Actions to create and approve pull requests' (for an organisation, in its "
+                "settings first), or configure the GitHub App (OPSWEEP_APP_CLIENT_ID, see "
+                "docs/github_action.md); or open the pull request from that branch by hand"
+            ) from None
+        raise
+
+
 def open_or_update(gh, repo_name: str, base_branch: str, moves: list[PinMove]) -> BumpPull:
-    """ONE bump pull request: the open one from the bump branch is updated, else one is opened."""
+    """ONE bump pull request: the open one from the bump branch is updated (only when its
+    title or body would change), else one is opened."""
     title, body = describe(moves)
     repo = gh.get_repo(repo_name)
     owner = repo_name.split("/")[0]
     for pull in repo.get_pulls(state="open", head=f"{owner}:{BRANCH}"):
-        pull.edit(title=title, body=body)
+        if (pull.title, pull.body) != (title, body):
+            pull.edit(title=title, body=body)
         return BumpPull(pull.number, False, tuple(moves))
-    pull = repo.create_pull(title=title, body=body, head=BRANCH, base=base_branch)
+    pull = create_pull(repo, title=title, body=body, head=BRANCH, base=base_branch)
     return BumpPull(pull.number, True, tuple(moves))

@@ -30,6 +30,7 @@ from opsweep.artifact import records as history
 from opsweep.artifact.account import ACCOUNT_FILE, Account
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import partial_reason
+from opsweep.bot.check import regen_pull
 from opsweep.bot.comment import to_json, to_markdown
 from opsweep.bot.git import GitError, StaleHead, commit_and_push
 from opsweep.bot.github import (
@@ -85,6 +86,7 @@ class Target:
     profile: str = "ci"
     comment_id: int = 0
     refused: str = ""  # why nothing may be committed ("" = allowed)
+    base: str = ""  # for a push to the default branch: that branch (the bot PR's base)
 
 
 def collect(result: Path, layout: Layout) -> dict[str, Path]:
@@ -165,7 +167,24 @@ def resolve(gh, repo: str, run: dict[str, Any], request: dict[str, Any], bot: st
             raise UsageError(f"request.json: profile {profile!r} is not one of {PROFILES}")
         return Target(event, run["head_sha"], run.get("head_branch", ""), head_repo,
                       head_repo == repo, profile=profile)
+    if event == "push":
+        return _main_target(gh, repo, run)
     raise UsageError(f"workflow_run of a {event!r} run: nothing to publish")
+
+
+REGEN_PREFIX = "opsweep/regen-"
+
+
+def _main_target(gh, repo: str, run: dict[str, Any]) -> Target:
+    """A push to the default branch left its artifact stale (a merge moved a pin without
+    the regenerated files): the result goes to a new bot branch, proposed as a pull
+    request (check.regen_pull), never pushed to the default branch itself."""
+    sha, branch = run["head_sha"], run.get("head_branch", "")
+    default = gh.get_repo(repo).default_branch
+    if branch != default:
+        raise UsageError(f"workflow_run of a push to {branch!r}: only the default branch "
+                         f"({default!r}) is re-measured after a merge")
+    return Target("push", sha, f"{REGEN_PREFIX}{sha[:12]}", repo, True, base=default)
 
 
 def install(files: dict[str, Path], head: Path) -> None:
@@ -254,6 +273,9 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, layout, push_token, message)
+    if target.event == "push" and sha:  # the default branch's stale artifact: a bot PR
+        target = replace(target, pr=regen_pull(gh, repo, target.branch, target.base,
+                                                target.sha, sha))
     full = to_markdown(result, new, title=title, limit=10**9, history=history, account=account) \
         if result else body
     if target.pr:

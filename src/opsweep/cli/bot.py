@@ -14,7 +14,7 @@ from pathlib import Path
 from opsweep.artifact import account
 from opsweep.artifact import data as art
 from opsweep.artifact.shard import combine
-from opsweep.bot import bump
+from opsweep.bot import bump, check
 from opsweep.bot.comment import code
 from opsweep.bot.git import commit_and_push, head_is_bot
 from opsweep.bot.github import (
@@ -192,11 +192,13 @@ def cmd_resolve(args) -> int:
     """Privileged: what a finished measuring run may publish (see publish.resolve)."""
     run = _event(args.run_event).get("workflow_run") or {}
     if not (args.request and Path(args.request).exists()):
-        _outputs(args, publish=False, reason="the run measured nothing (it left no request)")
+        _outputs(args, publish=False, measured=False,
+                 reason="the run measured nothing (it left no request)")
         return 0
     gh = _client(args)
     target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
-    _outputs(args, publish=bool(target.pr) or target.event == "workflow_dispatch", pr=target.pr,
+    _outputs(args, publish=bool(target.pr) or target.event in ("workflow_dispatch", "push"),
+             pr=target.pr,
              sha=target.sha, branch=target.branch, head_repo=target.head_repo,
              same_repo=target.same_repo, comment_id=target.comment_id,
              refused=target.refused or "")
@@ -204,19 +206,36 @@ def cmd_resolve(args) -> int:
 
 
 def cmd_failed(args) -> int:
-    """Privileged: a measuring run failed; say so on the pull request and the command."""
+    """Privileged: a measuring run failed, timed out or was cancelled; say so on the pull
+    request, on the command (👎 and a reply) and in the `onnx-support` check."""
     gh = _client(args)
     run = _event(args.run_event).get("workflow_run") or {}
     request = _event(args.request) if args.request and Path(args.request).exists() else {}
     target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
     url = str(run.get("html_url") or "")
+    how = {"cancelled": "was cancelled", "timed_out": "timed out"}.get(
+        str(run.get("conclusion") or ""), "failed")
     broken = _broken_result(args)
+    see = f"see the run{f' ({url})' if url else ''}"
     if target.pr:
         upsert_comment(gh, args.repo, target.pr, broken or "## ONNX support\n\nThe measurement "
-                       f"of `{target.sha[:12]}` failed; see the run{f' ({url})' if url else ''}.\n",
-                       _bot_login(args))
+                       f"of `{target.sha[:12]}` {how}; {see}.\n", _bot_login(args))
     if target.comment_id:
         finish(gh, args.repo, target.pr, target.comment_id, "failed", _bot_login(args))
+        gh.get_repo(args.repo).get_issue(target.pr).create_comment(
+            f"> /regen-onnx\n\nFailed: the measuring run {how}; {see}. Comment `/regen-onnx` "
+            "again to measure the head.")
+    if target.pr and target.event != "push":
+        outcome = "broken" if broken else "cancelled" if how == "was cancelled" else "failed"
+        check.report(gh, args.repo, [target.sha], outcome, url)
+    return 0
+
+
+def cmd_check(args) -> int:
+    """Privileged: set the required `onnx-support` status on the measured head and the
+    bot's own commit."""
+    done = check.report(_client(args), args.repo, args.sha, args.outcome, args.url)
+    _outputs(args, reported=",".join(done))
     return 0
 
 
@@ -273,22 +292,30 @@ def cmd_publish(args) -> int:
 
 
 def cmd_bump(args) -> int:
-    """Scheduled: open or update ONE pull request moving every watched pin that is behind."""
+    """Scheduled: open or update ONE pull request moving every watched pin that is behind.
+    The bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
     token = args.settings.push_token
-    base_sha, text = bump.base_text(args.repo_dir, args.base, args.pyproject, token)
+    gh = _client(args)
+    base = args.base or bump.default_branch(gh, args.repo)
+    base_sha, text = bump.base_text(args.repo_dir, base, args.pyproject, token)
     moves = bump.behind(read_pins(text, args.pyproject),
                         bump.index_url(args.index or args.settings.index_url))
     for move in moves:
         print(f"opsweep: {move}")
     if not moves:
-        _outputs(args, changed=False, moved="")
+        _outputs(args, changed=False, moved="", base=base)
         return 0
     new = bump.apply(text, moves, args.pyproject)
     title, _ = bump.describe(moves)
-    sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
-    pull = bump.open_or_update(_client(args), args.repo, args.base, moves)
-    _outputs(args, changed=True, sha=sha, pr=pull.number, created=pull.created,
-             moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
+    sha = bump.branch_moves_to(args.repo_dir, read_pins(new, args.pyproject), args.pyproject, token)
+    pushed = not sha
+    if pushed:
+        sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
+    else:
+        print(f"opsweep: {bump.BRANCH} already moves these pins: left as it is")
+    pull = bump.open_or_update(gh, args.repo, base, moves)
+    _outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
+             base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
     return 0
 
 
@@ -406,12 +433,20 @@ def _privileged_parsers(steps, login: dict) -> None:
             p.add_argument("--base-dir", type=Path, default=Path("."),
                            help="the default branch's checkout (its committed artifact)")
 
+    p = steps.add_parser("check", help="privileged: set the required onnx-support status")
+    p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
+    p.add_argument("--sha", action="append", default=[], help="a commit to report on (repeat)")
+    p.add_argument("--outcome", choices=sorted(check.OUTCOMES), required=True)
+    p.add_argument("--url", default="", help="the run to link to")
+    p.set_defaults(run=cmd_check)
+
     p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
                          "(push token: $OPSWEEP_PUSH_TOKEN)")
     p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
     p.add_argument("--pyproject", default=DEFAULT.pyproject)
-    p.add_argument("--base", default="main", help="the branch the bump starts from and targets")
+    p.add_argument("--base", default="", help="the branch the bump starts from and targets "
+                   "(default, or empty: the repository's default branch, asked of the API)")
     p.add_argument("--index", default="", metavar="URL",
                    help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index)")
     p.set_defaults(run=cmd_bump)
