@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_sweep import SAMPLE, sweep  # noqa: E402  (the main command's work, as measured there)
+from bench_sweep import SAMPLE, sweep
 
-from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature  # noqa: E402
-from opsweep.catalog.load import load_catalog  # noqa: E402
-from opsweep.engine.runner import build_call, make_session, run_session  # noqa: E402
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.catalog.load import load_catalog
+from opsweep.engine.runner import build_call, make_session, run_session
 
 OPSET = 20
 
@@ -73,7 +73,8 @@ def measure_torchscript(specs, profile) -> tuple[int, float, Counter]:
         for group in group_by_signature(draw_examples(spec, profile)):
             try:
                 call = build_call(spec, group[0])
-            except Exception:  # noqa: BLE001  (eager PyTorch rejected it: no export either way)
+            except Exception as exc:  # noqa: BLE001  (eager PyTorch rejected it: no export either way)
+                stages[f"invalid {type(exc).__name__}"] += 1
                 continue
             for dynamic in (False, True):
                 stage = torchscript(call, dynamic)
