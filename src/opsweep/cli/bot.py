@@ -29,7 +29,15 @@ from opsweep.bot.github import (
     upsert_comment,
 )
 from opsweep.bot.pins import fingerprint_mismatches, read_pins
-from opsweep.bot.publish import Refused, broken_body, collect, publish, resolve
+from opsweep.bot.publish import (
+    CommitFailed,
+    Forged,
+    Refused,
+    broken_body,
+    collect,
+    publish,
+    resolve,
+)
 from opsweep.cli import actions
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
@@ -74,7 +82,8 @@ def cmd_command(args) -> int:
     if command.accepted and args.request:
         _write_request(args.request, "issue_comment", number, command.sha, command.profile,
                        comment_id)
-    _outputs(args, accepted=command.accepted, profile=command.profile, pr=number, sha=command.sha,
+    _outputs(args, accepted=command.accepted, profile=command.profile, pr=number,
+             sha=command.sha if command.accepted else "",  # bound: the full head SHA
              head_repo=command.head_repo, comment_id=comment_id,
              reason=command.reason or "accepted")
     return 0
@@ -191,7 +200,11 @@ def cmd_resolve(args) -> int:
         _outputs(args, publish=False, reason="the run measured nothing (it left no request)")
         return 0
     gh = _client(args)
-    target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
+    try:
+        target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
+    except Forged as exc:  # the command that started the run still gets its final reaction
+        _outputs(args, publish=False, pr=exc.pr, comment_id=exc.comment_id, reason="forged request")
+        raise
     _outputs(args, publish=bool(target.pr) or target.event == "workflow_dispatch", pr=target.pr,
              sha=target.sha, branch=target.branch, head_repo=target.head_repo,
              same_repo=target.same_repo, comment_id=target.comment_id,
@@ -247,10 +260,13 @@ def cmd_publish(args) -> int:
                        bot=_bot_login(args), message=args.message)
     except Refused as exc:
         if target.pr:
-                    upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
+            upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
                            _bot_login(args))
         _outputs(args, outcome="failed", changed=False, reason=str(exc))
-        return 0
+        print(f"opsweep: not published: {exc}", file=sys.stderr)
+        # a refused commit fails the run (nobody else may be told: a dispatch has no PR);
+        # a stale or partial result is an answer, said on the pull request
+        return 1 if isinstance(exc, CommitFailed) else 0
     actions.append_summary(done.summary, args.settings.summary)
     counts = done.counts
     _outputs(args, regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
