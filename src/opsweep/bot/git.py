@@ -166,8 +166,9 @@ def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_he
     env = token_env(token)
     for attempt in range(1, attempts + 1):
         pushed = git(repo, "push", remote, f"{commit}:refs/heads/{branch}", check=False, env=env)
-        if pushed.returncode == 0:  # the checkout's HEAD follows; its files are not touched
-            git(repo, "update-ref", "-m", "opsweep: regenerated", "HEAD", commit)
+        if pushed.returncode == 0:  # HEAD and the index follow; no file of the checkout is
+            git(repo, "update-ref", "-m", "opsweep: regenerated", "HEAD", commit)  # touched
+            git(repo, "read-tree", "HEAD")
             return Pushed(commit, attempt, "pushed")
         if not _non_fast_forward(pushed.stderr):
             raise PushRefused(f"the push to {branch} was refused, so nothing was committed: "
