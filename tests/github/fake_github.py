@@ -355,3 +355,42 @@ class FakeGitHub:
             links.append(f'<{url}&page=1>; rel="first"')
             links.append(f'<{url}&page={page - 1}>; rel="prev"')
         return self._json(chunk, headers={"Link": ", ".join(links)} if links else {})
+
+
+def display_title(workflow_file, event: dict, default: str) -> str:
+    """A run's `display_title`, as GitHub puts it in the `workflow_run` payload: the
+    workflow's `run-name` with its `${{ github.event.* }}` fields taken from the triggering
+    event, or the event's own title (`default`) when the workflow has no run-name."""
+    import yaml
+    with open(workflow_file, encoding="utf-8") as handle:
+        template = yaml.safe_load(handle).get("run-name")
+    if not template:
+        return default
+
+    def field(match: re.Match) -> str:
+        value: object = {"github": {"event": event}}
+        for part in match.group(1).split("."):
+            value = value.get(part, "") if isinstance(value, dict) else ""
+        return str(value)
+    return re.sub(r"\$\{\{\s*([\w.]+)\s*\}\}", field, template)
+
+
+def read_outputs(text: str) -> dict[str, str]:
+    """A step's $GITHUB_OUTPUT file read as the runner reads it: `key=value` lines and
+    `key<<DELIMITER` blocks, later keys winning; a line that is neither is the runner's
+    "Invalid format" error."""
+    lines, values, i = text.split("\n"), {}, 0
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        if not line:
+            continue
+        eq, heredoc = line.find("="), line.find("<<")
+        if eq > 0 and (heredoc < 0 or eq < heredoc):
+            values[line[:eq]] = line[eq + 1:]
+            continue
+        if heredoc <= 0:
+            raise ValueError(f"Invalid format {line!r}")
+        key, delimiter = line[:heredoc], line[heredoc + 2:]
+        end = lines.index(delimiter, i)  # ValueError: an unclosed block
+        values[key], i = "\n".join(lines[i:end]), end + 1
+    return values

@@ -5,6 +5,8 @@ import threading
 from opsweep.bot import github as bot
 from opsweep.bot.comment import GITHUB_COMMENT_LIMIT, MARKER
 
+from .fake_github import read_outputs
+
 REPO = "octo/opsweep-demo"
 BOT = bot.DEFAULT_BOT
 
@@ -118,7 +120,7 @@ def test_fork_pull_request_is_reported_as_such(github, monkeypatch, tmp_path, ca
     monkeypatch.setenv("GITHUB_API_URL", github.base)
     monkeypatch.setenv("GITHUB_OUTPUT", str(out))
     assert main(["bot", "pull", "--repo", REPO, "--pr", "9"]) == 0
-    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    outputs = read_outputs(out.read_text())
     assert outputs == {"head_ref": "patch-1", "head_sha": "f" * 40,
                        "head_repo": "someone/opsweep-fork", "same_repo": "false"}
 
@@ -214,8 +216,10 @@ def test_bind_refuses_closed_stale_and_unnamed_fork_heads(github, gh):
     assert not stale.accepted and "not the head any more" in stale.reason
     github.add_pull(REPO, 8, head_repo="someone/fork", sha="cd" * 20)
     fork = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx", number=8)))
-    assert not fork.accepted and "lives in a fork: name the head SHA" in fork.reason
+    assert not fork.accepted and "lives in a fork: name the full 40-character head SHA" in fork.reason
     fork = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx cdcdcdc", number=8)))
+    assert not fork.accepted and "full 40-character" in fork.reason  # a prefix binds nothing
+    fork = bot.bind(gh, REPO, bot.parse_command(ev(f"/regen-onnx {'cd' * 20}", number=8)))
     assert fork.accepted and fork.head_repo == "someone/fork"
     github.add_pull(REPO, 9, state="closed")
     closed = bot.bind(gh, REPO, bot.parse_command(ev("/regen-onnx", number=9)))
@@ -248,7 +252,7 @@ def test_command_cli_outputs_the_bound_sha_and_writes_the_request(github, monkey
     monkeypatch.setenv("GITHUB_OUTPUT", str(out))
     assert main(["bot", "command", "--event", str(tmp_path / "event.json"), "--repo", REPO,
                  "--request", str(tmp_path / "request.json")]) == 0
-    outputs = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    outputs = read_outputs(out.read_text())
     assert outputs["accepted"] == "true" and outputs["sha"] == head
     assert outputs["profile"] == "nightly"
     assert json.loads((tmp_path / "request.json").read_text()) == {

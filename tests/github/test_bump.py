@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 REPO = "octo/opsweep-demo"
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
+from .fake_github import read_outputs
+
 
 def releases(*versions, yanked=()):
     return {"info": {"version": versions[-1]},
@@ -146,7 +148,7 @@ def run_bump(github, index, monkeypatch, tmp_path, work):
     monkeypatch.setenv("GITHUB_OUTPUT", str(out))
     assert main(["bot", "bump", "--repo", REPO, "--repo-dir", str(work),
                  "--index", index.url]) == 0
-    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+    return read_outputs(out.read_text())
 
 
 def test_bump_opens_one_pull_request_then_updates_it(github, index, monkeypatch, tmp_path, checkout):

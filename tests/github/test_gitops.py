@@ -83,7 +83,7 @@ def test_conflicting_move_fails_clearly(remote, tmp_path):
     git(other, *IDENT, "commit", "-qam", "human edit of the artifact")
     git(other, "push", "-q", "origin", "HEAD:refs/heads/feature")
     (work / "docs" / "a.json").write_text('{"v": 3}\n')
-    with pytest.raises(GitError, match="no longer rebase cleanly"):
+    with pytest.raises(GitError, match="the new head changed the regenerated files"):
         commit_and_push(work, ["docs/a.json"], "feature", head, "Regenerate")
     assert git(remote, "log", "-1", "--format=%s", "feature") == "human edit of the artifact"
 

@@ -21,6 +21,8 @@ REPO = "octo/opsweep-demo"
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 PYPROJECT = '[tool.tox.env.proptest_onnx]\ndeps = ["torch=={}", "hypothesis==6.170.17"]\n'
 
+from .fake_github import read_outputs
+
 
 @pytest.fixture(autouse=True)
 def _needs_git():
@@ -42,6 +44,10 @@ def whole(torch="2.13.0", stage=Stage.OK):
 def origin(tmp_path):
     """A bare origin whose `feature` branch pins torch 2.13.0 and commits an artifact
     measured on 2.12.0; returns (bare, head SHA)."""
+    return make_origin(tmp_path)
+
+
+def make_origin(tmp_path):
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     seed = tmp_path / "seed"
@@ -67,10 +73,21 @@ def measured(tmp_path, artifact):
     return out
 
 
-def run_payload(sha, head_repo, event="pull_request", branch="feature"):
+def run_payload(sha, head_repo, event="pull_request", branch="feature", title="PR 5"):
+    """`title`: the run's display_title (an onnx-command run's is its run-name)."""
     return {"workflow_run": {"event": event, "head_sha": sha, "head_branch": branch,
                              "conclusion": "success", "pull_requests": [],
+                             "display_title": title,
                              "head_repository": {"full_name": head_repo}}}
+
+
+def command_payload(request):
+    """The workflow_run of the onnx-command run that `request`'s comment started."""
+    from .fake_github import display_title
+    from .test_act import ROOT
+    event = {"issue": {"number": request["pr"]}, "comment": {"id": request["comment_id"]}}
+    title = display_title(ROOT / ".github" / "workflows" / "onnx-command.yml", event, "")
+    return run_payload("5" * 40, REPO, event="issue_comment", branch="main", title=title)
 
 
 def publish(tmp_path, github, monkeypatch, payload, head, result, request=None, token="t0ken"):
@@ -88,7 +105,7 @@ def publish(tmp_path, github, monkeypatch, payload, head, result, request=None, 
         (tmp_path / "request.json").write_text(json.dumps(request))
         args += ["--request", str(tmp_path / "request.json")]
     assert main(args) == 0
-    return dict(line.split("=", 1) for line in out.read_text().splitlines())
+    return read_outputs(out.read_text())
 
 
 def test_same_repository_head_is_committed_and_commented(github, monkeypatch, tmp_path, origin):
@@ -133,7 +150,9 @@ def test_a_spec_the_new_torch_no_longer_has_is_not_a_partial_sweep(github, monke
     out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
                   measured(tmp_path, gone))
     assert out["changed"] == "true", out
-    assert art.load(head / "docs" / "onnx_support_measured.json").absent == {"relu": why}
+    committed = tmp_path / "committed.json"
+    committed.write_text(git(bare, "show", "feature:docs/onnx_support_measured.json") + "\n")
+    assert art.load(committed).absent == {"relu": why}
 
 
 @pytest.mark.parametrize("artifact, why", [
@@ -155,7 +174,7 @@ def test_stale_or_partial_results_are_refused(github, monkeypatch, tmp_path, ori
 
 def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_path, origin):
     from opsweep.errors import UsageError
-    from opsweep.bot.publish import Layout, collect, commit_paths
+    from opsweep.bot.publish import Layout, collect
     result_dir = measured(tmp_path, whole())
     (result_dir / ".github" / "workflows").mkdir(parents=True)
     (result_dir / ".github" / "workflows" / "x.yml").write_text("on: push\n")
@@ -164,11 +183,10 @@ def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_pat
 
 
 def test_the_spec_sources_page_is_a_result_file_the_bot_commits(tmp_path):
-    from opsweep.bot.publish import Layout, collect, commit_paths
+    from opsweep.bot.publish import Layout, collect
     result_dir = measured(tmp_path, whole())
     (result_dir / "docs" / "specs.md").write_text("# Spec sources\n")
-    assert "docs/specs.md" in collect(result_dir, Layout())
-    assert "docs/specs.md" in commit_paths(Layout())
+    assert "docs/specs.md" in collect(result_dir, Layout())  # what collect keeps is committed
 
 
 def command_request(github, sha, login="maintainer", body="/regen-onnx"):
@@ -184,19 +202,18 @@ def test_a_command_run_is_re_authorised_and_bound_to_the_measured_head(github, m
     github.repo(REPO).permissions.update({"maintainer": "admin", "reader": "read"})
     head = checkout(bare, tmp_path / "head")
     result_dir = measured(tmp_path, whole("2.13.0"))
-    payload = run_payload("5" * 40, REPO, event="issue_comment", branch="main")
     # the head moved during the sweep: nothing committed, the comment says why
     moved = command_request(github, "7" * 40)
-    out = publish(tmp_path, github, monkeypatch, payload, head, result_dir, moved)
+    out = publish(tmp_path, github, monkeypatch, command_payload(moved), head, result_dir, moved)
     assert out["changed"] == "false"
     assert any("the head moved during the sweep" in c.body for c in github.comments(REPO, 5))
     # a request pointing at a reader's comment is not a command at all
     with pytest.raises(AssertionError, match="assert 2 == 0"):  # exit 2: refused input
-        publish(tmp_path, github, monkeypatch, payload, head, result_dir,
-                command_request(github, sha, login="reader"))
+        reader = command_request(github, sha, login="reader")
+        publish(tmp_path, github, monkeypatch, command_payload(reader), head, result_dir, reader)
     assert "has read permission" in capsys.readouterr().err
     good = command_request(github, sha)
-    out = publish(tmp_path, github, monkeypatch, payload, head, result_dir, good)
+    out = publish(tmp_path, github, monkeypatch, command_payload(good), head, result_dir, good)
     assert out["changed"] == "true" and out["comment_id"] == str(good["comment_id"])
 
 
@@ -210,11 +227,12 @@ def test_loop_guard_re_measures_a_bot_head_whose_artifact_is_stale(tmp_path, ori
     out = tmp_path / "o"
     monkeypatch.setenv("GITHUB_OUTPUT", str(out))
     assert main(["bot", "should-run", "--repo-dir", str(head)]) == 0
-    assert "run=true" in out.read_text() and "torch measured 2.12.0, pinned 2.13.0" in out.read_text()
+    outputs = read_outputs(out.read_text())
+    assert outputs["run"] == "true" and "torch measured 2.12.0, pinned 2.13.0" in outputs["reason"]
     art.save(head / "docs" / "onnx_support_measured.json", whole("2.13.0+cpu"))
     out.write_text("")
     assert main(["bot", "should-run", "--repo-dir", str(head)]) == 0
-    assert "run=false" in out.read_text()
+    assert read_outputs(out.read_text())["run"] == "false"
 
 
 def test_assemble_refuses_a_partial_sweep_against_the_catalog(tmp_path):
@@ -270,7 +288,7 @@ def test_a_failed_command_run_says_so_and_replaces_the_eyes(github, monkeypatch,
     from github import Auth, Github
     bot.react(Github(base_url=github.base, auth=Auth.Token("t0ken")), REPO, 5, gh_comment.id,
               "eyes")
-    (tmp_path / "run.json").write_text(json.dumps(run_payload("5" * 40, REPO, "issue_comment")))
+    (tmp_path / "run.json").write_text(json.dumps(command_payload(request)))
     (tmp_path / "request.json").write_text(json.dumps(request))
     monkeypatch.setenv("GITHUB_TOKEN", "t0ken")
     monkeypatch.setenv("GITHUB_API_URL", github.base)
@@ -311,7 +329,7 @@ def test_a_pin_set_that_breaks_the_exporter_is_headlined_once_and_never_committe
     assert "ImportError: no onnxscript" in comment.body and "`0.9.9`" in comment.body
     assert "| regression |" not in comment.body  # no per-operator rows
     assert git(bare, "rev-parse", "feature") == sha  # nothing pushed
-    outputs = dict(line.split("=", 1) for line in (tmp_path / "gh_output").read_text().splitlines())
+    outputs = read_outputs((tmp_path / "gh_output").read_text())
     assert outputs["broken"] == "true" and outputs["changed"] == "false"
 
 

@@ -168,7 +168,8 @@ def publish(repo: Path, artifact: bytes, tmp: Path, name: str, monkeypatch) -> d
     artifact into a result directory), then the privileged publish of that result as data
     (a dispatched run on the repository's own branch: no pull request to comment on)."""
     from opsweep.bot import publish as pub
-    part = tmp / f"{name}.json"
+    git(repo, "reset", "-q", "--hard", "HEAD")  # each run checks the head out afresh: publish
+    part = tmp / f"{name}.json"                  # commits from blobs, never through the files
     part.write_bytes(artifact)
     result = tmp / f"{name}.result"
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp / f"{name}.out"))

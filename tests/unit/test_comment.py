@@ -49,14 +49,19 @@ def _inert(body: str) -> str:
 
 @pytest.fixture
 def hostile(tmp_path):
-    old = art.make_artifact(replace(FP, onnx="1.0 @octo/team"), "ci", 25, 0, {
+    old = art.make_artifact(replace(FP, onnx="1.0"), "ci", 25, 0, {
         NAME: result([NAME], Stage.OK), "cdist": result(["cdist"], Stage.NO_TRANSLATION)})
-    new = art.make_artifact(replace(FP, onnx="1.1 <img src=x>", torch="2.14.1 #5"), "ci", 25, 0, {
+    new = art.make_artifact(replace(FP, onnx="1.1", torch="2.14.1"), "ci", 25, 0, {
         NAME: _hostile_result([NAME], Stage.OK, Stage.TRANSLATION_ERROR),
         "cdist": result(["cdist"], Stage.OK), "[x](https://e.example)": result(["@team"], Stage.OK)})
     for i, a in enumerate((old, new)):  # both schema-valid: the schema cannot be the filter
         art.save(tmp_path / f"{i}.json", a)
-    return art.load(tmp_path / "0.json"), art.load(tmp_path / "1.json")
+    old, new = art.load(tmp_path / "0.json"), art.load(tmp_path / "1.json")
+    # fingerprint strings have a strict pattern in the schema since issue 30 (such an artifact
+    # no longer loads); the comment still shows them inert, should one get this far
+    return (replace(old, fingerprint=replace(old.fingerprint, onnx="1.0 @octo/team")),
+            replace(new, fingerprint=replace(new.fingerprint, onnx="1.1 <img src=x>",
+                                             torch="2.14.1 #5")))
 
 
 def test_no_artifact_string_escapes_a_code_span(hostile):

@@ -7,6 +7,8 @@ from opsweep.cli.main import main
 from opsweep.errors import UsageError
 from opsweep.bot.pins import pin_change, read_pins
 
+from ..github.fake_github import read_outputs
+
 PYPROJECT = """
 [project]
 name = "x"
@@ -63,7 +65,8 @@ def test_cli_writes_github_output(repo, tmp_path, capsys):
     out = tmp_path / "gh_output"
     assert main(["pin-changed", "--base", "HEAD~1", "--repo", str(repo),
                  "--github-output", str(out)]) == 0
-    assert out.read_text() == "changed=true\nold=2.13.0\nnew=2.14.1\nmoved=torch:2.13.0:2.14.1\n"
+    assert read_outputs(out.read_text()) == {"changed": "true", "old": "2.13.0", "new": "2.14.1",
+                                             "moved": "torch:2.13.0:2.14.1"}
     assert "2.13.0 -> 2.14.1 (changed; against " in capsys.readouterr().out
 
 
@@ -125,8 +128,8 @@ def test_an_exporter_pin_moving_alone_is_reported_by_name(repo, tmp_path, capsys
     out = tmp_path / "gh_output"
     assert main(["pin-changed", "--base", "HEAD~1", "--repo", str(repo),
                  "--github-output", str(out)]) == 0
-    assert "moved=onnxscript:0.7.1:0.7.2\n" in out.read_text()
-    assert "changed=true\n" in out.read_text()
+    outputs = read_outputs(out.read_text())
+    assert outputs["moved"] == "onnxscript:0.7.1:0.7.2" and outputs["changed"] == "true"
     printed = capsys.readouterr().out
     assert "(unchanged; against" in printed and "other watched pins moved: onnxscript" in printed
     assert "moved: onnxscript 0.7.1 -> 0.7.2" in printed

@@ -1,9 +1,14 @@
 """Committing the regenerated artifact and page back to a pull request's branch.
 
 Real git, never force: the commit is made on top of the head SHA that was
-measured; if the branch moved meanwhile, the push is rejected, the bot
-fetches and rebases its one commit -- but only when the new head pins the
-same packages as the measured one. When a watched pin moved (someone pushed a
+measured, from objects alone (`hash-object -w`, a private index, `commit-tree`):
+nothing is written through the checkout, and a destination that is a symbolic
+link in the head (or a folder above it is), or lies outside the checkout, is
+refused. If the branch moved meanwhile, the push is rejected, the bot fetches
+and makes its one commit again on the new head -- but only when the new head
+pins the same packages as the measured one and did not touch the regenerated
+files. A push the remote refuses for another reason (a protected branch) is
+`PushRefused`. When a watched pin moved (someone pushed a
 new torch pin during the sweep), the artifact describes the old pin: the
 commit is refused with `StaleHead`, and the new head gets its own run.
 Its commits carry a trailer, so a workflow triggered by the bot's own push
@@ -37,6 +42,11 @@ class GitError(OpsweepError):
 
 class StaleHead(GitError):
     """The branch moved to a head whose watched pins differ from the measured ones."""
+
+
+class PushRefused(GitError):
+    """The remote refused the push for another reason than a moved branch (a protected
+    branch, a hook): the run must fail, not end green with nothing committed."""
 
 
 def token_env(token: str | None) -> Mapping[str, str] | None:
@@ -80,32 +90,115 @@ def _check_pins(repo: Path, measured: str, moved_to: str, pyproject: str) -> Non
                         "the new head is measured by its own run")
 
 
-def commit_and_push(repo: Path, paths: Sequence[str], branch: str, expected_head: str,
-                    message: str, remote: str = "origin", attempts: int = 3, *,
-                    token: str | None = None, pyproject: str = "pyproject.toml") -> Pushed:
+def _checked(path: str) -> str:
+    """`path` as a repository path, or GitError when it could leave the checkout."""
+    parts = path.split("/")
+    if (not path or path.startswith("/") or "\\" in path or "\0" in path
+            or any(p in ("", ".", "..") for p in parts) or parts[0].lower() == ".git"):
+        raise GitError(f"{path!r} is not a path inside the checkout: nothing was committed")
+    return path
+
+
+def refuse_links(repo: Path, tree: str, paths: Sequence[str]) -> None:
+    """No destination, nor a folder above one, may be a symbolic link (or a file) in
+    `tree`: its content would land elsewhere than the path says."""
+    prefixes = sorted({"/".join(p.split("/")[:i]) for p in paths
+                       for i in range(1, p.count("/") + 2)})
+    listed = git(repo, "ls-tree", "-z", tree, "--", *prefixes).stdout
+    for entry in filter(None, listed.split("\0")):
+        mode, name = entry.split(" ", 1)[0], entry.split("\t", 1)[1]
+        if mode == "120000":
+            raise GitError(f"{name} is a symbolic link in the head {tree[:12]}: the bot writes no "
+                           "file through a link, so nothing was committed (commit a regular "
+                           "file there, or remove it)")
+        if mode != "040000" and any(p.startswith(name + "/") for p in paths):
+            raise GitError(f"{name} is a file in the head {tree[:12]}, not a folder: nothing "
+                           "was committed")
+
+
+def _build(repo: Path, parent: str, blobs: Mapping[str, str], message: str) -> str | None:
+    """A commit of `blobs` (path -> blob id) on top of `parent`, made from objects alone:
+    no working tree, no checkout index is written. None when the tree would not change."""
+    refuse_links(repo, parent, list(blobs))
+    index = Path(git(repo, "rev-parse", "--absolute-git-dir").stdout.strip(), "opsweep-index")
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    try:
+        git(repo, "read-tree", parent, env=env)
+        info = "".join(f"100644 {blob}\t{path}\n" for path, blob in sorted(blobs.items()))
+        subprocess.run(["git", "update-index", "--index-info"], cwd=repo, input=info,
+                       text=True, env=env, check=True, capture_output=True)
+        tree = git(repo, "write-tree", env=env).stdout.strip()
+    except subprocess.CalledProcessError as exc:
+        raise GitError(f"git update-index failed: {exc.stderr.strip()}") from None
+    finally:
+        index.unlink(missing_ok=True)
+    if tree == git(repo, "rev-parse", f"{parent}^{{tree}}").stdout.strip():
+        return None
+    ident = {**os.environ, "GIT_AUTHOR_NAME": BOT_NAME, "GIT_AUTHOR_EMAIL": BOT_EMAIL,
+             "GIT_COMMITTER_NAME": BOT_NAME, "GIT_COMMITTER_EMAIL": BOT_EMAIL}
+    return git(repo, "commit-tree", tree, "-p", parent, "-m", f"{message}\n\n{TRAILER}",
+               env=ident).stdout.strip()
+
+
+def _non_fast_forward(stderr: str) -> bool:
+    """The branch moved (retry on top of it); a `remote rejected` (a protected branch, a
+    hook) is a refusal that no retry changes."""
+    return "remote rejected" not in stderr and (
+        "non-fast-forward" in stderr or "fetch first" in stderr or "[rejected]" in stderr)
+
+
+def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_head: str,
+                 message: str, remote: str = "origin", attempts: int = 3, *,
+                 token: str | None = None, pyproject: str = "pyproject.toml") -> Pushed:
+    """Commit `files` (repository path -> the file holding its new content) on top of the
+    measured head and push, never forcing. The commit is built from blobs
+    (`git hash-object -w`, a private index, `commit-tree`), so nothing is written through
+    the checkout; a destination that is a link, or outside the checkout, is refused."""
     head = git(repo, "rev-parse", "HEAD").stdout.strip()
     if head != expected_head:
         raise GitError(f"checked-out HEAD {head[:12]} is not the measured head {expected_head[:12]}")
-    git(repo, "add", "--", *paths)
-    if git(repo, "diff", "--cached", "--quiet", check=False).returncode == 0:
+    blobs = {_checked(path): git(repo, "hash-object", "-w", "--no-filters", "--",
+                                 str(Path(source).resolve())).stdout.strip()
+             for path, source in files.items()}
+    commit = _build(repo, head, blobs, message)
+    if commit is None:
         return Pushed(None, 0, "artifact and page unchanged")
-    git(repo, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}", "commit", "-q",
-        "-m", f"{message}\n\n{TRAILER}")
     env = token_env(token)
     for attempt in range(1, attempts + 1):
-        pushed = git(repo, "push", remote, f"HEAD:refs/heads/{branch}", check=False, env=env)
-        if pushed.returncode == 0:
-            return Pushed(git(repo, "rev-parse", "HEAD").stdout.strip(), attempt, "pushed")
-        if "non-fast-forward" not in pushed.stderr and "fetch first" not in pushed.stderr \
-                and "rejected" not in pushed.stderr:
-            raise GitError(f"git push failed: {pushed.stderr.strip()}")
+        pushed = git(repo, "push", remote, f"{commit}:refs/heads/{branch}", check=False, env=env)
+        if pushed.returncode == 0:  # HEAD and the index follow; no file of the checkout is
+            git(repo, "update-ref", "-m", "opsweep: regenerated", "HEAD", commit)  # touched
+            git(repo, "read-tree", "HEAD")
+            return Pushed(commit, attempt, "pushed")
+        if not _non_fast_forward(pushed.stderr):
+            raise PushRefused(f"the push to {branch} was refused, so nothing was committed: "
+                              f"{pushed.stderr.strip()}")
         git(repo, "fetch", "-q", remote, branch, env=env)
         moved_to = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
         _check_pins(repo, expected_head, moved_to, pyproject)
-        rebased = git(repo, "-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}",
-                      "rebase", "-q", "FETCH_HEAD", check=False)
-        if rebased.returncode != 0:
-            git(repo, "rebase", "--abort", check=False)
-            raise GitError("the branch moved and the regenerated files no longer rebase "
-                           f"cleanly onto it: {rebased.stderr.strip()}")
+        touched = git(repo, "diff", "--name-only", expected_head, moved_to, "--",
+                      *blobs).stdout.split()
+        if touched:
+            raise GitError("the branch moved and the new head changed the regenerated files "
+                           f"({', '.join(touched)}): nothing was committed")
+        commit = _build(repo, moved_to, blobs, message)
+        if commit is None:
+            return Pushed(None, attempt, "artifact and page unchanged")
     raise GitError(f"push to {branch} still rejected after {attempts} attempts")
+
+
+def commit_and_push(repo: Path, paths: Sequence[str], branch: str, expected_head: str,
+                    message: str, remote: str = "origin", attempts: int = 3, *,
+                    token: str | None = None, pyproject: str = "pyproject.toml") -> Pushed:
+    """`commit_files` of the checkout's own files at `paths` (files, or folders whose
+    files are taken; a link among them is refused)."""
+    files: dict[str, Path] = {}
+    for path in paths:
+        where = Path(repo, path)
+        if where.is_symlink():
+            raise GitError(f"{path} is a symbolic link in the checkout: nothing was committed")
+        found = sorted(p for p in where.rglob("*") if p.is_file()) if where.is_dir() else [where]
+        for file in found:
+            files[file.relative_to(repo).as_posix()] = file
+    return commit_files(repo, files, branch, expected_head, message, remote, attempts,
+                        token=token, pyproject=pyproject)

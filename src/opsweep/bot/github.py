@@ -13,8 +13,8 @@ command, through PyGithub.
   users whose collaborator permission is write, maintain or admin (the
   permission API, not author_association), on an open pull request, and is
   bound to a head SHA: the one it names (which must still be the head), else
-  the head when it was accepted. A fork's pull request must name the SHA
-  the maintainer reviewed. Accepted commands get 👀; when the run ends the 👀
+  the head when it was accepted. A fork's pull request must name the full
+  40-character SHA the maintainer reviewed (a prefix can be brute-forced). Accepted commands get 👀; when the run ends the 👀
   is replaced by 🚀 (done), 👍 (nothing to do) or 👎 (failed). Refused ones
   get 😕 and a reply saying why.
 """
@@ -30,6 +30,7 @@ from github import Auth, Github, GithubException, GithubRetry, UnknownObjectExce
 from opsweep.bot.comment import (  # the comment's format lives with the report
     GITHUB_COMMENT_LIMIT,
     MARKER,
+    code,
 )
 
 DEFAULT_BOT = "github-actions[bot]"
@@ -146,15 +147,17 @@ def parse_command(event: dict[str, Any], bot: str = DEFAULT_BOT) -> Command | No
         return Command(False, profile, "ignored: comment by a bot", False)
     if not (event.get("issue") or {}).get("pull_request"):
         return _refused(profile, "/regen-onnx works on pull requests only")
-    if unknown:
-        shown = " ".join(unknown)[:80]
-        return _refused(profile, f"unknown argument(s) {shown!r}; {USAGE}", sha)
+    if unknown:  # echoed in a code span only, and only once the commenter may write
+        return _refused(profile, f"unknown argument(s) {code(' '.join(unknown)[:80])}; {USAGE}",
+                        sha)
     return Command(True, profile, "", True, sha, int((event.get("issue") or {}).get("number", 0)))
 
 
 def authorize(gh: Github, repo_name: str, event: dict[str, Any], command: Command) -> Command:
-    """Check the commenter's collaborator permission through the permission API."""
-    if not command.accepted:
+    """Check the commenter's collaborator permission through the permission API, before
+    any reply: a commenter without write permission hears that, and nothing else (no
+    refusal that would echo their comment)."""
+    if not command.respond:
         return command
     login = event["comment"]["user"]["login"]
     try:
@@ -165,8 +168,9 @@ def authorize(gh: Github, repo_name: str, event: dict[str, Any], command: Comman
         else:
             raise
     if permission not in WRITE_PERMISSIONS:
-        return _refused(command.profile, f"@{login} has {permission} permission on {repo_name}; "
-                        "/regen-onnx needs write, maintain or admin", command.sha)
+        return _refused(command.profile, f"{code(login)} has {permission} permission on "
+                        f"{code(repo_name)}; /regen-onnx needs write, maintain or admin",
+                        command.sha)
     return command
 
 
@@ -183,9 +187,11 @@ def bind(gh: Github, repo_name: str, command: Command) -> Command:
     if command.sha and not head.startswith(command.sha):
         return _refused(command.profile, f"`{command.sha}` is not the head any more (the head is "
                         f"`{head[:12]}`): review it and comment again", command.sha)
-    if head_repo != repo_name and not command.sha:
-        return _refused(command.profile, "this pull request's head lives in a fork: name the head "
-                        f"SHA you reviewed (`/regen-onnx {command.profile} {head[:12]}`)")
+    if head_repo != repo_name and len(command.sha) != 40:
+        # a prefix is not a binding: 7 hex digits are found by brute force in minutes
+        return _refused(command.profile, "this pull request's head lives in a fork: name the full "
+                        "40-character head SHA you reviewed "
+                        f"(`/regen-onnx {command.profile} {head}`)", command.sha)
     return replace(command, sha=head, head_repo=head_repo, head_ref=pull.head.ref)
 
 

@@ -7,19 +7,22 @@ measuring run finished, and takes everything that run produced as data.
   (the open pull request with that head -- the payload's `pull_requests` is
   empty for forks -- and, for `/regen-onnx`, the command comment re-read,
   re-parsed and re-authorised). The run's `request.json` is only a pointer
-  that is checked against those.
+  that is checked against those. A command run is bound to its command by its
+  `display_title` (onnx-command's run-name, from the event's numeric fields):
+  a request naming another pull request or comment is `Forged`.
 * :func:`collect` accepts only the expected files of the measured result
   (the artifact, the page, the history record and view, the doc-link cache),
   regular files under a size cap; the artifact and history records must load.
 * :func:`publish` refuses a partial artifact and one whose fingerprint is not
   the head's pins, commits only to a branch of this repository (never a
-  fork's), pushing with the push token alone, and comments.
+  fork's), building the commit from blobs (nothing is written through the
+  checkout; a destination that is a link is `CommitFailed`), pushing with the
+  push token alone, and comments.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,7 @@ from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import partial_reason
 from opsweep.bot.check import regen_pull
 from opsweep.bot.comment import to_json, to_markdown
-from opsweep.bot.git import GitError, StaleHead, commit_and_push
+from opsweep.bot.git import GitError, StaleHead, commit_files, refuse_links
 from opsweep.bot.github import (
     PROFILES,
     authorize,
@@ -41,7 +44,7 @@ from opsweep.bot.github import (
     pull_for_head,
     upsert_comment,
 )
-from opsweep.bot.pins import fingerprint_mismatches, read_pins
+from opsweep.bot.pins import fingerprint_mismatches, pins_at
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import Layout
 
@@ -55,6 +58,36 @@ class Refused(OpsweepError):
     """The measured result may not be published (the reason is for the comment)."""
 
 
+class CommitFailed(Refused):
+    """Committing was attempted and refused (a link at a destination, a protected branch):
+    the run fails, so a green run always means the files were committed or need not be."""
+
+
+#: onnx-command's `run-name`, from the comment event's numeric fields alone: GitHub
+#: reports it as the `workflow_run`'s `display_title`, which no job of the run can change.
+RUN_NAME = re.compile(r"^/regen-onnx #([1-9][0-9]{0,9}) comment ([1-9][0-9]{0,19})$")
+
+
+class Forged(UsageError):
+    """The run's request.json names another command than the one that started the run."""
+
+    def __init__(self, message: str, pr: int, comment_id: int) -> None:
+        super().__init__(message)
+        self.pr, self.comment_id = pr, comment_id
+
+
+def run_binding(run: dict[str, Any]) -> tuple[int, int]:
+    """(pull request, comment id) of the `/regen-onnx` that started an onnx-command run,
+    from the run's `display_title` (onnx-command's `run-name`)."""
+    title = str(run.get("display_title") or "")
+    match = RUN_NAME.match(title)
+    if not match:
+        raise UsageError(f"workflow_run.display_title {title[:80]!r} is not onnx-command's "
+                         "run-name `/regen-onnx #PR comment ID`: the run cannot be bound to the "
+                         "command that started it, so nothing is published")
+    return int(match.group(1)), int(match.group(2))
+
+
 def allowed(layout: Layout, relative: str) -> bool:
     """Whether a measured result may hold the file `relative`: the artifact, a page, a
     history record or a documentation-link cache file, by name."""
@@ -66,12 +99,6 @@ def allowed(layout: Layout, relative: str) -> bool:
     if parent == layout.history_dir:
         return name.startswith("torch-") and name.endswith(".json")
     return parent == layout.data_dir and name.startswith("doc-links-") and name.endswith(".json")
-
-
-def commit_paths(layout: Layout) -> list[str]:
-    """What a regeneration commits: the artifact, the pages, the data and the records."""
-    return [layout.artifact, layout.page, layout.details, layout.specs, layout.data_dir,
-            layout.history_dir, layout.history_page]
 
 
 @dataclass(frozen=True)
@@ -122,8 +149,15 @@ def _pull_target(gh, repo: str, run: dict[str, Any]) -> Target:
     return Target("pull_request", sha, pull.head.ref, head_repo, head_repo == repo, pull.number)
 
 
-def _command_target(gh, repo: str, request: dict[str, Any], bot: str) -> Target:
-    number, comment_id = int(request.get("pr") or 0), int(request.get("comment_id") or 0)
+def _command_target(gh, repo: str, run: dict[str, Any], request: dict[str, Any],
+                    bot: str) -> Target:
+    number, comment_id = run_binding(run)
+    named = (int(request.get("pr") or 0), int(request.get("comment_id") or 0))
+    if named != (number, comment_id):
+        raise Forged(f"request.json names pull request #{named[0]} and comment {named[1]}, but "
+                     f"this run was started by comment {comment_id} on pull request #{number} "
+                     "(the run's name says so, which no job of the run can change): the request "
+                     "is forged or stale, and nothing is published", number, comment_id)
     measured = str(request.get("sha") or "")
     comment = gh.get_repo(repo).get_issue(number).get_comment(comment_id)
     if not (comment.issue_url or "").endswith(f"/issues/{number}"):
@@ -159,7 +193,7 @@ def resolve(gh, repo: str, run: dict[str, Any], request: dict[str, Any], bot: st
     if event == "pull_request":
         return _pull_target(gh, repo, run)
     if event == "issue_comment":
-        return _command_target(gh, repo, request, bot)
+        return _command_target(gh, repo, run, request, bot)
     if event == "workflow_dispatch":
         head_repo = (run.get("head_repository") or {}).get("full_name", "")
         profile = str(request.get("profile") or "ci")
@@ -187,24 +221,16 @@ def _main_target(gh, repo: str, run: dict[str, Any]) -> Target:
     return Target("push", sha, f"{REGEN_PREFIX}{sha[:12]}", repo, True, base=default)
 
 
-def install(files: dict[str, Path], head: Path) -> None:
-    """Copy the collected result into the head checkout (data over data)."""
-    for relative, path in files.items():
-        destination = Path(head, relative)
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, destination)
-
-
-def check_publishable(old, new, head: Path | None, layout: Layout) -> None:
+def check_publishable(old, new, head: Path | None, layout: Layout, sha: str = "HEAD") -> None:
     """Raise Refused when the artifact is partial or does not describe the head's pins
-    (checked where the head is checked out, which it never is for a fork)."""
+    (checked where the head is checked out, which it never is for a fork; the pins are
+    read from the head commit's objects, never through its working tree)."""
     reason = partial_reason(old, new)
     if reason:
         raise Refused(f"the measured artifact is not a whole sweep: {reason}")
     if head is None:
         return
-    pyproject = Path(head, layout.pyproject)
-    pins = read_pins(pyproject.read_text("utf-8"), layout.pyproject) if pyproject.exists() else {}
+    pins = pins_at(sha, layout.pyproject, head)
     stale = fingerprint_mismatches(new.fingerprint, pins)
     if stale:
         raise Refused(f"the measured artifact does not describe the head's pins ({'; '.join(stale)})")
@@ -225,8 +251,8 @@ def _history_url(server: str, repo: str, branch: str, page: str) -> str:
     return f"{server}/{quote(repo)}/blob/{quote(branch, safe='')}/{quote(page)}"
 
 
-def _commit(head: Path, target: Target, layout: Layout, push_token: str | None,
-            message: str) -> tuple[str, str]:
+def _commit(head: Path, target: Target, files: dict[str, Path], layout: Layout,
+            push_token: str | None, message: str) -> tuple[str, str]:
     """(pushed SHA or '', the comment's note)."""
     if target.refused:
         return "", f"Not committed: {target.refused}."
@@ -235,13 +261,12 @@ def _commit(head: Path, target: Target, layout: Layout, push_token: str | None,
                     "never pushes; the regenerated artifact and page are this run's artifacts, "
                     "and the job summary carries the full table.")
     try:
-        paths = [p for p in commit_paths(layout) if Path(head, p).exists()]
-        pushed = commit_and_push(head, paths, target.branch, target.sha, message,
-                                 token=push_token, pyproject=layout.pyproject)
+        pushed = commit_files(head, files, target.branch, target.sha, message,
+                              token=push_token, pyproject=layout.pyproject)
     except StaleHead as exc:
         return "", f"Not committed: {exc}."
     except GitError as exc:
-        raise Refused(f"committing failed: {exc}") from None
+        raise CommitFailed(f"not committed: {exc}") from None
     if pushed.sha is None:
         return "", NO_CHANGE
     return pushed.sha, f"Committed the regenerated artifact and page as {pushed.sha[:12]}."
@@ -258,13 +283,16 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     if head is None and target.same_repo and not target.refused:
         raise UsageError("a same-repository head needs its checkout (--repo-dir) to commit to")
     new = art.load(files[layout.artifact])
+    if head is not None:  # nothing of the head is read or written through a link
+        try:
+            refuse_links(head, "HEAD", [*files, layout.artifact, layout.pyproject])
+        except GitError as exc:
+            raise CommitFailed(f"not committed: {exc}") from None
     old_path = Path(head if head is not None else base, layout.artifact)
     old = art.load(old_path) if old_path.exists() else None
     if new.broken is not None:
         return _publish_broken(gh, repo, target, old, new, bot)
     check_publishable(old, new, head, layout)
-    if head is not None:
-        install(files, head)
     result = diff(old, new) if old is not None else None
     history = _history_url(server_url, repo, target.branch, layout.history_page) \
         if target.same_repo else ""
@@ -272,7 +300,8 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     body = to_markdown(result, new, title=title, history=history, account=account) if result else \
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
     # without a head checkout the target is a fork or refused: _commit never runs git then
-    sha, note = _commit(head if head is not None else base, target, layout, push_token, message)
+    sha, note = _commit(head if head is not None else base, target, files, layout, push_token,
+                        message)
     if target.event == "push" and sha:  # the default branch's stale artifact: a bot PR
         target = replace(target, pr=regen_pull(gh, repo, target.branch, target.base,
                                                 target.sha, sha))

@@ -30,7 +30,15 @@ from opsweep.bot.github import (
     upsert_comment,
 )
 from opsweep.bot.pins import fingerprint_mismatches, read_pins
-from opsweep.bot.publish import Refused, broken_body, collect, publish, resolve
+from opsweep.bot.publish import (
+    CommitFailed,
+    Forged,
+    Refused,
+    broken_body,
+    collect,
+    publish,
+    resolve,
+)
 from opsweep.cli import actions
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
@@ -75,7 +83,8 @@ def cmd_command(args) -> int:
     if command.accepted and args.request:
         _write_request(args.request, "issue_comment", number, command.sha, command.profile,
                        comment_id)
-    _outputs(args, accepted=command.accepted, profile=command.profile, pr=number, sha=command.sha,
+    _outputs(args, accepted=command.accepted, profile=command.profile, pr=number,
+             sha=command.sha if command.accepted else "",  # bound: the full head SHA
              head_repo=command.head_repo, comment_id=comment_id,
              reason=command.reason or "accepted")
     return 0
@@ -196,7 +205,11 @@ def cmd_resolve(args) -> int:
                  reason="the run measured nothing (it left no request)")
         return 0
     gh = _client(args)
-    target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
+    try:
+        target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
+    except Forged as exc:  # the command that started the run still gets its final reaction
+        _outputs(args, publish=False, pr=exc.pr, comment_id=exc.comment_id, reason="forged request")
+        raise
     _outputs(args, publish=bool(target.pr) or target.event in ("workflow_dispatch", "push"),
              pr=target.pr,
              sha=target.sha, branch=target.branch, head_repo=target.head_repo,
@@ -272,10 +285,13 @@ def cmd_publish(args) -> int:
                        account=account.load(measured) if measured.is_file() else None)
     except Refused as exc:
         if target.pr:
-                    upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
+            upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
                            _bot_login(args))
         _outputs(args, outcome="failed", changed=False, reason=str(exc))
-        return 0
+        print(f"opsweep: not published: {exc}", file=sys.stderr)
+        # a refused commit fails the run (nobody else may be told: a dispatch has no PR);
+        # a stale or partial result is an answer, said on the pull request
+        return 1 if isinstance(exc, CommitFailed) else 0
     actions.append_summary(done.summary, args.settings.summary)
     counts = done.counts
     _outputs(args, regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
