@@ -435,7 +435,10 @@ def test_a_cancelled_command_gets_its_final_reaction_and_a_reply(built, httpserv
          "comment_id": comment.id}))
     act(fresh_origin(built, tmp_path), fake, "workflow_run",
         workflow_run_event(built, "issue_comment", built["base"], conclusion="cancelled",
-                           branch="main"), tmp_path / "run", "onnx-publish", artifacts)
+                           branch="main",
+                           title=command_title(comment_event(comment.body, comment.login,
+                                                             comment.id))),
+        tmp_path / "run", "onnx-publish", artifacts)
     assert comment.reactions == [("-1", "github-actions[bot]")]
     assert any(c.body.startswith("> /regen-onnx") and "was cancelled" in c.body
                for c in fake.comments(REPO, PR))

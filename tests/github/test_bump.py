@@ -185,7 +185,7 @@ def run_bump_raw(github, index, monkeypatch, tmp_path, work, *extra):
     monkeypatch.setenv("GITHUB_OUTPUT", str(out))
     code = main(["bot", "bump", "--repo", REPO, "--repo-dir", str(work), "--index", index.url,
                  *extra])
-    return code, dict(line.split("=", 1) for line in out.read_text().splitlines())
+    return code, read_outputs(out.read_text())
 
 
 def test_a_scheduled_bump_targets_the_default_branch_the_api_names(github, index, monkeypatch,

@@ -32,6 +32,8 @@ CHANGED_SPEC = ("spec changed", "new spec")
 #: Spec names listed by name, per target (the rest are counted).
 MAX_NAMED = 10
 _NAME = re.compile(r"^[A-Za-z0-9_.:+-]{1,120}$")
+#: a target: `stock`, or a translation table as `path/to/table.py:NAME`
+_TARGET = re.compile(r"^[A-Za-z0-9_./:+-]{1,240}$")
 _WHY = re.compile(r"^[A-Za-z0-9 _.,:()/+-]{1,120}$")
 _MAX_ENTRIES = 64
 MAX_BYTES = 64 * 1024
@@ -143,7 +145,7 @@ def load(path: Path) -> Account:
     out = {}
     for name, entry in targets.items():
         where = f"targets.{name[:40]!r}"
-        if not _NAME.match(name) or not isinstance(entry, dict):
+        if not _TARGET.match(name) or not isinstance(entry, dict):
             raise ArtifactError(path, where, "not a target name with its account")
         changed = entry.get("changed", [])
         total = entry.get("changed_count", len(changed))
