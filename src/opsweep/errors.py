@@ -58,3 +58,13 @@ class ExporterBroken(OpsweepError):
 
 class PoolBroken(OpsweepError):
     """The worker pool failed as a whole mid-sweep (not one group's worker)."""
+
+
+class ModelError(UsageError):
+    """A model given to `opsweep check` cannot be checked: its callable raised, returned
+    something that is not a model and its inputs, or eager PyTorch cannot run it. The
+    message names the model."""
+
+    def __init__(self, model: str, message: str) -> None:
+        super().__init__(f"model {model}: {message}")
+        self.model = model
