@@ -26,10 +26,11 @@ from typing import Any
 from urllib.parse import quote
 
 from opsweep.artifact import data as art
+from opsweep.artifact import models as checked
 from opsweep.artifact import records as history
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import partial_reason
-from opsweep.bot.comment import to_json, to_markdown
+from opsweep.bot.comment import models_markdown, to_json, to_markdown
 from opsweep.bot.git import GitError, StaleHead, commit_and_push
 from opsweep.bot.github import (
     PROFILES,
@@ -59,7 +60,7 @@ def allowed(layout: Layout, relative: str) -> bool:
     parent, _, name = relative.rpartition("/")
     if not _NAME.match(name) or ".." in name:
         return False
-    if relative == layout.artifact or relative in layout.pages:
+    if relative in (layout.artifact, layout.models) or relative in layout.pages:
         return True
     if parent == layout.history_dir:
         return name.startswith("torch-") and name.endswith(".json")
@@ -68,7 +69,7 @@ def allowed(layout: Layout, relative: str) -> bool:
 
 def commit_paths(layout: Layout) -> list[str]:
     """What a regeneration commits: the artifact, the pages, the data and the records."""
-    return [layout.artifact, layout.page, layout.details, layout.specs, layout.data_dir,
+    return [layout.artifact, layout.models, layout.page, layout.details, layout.specs, layout.data_dir,
             layout.history_dir, layout.history_page]
 
 
@@ -103,6 +104,8 @@ def collect(result: Path, layout: Layout) -> dict[str, Path]:
     if layout.artifact not in files:
         raise UsageError(f"the measured result has no {layout.artifact}")
     art.load(files[layout.artifact])
+    if layout.models in files:
+        checked.load(files[layout.models])
     for relative, path in files.items():
         if relative.startswith(layout.history_dir + "/"):
             history.load(path)
@@ -242,6 +245,8 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     if new.broken is not None:
         return _publish_broken(gh, repo, target, old, new, bot)
     check_publishable(old, new, head, layout)
+    committed = Path(head if head is not None else base, layout.models)
+    old_models = checked.load(committed) if committed.is_file() else {}  # before install
     if head is not None:
         install(files, head)
     result = diff(old, new) if old is not None else None
@@ -250,15 +255,27 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     title = "grade transitions" if result else "first measurement"
     body = to_markdown(result, new, title=title, history=history) if result else \
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
+    section = _models_section(files, layout, old_models, result, new)
+    body, full_extra = (f"{body}\n\n{section}" if section else body), section
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, layout, push_token, message)
     full = to_markdown(result, new, title=title, limit=10**9, history=history) \
         if result else body
+    full = f"{full}\n\n{full_extra}" if full_extra and result else full
     if target.pr:
         upsert_comment(gh, repo, target.pr, f"{body}\n\n{note}\n", bot)
     counts = to_json(result)["counts"] if result else {}
     outcome = "done" if sha or (result and result.transitions) else "nothing"
     return Published(counts, sha, note, outcome, f"{full}\n\n{note}\n")
+
+
+def _models_section(files: dict[str, Path], layout: Layout, old_models, result, new) -> str:
+    """ "Your models", when the measured result carries the models record: the committed
+    record (read before the result is installed over it) against the new one."""
+    if layout.models not in files:
+        return ""
+    return models_markdown(checked.changes(old_models, checked.load(files[layout.models])),
+                           result, new)
 
 
 def broken_body(old, new) -> str:

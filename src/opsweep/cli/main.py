@@ -157,8 +157,11 @@ def cmd_assemble(args) -> int:
     if new.broken is not None:
         _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
-    from opsweep.cli.site import regenerate_site  # torch, and the catalog: hypothesis
+    from opsweep.cli.site import check_models, regenerate_site  # torch, the catalog: hypothesis
     done = regenerate_site(args.repo_dir, DEFAULT, new, args.specs)
+    checked = check_models(args.repo_dir, DEFAULT, new)  # only when models are configured
+    if checked:
+        print(f"opsweep: wrote {checked} ([tool.opsweep] models against the artifact)")
     core, listing = done.view.bars
     if done.artifact_changed:
         print(f"opsweep: wrote {DEFAULT.artifact}")
