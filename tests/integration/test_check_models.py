@@ -136,3 +136,12 @@ def test_against_another_artifact_shows_the_uses_that_change(tmp_path, capsys, a
     changes = json.loads(capsys.readouterr().out)["models"][0]["against"]
     assert any(c["op"] == "conv2d" and c["old"] == FINE and c["new"].startswith(FAILING)
                for c in changes)
+
+
+def test_a_diverging_model_names_its_first_diverging_node(artifact):
+    case = load_model(f"{Path(__file__).parent / 'models' / 'diverging.py'}:diverging")
+    report = check(case, artifact, exclusions())
+    assert independent(case) == "numerics"
+    assert report.reality.stage == "numerics"
+    assert (report.reality.node, report.reality.op) == ("avg_pool3d", "avg_pool3d")
+    assert any("aten::avg_pool3d" in g for g in report.gaps)

@@ -123,8 +123,18 @@ def gaps(report: Report) -> tuple[str, ...]:
         elif said == UNKNOWN_P and got in (PASS, FAIL):
             missing = [v for v in report.verdicts if v.status in (NOT_MEASURED, UNATTRIBUTABLE)]
             names = ", ".join(f"{v.use.op} {v.use.dtype} rank {v.use.rank}" for v in missing[:4])
+            blamed = _use_of(report, r.op) if got == FAIL and r.op else None
+            if blamed is not None and blamed.status == FINE:
+                out.append(f"The table measured aten::{r.op} fine at {blamed.use.dtype} rank "
+                           f"{blamed.use.rank} ({blamed.passed}/{blamed.measured} passed, "
+                           f"{', '.join(blamed.specs)}), but the model fails {axis}{where}: "
+                           f"{', '.join(blamed.specs)} does not draw the arguments this model "
+                           "gives that node; a spec (or argument) drawing them would close "
+                           "the gap.")
+                continue
+            verb = "passes" if got == PASS else "fails"
             out.append(f"The table could not say for {axis} ({len(missing)} uses not measured: "
-                       f"{names}{', …' if len(missing) > 4 else ''}); the model {got}es {axis}"
+                       f"{names}{', …' if len(missing) > 4 else ''}); the model {verb} {axis}"
                        f"{where if got == FAIL else ''}: measuring those uses would close the gap.")
     return tuple(out)
 
