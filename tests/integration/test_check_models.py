@@ -145,3 +145,14 @@ def test_a_diverging_model_names_its_first_diverging_node(artifact):
     assert report.reality.stage == "numerics"
     assert (report.reality.node, report.reality.op) == ("avg_pool3d", "avg_pool3d")
     assert any("aten::avg_pool3d" in g for g in report.gaps)
+
+
+@pytest.mark.parametrize("name", ["llama", "resnet_half"])
+def test_uses_read_from_the_public_export_equal_an_own_capture(name):
+    """The full check reads the uses from the public export's decomposed program; the
+    table lookup alone (--no-export) captures and decomposes itself: the same uses."""
+    from opsweep.check.real import export
+    from opsweep.check.uses import capture, from_export
+    case = load_model(f"{MODELS}:{name}")
+    own, read = capture(case), from_export(export(case, 20))
+    assert own.uses and own.uses == read.uses and own.other == read.other

@@ -107,29 +107,30 @@ def export(case: ModelCase, opset: int, dynamic: bool = False):
 
 
 def run(case: ModelCase, opset: int, dynamic: bool = False,
-        inputs: tuple | None = None) -> tuple[str, str, object]:
-    """(stage, error, ONNXProgram or None) of one export at one input set, run and compared."""
+        inputs: tuple | None = None) -> tuple[str, str, object, BaseException | None]:
+    """(stage, error, the ONNXProgram when it exported, the exception that names the failed
+    node) of one export, run at the example inputs (and at `inputs`) and compared."""
     try:
         program = export(case, opset, dynamic)
     except Exception as exc:
-        return classify_export_error(exc).value, error_line(exc), exc
+        return classify_export_error(exc).value, error_line(exc), None, exc
     try:
         onnx.checker.check_model(program.model_proto, full_check=True)
     except Exception as exc:
-        return Stage.CHECKER.value, error_line(exc), exc
+        return Stage.CHECKER.value, error_line(exc), program, exc
     try:
         session = make_session(program.model_proto)
     except Exception as exc:
-        return Stage.RUNTIME.value, error_line(exc), program
+        return Stage.RUNTIME.value, error_line(exc), program, exc
     for these in (case.inputs,) if inputs is None else (case.inputs, inputs):
         try:
             actual = run_session(session, _flat(case, these))
         except Exception as exc:
-            return Stage.RUNTIME.value, error_line(exc), program
+            return Stage.RUNTIME.value, error_line(exc), program, exc
         differs = compare(_expected(case, these), actual, TOLERANCES)  # type: ignore[arg-type]
         if differs is not None:
-            return Stage.NUMERICS.value, differs.message, program
-    return Stage.OK.value, "", program
+            return Stage.NUMERICS.value, differs.message, program, None
+    return Stage.OK.value, "", program, None
 
 
 def _axes(stage: str) -> tuple[str, str, str]:
@@ -140,13 +141,12 @@ def _axes(stage: str) -> tuple[str, str, str]:
     return (PASS if at.exported else FAIL), runtime, numerics
 
 
-def reality(case: ModelCase, opset: int, search: bool = True) -> Reality:
+def reality(case: ModelCase, opset: int, search: bool = True) -> tuple[Reality, object]:
+    """What really happens, and the static export's ONNXProgram (None when it failed)."""
     started = time.perf_counter()
-    stage, error, program = run(case, opset)
+    stage, error, program, failure = run(case, opset)
     seconds = time.perf_counter() - started
-    node = op = ""
-    if isinstance(program, BaseException):
-        node, op = _failed_node(program)
+    node, op = _failed_node(failure) if failure is not None else ("", "")
     search_seconds = 0.0
     if stage == Stage.NUMERICS.value and search:
         begun = time.perf_counter()
@@ -154,11 +154,11 @@ def reality(case: ModelCase, opset: int, search: bool = True) -> Reality:
         search_seconds = time.perf_counter() - begun
     dynamic = dynamic_stage = dynamic_error = None
     if case.dynamic_shapes is not None:
-        dynamic_stage, dynamic_error, _ = run(case, opset, True, case.dynamic_inputs)
+        dynamic_stage, dynamic_error, _, _ = run(case, opset, True, case.dynamic_inputs)
         # the dynamic axis passes when the dynamic export gets as far as the static one
         dynamic = PASS if Stage(dynamic_stage).depth >= Stage(stage).depth else FAIL
     return Reality(*_axes(stage), dynamic, stage, error, node, op, dynamic_stage or "",
-                   dynamic_error or "", seconds, search_seconds)
+                   dynamic_error or "", seconds, search_seconds), program
 
 
 class _Recorder(torch.fx.Interpreter):

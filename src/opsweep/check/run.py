@@ -10,7 +10,7 @@ from opsweep.check.models import ModelCase
 from opsweep.check.real import reality
 from opsweep.check.report import Report, against
 from opsweep.check.table import lookup
-from opsweep.check.uses import capture
+from opsweep.check.uses import capture, from_export
 
 
 def check(case: ModelCase, artifact: Artifact, excluded: Mapping[str, str], *,
@@ -18,11 +18,12 @@ def check(case: ModelCase, artifact: Artifact, excluded: Mapping[str, str], *,
     """One model against the artifact (and `other`, for --against); `export`: also the
     real public export (steps 3 and 4)."""
     opset = artifact.fingerprint.opset
-    captured = capture(case, opset)
+    real, program = reality(case, opset, search) if export else (None, None)
+    # a public export that got through translation already holds the decomposed program
+    captured = from_export(program) if program is not None else capture(case, opset)
     dynamic = case.dynamic_shapes is not None
     verdicts = lookup(artifact, captured.uses, excluded, dynamic)
     changes = None if other is None else against(verdicts, lookup(other, captured.uses, excluded,
                                                                   dynamic))
-    real = reality(case, opset, search) if export else None
     return Report(case.name, case.source, captured, verdicts, dynamic, real, changes,
                   asdict(artifact.fingerprint))

@@ -48,7 +48,10 @@ class Capture:
     error: str  # "" when captured and decomposed
     capture_seconds: float
     decompose_seconds: float
-    program: object = None  # the decomposed ExportedProgram (for the divergence search)
+    program: object = None  # the decomposed ExportedProgram
+    #: "" when captured here; "export" when read from the public export's own decomposed
+    #: program (the same preparation, made once instead of twice)
+    source: str = ""
 
 
 def _first_tensor(node: torch.fx.Node) -> torch.Tensor | None:
@@ -128,3 +131,11 @@ def capture(case: ModelCase, opset: int | None = None) -> Capture:
                        time.perf_counter() - captured)
     uses, other = uses_of(program)
     return Capture(uses, other, "", captured - started, time.perf_counter() - captured, program)
+
+
+def from_export(onnx_program) -> Capture:
+    """The uses of a successful public export, read from the decomposed program the
+    exporter translated (``ONNXProgram.exported_program``): the same capture and
+    preparation as :func:`capture`, without making them a second time."""
+    uses, other = uses_of(onnx_program.exported_program)
+    return Capture(uses, other, "", 0.0, 0.0, onnx_program.exported_program, "export")
