@@ -3,13 +3,15 @@
 
 For each model, in one process and in alternating order over --rounds:
 
-* plain: ``torch.onnx.export(model, inputs, dynamo=True)`` then an onnxruntime session
-  and one run: what a user does by hand;
+* plain: ``torch.onnx.export(model, inputs, dynamo=True)`` (with the model's
+  ``dynamic_shapes`` when it gives them) then an onnxruntime session and one run: what a
+  user does by hand;
 * capture: ``torch.export`` plus the exporter's decomposition (opsweep.check.uses);
 * lookup: `opsweep check --no-export`'s work, the capture and the join with the artifact;
   the join alone is lookup - capture (target: under one second);
-* full: the whole check (capture, join, the public export, checker, onnxruntime, numerics;
-  with the model's dynamic_shapes a second export), the first-divergence search excluded
+* full: the whole check (the public export, checker, onnxruntime, numerics against eager
+  PyTorch, the join with the uses read from the export's own decomposed program; a second
+  export only when the dynamic one fails), the first-divergence search excluded
   (it runs only on a numerics failure) (target: within 2x plain).
 
 A first warm-up round (every model once) is not counted: the first export of a process
@@ -49,7 +51,8 @@ from opsweep.engine.runner import quiet_runtime  # noqa: E402
 def plain(case) -> None:
     """The export, a session and one run; a model onnxruntime refuses stops there (as it
     would for a user), and so does the check."""
-    program = torch.onnx.export(case.model, case.inputs, dynamo=True, verbose=False)
+    program = torch.onnx.export(case.model, case.inputs, dynamo=True, verbose=False,
+                                dynamic_shapes=case.dynamic_shapes)
     try:
         session = onnxruntime.InferenceSession(program.model_proto.SerializeToString(),
                                                providers=["CPUExecutionProvider"])
