@@ -12,6 +12,7 @@ reason. Never silently fine.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -69,10 +70,23 @@ def _drawn(results: Iterable[SpecResult]) -> str:
     return ", ".join(f"{_tag(d)} rank {','.join(map(str, sorted(rs)))}" for d, rs in sorted(ranks.items())) or "nothing"
 
 
+_OVERLOAD = re.compile(r"OpOverload\(op='aten\.(\w+)', overload='(\w+)'\)")
+
+
+def other_overload(g: FailureGroup, use: Use) -> bool:
+    """The group's error names an overload of the operator other than the one the model
+    calls (a missing translation is one overload's: ``view.dtype`` is not ``view.default``).
+    The artifact files results by operator, so this is the one overload-level evidence."""
+    named = _OVERLOAD.search(g.error)
+    return bool(named) and named.group(1) == use.op and \
+        f"aten::{use.op}.{named.group(2)}" != use.overload
+
+
 def _groups(result: SpecResult, use: Use, dynamic: bool) -> list[FailureGroup]:
     groups = result.dynamic_failures if dynamic else result.failures
     return [g for g in groups if g.dtype == use.dtype and g.rank == use.rank
-            and g.stage is not Stage.OK and g.stage not in UNGRADED]
+            and g.stage is not Stage.OK and g.stage not in UNGRADED
+            and not other_overload(g, use)]
 
 
 def _failures(artifact: Artifact, names: Sequence[str], use: Use, dynamic: bool) -> list[Failure]:
@@ -106,7 +120,10 @@ def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: 
                        "measure again to tell drawn from not drawn", names)
     graded = [c for r in results for c in r.outcomes or ()
               if c.dtype == use.dtype and c.rank == use.rank and c.stage not in UNGRADED]
-    measured = sum(c.count for c in graded)
+    # failing examples of another overload (named by their error) are not this use's
+    elsewhere = sum(g.count for r in results for g in r.failures if g.dtype == use.dtype
+                    and g.rank == use.rank and other_overload(g, use))
+    measured = sum(c.count for c in graded) - elsewhere
     passed = sum(c.count for c in graded if c.stage is Stage.OK)
     if not measured:
         return Verdict(use, NOT_MEASURED, f"{_tag(use.dtype)} rank {use.rank} never drawn "

@@ -28,7 +28,7 @@ class Use:
     """Calls of one aten operator at one (dtype, rank) of its first tensor input."""
 
     op: str  # the overload packet, as the artifact names operators: "add"
-    overload: str  # "aten::add.Tensor"
+    overload: str  # "aten::add.Tensor" (a default overload: "aten::view")
     dtype: str
     rank: int
     count: int
