@@ -6,6 +6,7 @@ of its own and a numpy comparison at the sweep's tolerances."""
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from opsweep.check.models import load_model  # noqa: E402
 from opsweep.check.run import check  # noqa: E402
 from opsweep.check.table import FAILING, FINE, NOT_MEASURED, UNATTRIBUTABLE  # noqa: E402
 from opsweep.cli import main  # noqa: E402
-from opsweep.model import DEFAULT_TOLERANCES  # noqa: E402
+from opsweep.model import DEFAULT_TOLERANCES, Stage  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 MODELS = ROOT / "examples" / "tiny_models.py"
@@ -119,23 +120,19 @@ def test_the_command_json_and_exit_codes(tmp_path, capsys):
     assert "| export | unknown | not run |" in text and "measured failing" in text
 
 
-def test_against_another_artifact_shows_the_uses_that_change(tmp_path, capsys, artifact):
-    # the other pin set: the same artifact with the convolution specs' failures gone
-    data = json.loads((ROOT / "docs" / "onnx_support_measured.json").read_text())
+def test_against_another_artifact_shows_the_uses_that_change(artifact):
+    # the other pin set: the same measurement with the conv2d spec's failures gone
+    specs = dict(artifact.specs)
     for name in artifact.operators["conv2d"].specs:
-        spec = data["specs"][name]
-        for c in spec["outcomes"]:
-            c["stage"] = "ok"
-        spec["stages"] = {"ok": spec["examples"]}
-        spec["failures"] = []
-    other = tmp_path / "other.json"
-    specs = {n: art.spec_from_data(d) for n, d in data["specs"].items()}
-    art.save(other, art.make_artifact(artifact.fingerprint, artifact.profile, artifact.examples,
-                                  artifact.regen_index, specs))
-    main(["check", f"{MODELS}:resnet_half", "--no-export", "--json", "--against", str(other)])
-    changes = json.loads(capsys.readouterr().out)["models"][0]["against"]
-    assert any(c["op"] == "conv2d" and c["old"] == FINE and c["new"].startswith(FAILING)
-               for c in changes)
+        r = specs[name]
+        specs[name] = replace(r, stages={Stage.OK: r.examples}, failures=(), outcomes=tuple(
+            replace(c, stage=Stage.OK) for c in r.outcomes))
+    other = art.make_artifact(artifact.fingerprint, artifact.profile, artifact.examples,
+                              artifact.regen_index, specs)
+    case = load_model(f"{MODELS}:resnet_half")
+    changes = check(case, artifact, exclusions(), export=False, other=other).against
+    assert [c.op for c in changes] == ["conv2d"]
+    assert changes[0].old == FINE and changes[0].new.startswith(FAILING)
 
 
 def test_a_diverging_model_names_its_first_diverging_node(artifact):
