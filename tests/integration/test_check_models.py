@@ -165,3 +165,20 @@ def test_a_missing_translation_of_another_overload_is_not_this_uses_failure(arti
     assert all(v.status != FAILING for v in views)
     assert any("view.dtype" in g.error or "overload='dtype'" in g.error
                for g in artifact.operators["view"].failures)
+
+
+def test_the_main_command_records_the_models_only_when_some_are_configured(tmp_path, artifact):
+    from opsweep.artifact import models as checked
+    from opsweep.cli.site import check_models
+    from opsweep.files import Layout
+    layout = Layout()
+    (tmp_path / "pyproject.toml").write_text("[tool.opsweep]\n")
+    assert check_models(tmp_path, layout, artifact) is None
+    assert not (tmp_path / layout.models).exists()
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.opsweep]\nmodels = ["{MODELS.as_posix()}:vit_half"]\n')
+    assert check_models(tmp_path, layout, artifact) == layout.models
+    record = checked.load(tmp_path / layout.models)  # what the bot reads
+    assert record["vit float16"].verdict == {"export": "pass", "runtime": "pass",
+                                             "numerics": "pass"}
+    assert "scaled_dot_product_attention" in record["vit float16"].ops
