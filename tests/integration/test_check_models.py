@@ -182,3 +182,14 @@ def test_the_main_command_records_the_models_only_when_some_are_configured(tmp_p
     assert record["vit float16"].verdict == {"export": "pass", "runtime": "pass",
                                              "numerics": "pass"}
     assert "scaled_dot_product_attention" in record["vit float16"].ops
+
+
+def test_a_saved_exported_program_is_a_model(tmp_path, artifact):
+    module = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU()).eval()
+    path = tmp_path / "tiny.pt2"
+    torch.export.save(torch.export.export(module, (torch.randn(2, 3),)), path)
+    case = load_model(str(path))
+    assert case.name == "tiny" and case.exported
+    report = check(case, artifact, exclusions())
+    assert {v.use.op for v in report.verdicts} >= {"linear", "relu"}
+    assert report.reality.stage == "ok" and not report.failed
