@@ -60,14 +60,16 @@ def _tag(dtype: str) -> str:
     return DTYPE_TAGS.get(dtype, dtype)
 
 
-def _drawn(results: Iterable[SpecResult]) -> str:
-    """What the specs did draw, e.g. 'f32 rank 1,2,4, f16 rank 2'."""
-    ranks: dict[str, set[int]] = {}
-    for r in results:
-        for c in r.outcomes or ():
-            if c.stage not in UNGRADED:
-                ranks.setdefault(c.dtype, set()).add(c.rank)
-    return ", ".join(f"{_tag(d)} rank {','.join(map(str, sorted(rs)))}" for d, rs in sorted(ranks.items())) or "nothing"
+def _not_drawn(results: Sequence[SpecResult], use: Use, names: Sequence[str]) -> str:
+    """Why a use is not measured though specs cover its operator: which ranks its dtype was
+    drawn at, or that the dtype never was (and what to widen)."""
+    ranks = sorted({c.rank for r in results for c in r.outcomes or ()
+                    if c.dtype == use.dtype and c.stage not in UNGRADED})
+    here = f"{_tag(use.dtype)} rank {use.rank} never drawn"
+    if ranks:
+        return f"{here} ({_tag(use.dtype)} drawn at rank {','.join(map(str, ranks))}): " \
+               f"widen {names[0]}'s ranks"
+    return f"{here} ({_tag(use.dtype)} never drawn by {', '.join(names)}): widen its dtypes"
 
 
 _OVERLOAD = re.compile(r"OpOverload\(op='aten\.(\w+)', overload='(\w+)'\)")
@@ -126,8 +128,7 @@ def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: 
     measured = sum(c.count for c in graded) - elsewhere
     passed = sum(c.count for c in graded if c.stage is Stage.OK)
     if not measured:
-        return Verdict(use, NOT_MEASURED, f"{_tag(use.dtype)} rank {use.rank} never drawn "
-                       f"(drawn: {_drawn(results)}): widen {names[0]}'s dtypes or ranks", names)
+        return Verdict(use, NOT_MEASURED, _not_drawn(results, use, names), names)
     failures = tuple(_failures(artifact, names, use, dynamic))
     status = FAILING if passed < measured or failures else FINE
     where = f"{passed}/{measured} examples at {_tag(use.dtype)} rank {use.rank} passed"

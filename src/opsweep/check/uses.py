@@ -6,6 +6,7 @@ aten call of the decomposed graph listed with the dtype and rank of its first te
 
 The dtype and rank are those of the first tensor input because that is where the sweep
 files an example (``Example.dtype``, ``Example.rank``): a use and a measurement meet there.
+A call with no tensor input (``arange(n)``) is filed at its output's dtype and rank 0.
 """
 
 from __future__ import annotations
@@ -84,7 +85,12 @@ def uses_of(program) -> tuple[tuple[Use, ...], tuple[str, ...]]:
         if target.namespace != "aten":
             other.add(target.name())
             continue
-        dtype, rank = _dtype(_first_tensor(node))
+        filed = _first_tensor(node)
+        if filed is None and isinstance(node.meta.get("val"), torch.Tensor):
+            # no tensor input (arange(n), full(...)): its scalar arguments are what a spec
+            # passes as 0-d tensors, at the dtype the call makes
+            filed = node.meta["val"].new_empty(())
+        dtype, rank = _dtype(filed)
         key = (target.overloadpacket.__name__, target.name(), dtype, rank)
         counts[key] += 1
         first.setdefault(key, node.name)
