@@ -64,3 +64,14 @@ class PoolBroken(OpsweepError):
 #: memory, or past ``--timeout``): the machine's failure, not the exporter stack's verdict.
 #: (Here, not in ``model``: ``model`` is one of the files every spec's digest hashes.)
 WORKER_LOST = "WorkerLost"
+
+
+class ModelError(UsageError):
+    """A model given to `opsweep check` cannot be checked: its callable raised, returned
+    something that is not a model and its inputs, or eager PyTorch cannot run it. The
+    message names the model."""
+
+    def __init__(self, model: str, message: str) -> None:
+        super().__init__(f"model {model}: {message}")
+        self.model = model
+

@@ -36,6 +36,9 @@ class Layout:
     history_page: str = "docs/history.md"
     data_dir: str = "docs/data"
     pyproject: str = "pyproject.toml"
+    #: `opsweep check --json` of the project's [tool.opsweep] models against the artifact,
+    #: written by the main command only when models are configured; the bot diffs it
+    models: str = "docs/models_checked.json"
 
     @property
     def details(self) -> str:

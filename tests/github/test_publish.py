@@ -356,3 +356,30 @@ def test_a_failed_run_whose_result_is_a_breakage_comments_the_breakage(
         else:
             assert comment.body.count("breaks the exporter") == 1
             assert "ImportError: no onnxscript" in comment.body
+
+
+def _models(numerics: str) -> str:
+    return json.dumps({"models_version": 1, "models": [
+        {"name": "tiny bert", "failed": numerics != "pass", "uses": [{"op": "sin"}],
+         "verdict": {"export": "pass", "runtime": "pass", "numerics": numerics}}]})
+
+
+def test_your_models_section_shows_a_model_that_breaks_with_its_operator(github, monkeypatch,
+                                                                         tmp_path, origin):
+    bare, sha = origin
+    seed = checkout(bare, tmp_path / "seed2")  # the branch's committed models record
+    (seed / "docs" / "models_checked.json").write_text(_models("pass"))
+    git(seed, "add", ".")
+    git(seed, *IDENT, "commit", "-qm", "models checked")
+    git(seed, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    sha = git(seed, "rev-parse", "HEAD")
+    github.add_pull(REPO, 7, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    result = measured(tmp_path, whole("2.13.0", Stage.NUMERICS))
+    (result / "docs" / "models_checked.json").write_text(_models("fail"))
+    publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head, result)
+    (comment,) = [c for c in github.comments(REPO, 7) if MARKER in c.body]
+    assert "### Your models" in comment.body
+    assert "| `tiny bert` | pass | pass | pass → **fail** | — | **regression** |" in comment.body
+    assert "`sin` numerics: full → none (regression)" in comment.body
+    assert "docs/models_checked.json" in git(bare, "show", "--stat", "feature")

@@ -364,3 +364,15 @@ def test_the_readme_python_runs_as_written(monkeypatch):
     assert blocks, "the README shows how to use opsweep from Python"
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})  # noqa: S102 -- our own README
+
+
+def test_the_check_pages_worked_example_is_the_real_commands_output():
+    """docs/check.md shows `opsweep check` as it prints today (scripts/check_example.py)."""
+    import importlib.util
+    pytest.importorskip("transformers")
+    spec = importlib.util.spec_from_file_location("check_example", ROOT / "scripts" / "check_example.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    page = (ROOT / "docs" / "check.md").read_text("utf-8")
+    assert example.spliced(page, example.output()) == page, (
+        "docs/check.md's worked example is stale: run `python scripts/check_example.py`")

@@ -18,5 +18,6 @@ def test_wheel_contains_the_catalog_schema_and_templates(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"opsweep/specs/unary.py", "opsweep/specs/excluded.py", "opsweep/schema/artifact.schema.json",
             "opsweep/templates/supported_operators.md.j2", "opsweep/templates/diff.md.j2",
-            "opsweep/templates/specs.md.j2"} <= names
+            "opsweep/templates/specs.md.j2", "opsweep/check/report.py",
+            "opsweep/cli/check.py"} <= names
     assert sum(n.startswith("opsweep/specs/") for n in names) >= 25

@@ -8,6 +8,7 @@ import pytest
 
 from opsweep.artifact import data as art
 from opsweep.artifact.account import UNCHANGED
+from opsweep.errors import UsageError
 from opsweep.cli.summary import SUMMARY_WIDTH
 from opsweep.cli.summary import summary as _summary
 from opsweep.sweep.driver import Regeneration
@@ -74,3 +75,52 @@ def test_from_tox_the_next_step_is_the_page_tox_renders(committed, monkeypatch):
                     " next       tox renders the support page and the history view from it,",
                     "            then `git diff docs/` shows what changed"]
     assert Counter(line.split()[0] for line in text.splitlines())["target"] == 2
+
+
+# --- opsweep check: bad input and [tool.opsweep] models ----------------------------------
+
+BAD_MODELS = '''
+import torch
+def raises():
+    raise RuntimeError("no config")
+def wrong():
+    return 42
+def eager_fails():
+    return {"model": torch.nn.Linear(3, 4), "inputs": (torch.ones(2, 5),)}
+def unknown_key():
+    return {"model": torch.nn.Linear(3, 4), "inputs": (torch.ones(2, 3),), "shapes": 1}
+'''
+
+
+@pytest.mark.parametrize("callable_, says", [
+    ("raises", "the callable raised RuntimeError: no config"),
+    ("wrong", "returned a int, not a dict"),
+    ("eager_fails", "eager PyTorch cannot run it"),
+    ("unknown_key", "unknown key 'shapes'"),
+    ("missing", "has no callable 'missing'"),
+])
+def test_check_names_the_model_on_bad_input(tmp_path, capsys, callable_, says):
+    from opsweep.cli import main
+    models = tmp_path / "bad_models.py"
+    models.write_text(BAD_MODELS)
+    assert main(["check", f"{models}:{callable_}", "--no-export"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert f"model {models}:{callable_}" in err and says in err
+
+
+def test_models_setting_is_read_and_validated(tmp_path):
+    from opsweep.cli.settings import models
+    pyproject = tmp_path / "pyproject.toml"
+    assert models(pyproject) == ()
+    pyproject.write_text('[tool.opsweep]\nsource-url = "https://example.org/x"\n')
+    assert models(pyproject) == ()
+    pyproject.write_text('[tool.opsweep]\nmodels = ["pkg.mod:build", "saved/model.pt2"]\n')
+    assert models(pyproject) == ("pkg.mod:build", "saved/model.pt2")
+    for bad, says in (('"pkg:build"', "expected a list of strings"),
+                      ('["pkg.mod"]', "neither 'module:callable' nor a .pt2 file"),
+                      ('["a:b", "a:b"]', "listed twice")):
+        pyproject.write_text(f"[tool.opsweep]\nmodels = {bad}\n")
+        with pytest.raises(UsageError, match=r"\[tool.opsweep\] models in .*pyproject.toml") as e:
+            models(pyproject)
+        assert says in str(e.value)

@@ -19,6 +19,7 @@ from opsweep.artifact.data import PINS, STOCK, Artifact
 from opsweep.artifact.diff import KINDS_ORDER as KINDS
 from opsweep.artifact.diff import Diff, Kind, Transition, smallest
 from opsweep.artifact.grade import FailureGroup
+from opsweep.artifact.models import AXES as MODEL_AXES
 from opsweep.page.snippets import snippet
 from opsweep.page.templates import code, environment
 
@@ -140,3 +141,36 @@ def to_json(d: Diff) -> dict[str, Any]:
                                        "error": g.error, "count": g.count, "example": g.example}
                                       for g in t.failures]}
                         for t in d.transitions]}
+
+
+# --- "Your models": the project's [tool.opsweep] models, old verdict → new ---------------
+
+def _verdict(v, axis: str) -> str:
+    return "—" if v is None or axis not in v else v[axis]
+
+
+def models_markdown(changes, d: Diff | None, new: Artifact | None, *, limit: int = 20_000) -> str:
+    """The sticky comment's "Your models" section: each model's verdict old → new per
+    axis, then the operator transitions that touch the operators it uses (regressions with
+    their repro snippet). `changes`: artifact.models.changes of the two records."""
+    lines = ["### Your models", "",
+             "| model | " + " | ".join(MODEL_AXES) + " | |", "| --- |" + " --- |" * (len(MODEL_AXES) + 1)]
+    for c in changes:
+        cells = []
+        for axis in MODEL_AXES:
+            old, now = _verdict(c.old, axis), _verdict(c.new, axis)
+            cells.append(now if old == now else f"{old} → **{now}**")
+        kind = "**regression**" if c.regression else "improvement" if c.improvement else ""
+        lines.append(f"| {code(c.name)} | " + " | ".join(cells) + f" | {kind} |")
+    for c in changes:
+        touching = [t for t in (d.transitions if d else ()) if t.op in c.ops]
+        if not touching:
+            continue
+        lines += ["", f"{code(c.name)} uses {len(touching)} operator(s) whose grade moved:"]
+        for t in touching:
+            view = _view(t, new)
+            lines.append(f"- {code(t.op)} {t.axis}: {view.old_label} → {view.new_label} ({t.kind})")
+            if view.snippet:
+                lines += ["", "  ```python", *("  " + s for s in view.snippet.splitlines()), "  ```"]
+    text = "\n".join(lines) + "\n"
+    return text if len(text) <= limit else text[: limit - 80] + "\n\n*Cut: see the job summary.*\n"

@@ -29,12 +29,13 @@ from typing import Any
 from urllib.parse import quote
 
 from opsweep.artifact import data as art
+from opsweep.artifact import models as checked
 from opsweep.artifact import records as history
 from opsweep.artifact.account import ACCOUNT_FILE, Account
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import partial_reason
 from opsweep.bot.check import regen_pull
-from opsweep.bot.comment import to_json, to_markdown
+from opsweep.bot.comment import models_markdown, to_json, to_markdown
 from opsweep.bot.git import GitError, StaleHead, commit_files, refuse_links
 from opsweep.bot.github import (
     PROFILES,
@@ -94,7 +95,7 @@ def allowed(layout: Layout, relative: str) -> bool:
     parent, _, name = relative.rpartition("/")
     if not _NAME.match(name) or ".." in name:
         return False
-    if relative == layout.artifact or relative in layout.pages:
+    if relative in (layout.artifact, layout.models) or relative in layout.pages:
         return True
     if parent == layout.history_dir:
         return name.startswith("torch-") and name.endswith(".json")
@@ -133,6 +134,8 @@ def collect(result: Path, layout: Layout) -> dict[str, Path]:
     if layout.artifact not in files:
         raise UsageError(f"the measured result has no {layout.artifact}")
     art.load(files[layout.artifact])
+    if layout.models in files:
+        checked.load(files[layout.models])
     for relative, path in files.items():
         if relative.startswith(layout.history_dir + "/"):
             history.load(path)
@@ -293,12 +296,16 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     if new.broken is not None:
         return _publish_broken(gh, repo, target, old, new, bot)
     check_publishable(old, new, head, layout)
+    committed = Path(head if head is not None else base, layout.models)
+    old_models = checked.load(committed) if committed.is_file() else {}
     result = diff(old, new) if old is not None else None
     history = _history_url(server_url, repo, target.branch, layout.history_page) \
         if target.same_repo else ""
     title = "grade transitions" if result else "first measurement"
     body = to_markdown(result, new, title=title, history=history, account=account) if result else \
         f"{len(new.operators)} operators measured (no previous artifact to compare)."
+    section = _models_section(files, layout, old_models, result, new)
+    body, full_extra = (f"{body}\n\n{section}" if section else body), section
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, files, layout, push_token,
                         message)
@@ -307,11 +314,21 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
                                                 target.sha, sha))
     full = to_markdown(result, new, title=title, limit=10**9, history=history, account=account) \
         if result else body
+    full = f"{full}\n\n{full_extra}" if full_extra and result else full
     if target.pr:
         upsert_comment(gh, repo, target.pr, f"{body}\n\n{note}\n", bot)
     counts = to_json(result)["counts"] if result else {}
     outcome = "done" if sha or (result and result.transitions) else "nothing"
     return Published(counts, sha, note, outcome, f"{full}\n\n{note}\n")
+
+
+def _models_section(files: dict[str, Path], layout: Layout, old_models, result, new) -> str:
+    """ "Your models", when the measured result carries the models record: the committed
+    record (read before the result is installed over it) against the new one."""
+    if layout.models not in files:
+        return ""
+    return models_markdown(checked.changes(old_models, checked.load(files[layout.models])),
+                           result, new)
 
 
 def broken_body(old, new) -> str:

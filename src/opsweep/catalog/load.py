@@ -244,3 +244,10 @@ def check_declared(item: OpSpec, example: Example) -> None:
     raise SpecError(item.name, f"the drawn example {example.signature!r} is outside its declared "
                     f"{field}: {detail}; declare what the strategy draws, or narrow the "
                     "strategy", source=item.source)
+
+
+def exclusions() -> dict[str, str]:
+    """The built-in catalog's excluded rows (operator -> reason), without importing every
+    spec module: what a quick lookup (`opsweep check --no-export`) needs of the catalog."""
+    module = importlib.import_module(f"{BUILTIN_PACKAGE}.excluded")
+    return {row.op: row.reason for row in getattr(module, "EXCLUDED", ())}

@@ -175,7 +175,7 @@ def cmd_commit(args) -> int:
 def cmd_assemble(args) -> int:
     """Unprivileged: the main command's post-sweep sequence (`opsweep assemble`) over the
     shards, then the result files copied to --out for the privileged job."""
-    from opsweep.cli.site import regenerate_site  # the sweep's job: torch and the catalog
+    from opsweep.cli.site import check_models, regenerate_site  # the sweep's job: torch, catalog
     layout = Layout(args.artifact, args.page, args.history_dir, args.history_page)
     new = combine([(p, art.load(p)) for p in args.parts])
     if new.broken is not None:  # the breakage is the result: nothing to render or record
@@ -183,8 +183,9 @@ def cmd_assemble(args) -> int:
         _outputs(args, result=args.out, specs=0, broken=True)
         return 0
     done = regenerate_site(args.repo_dir, layout, new)
+    checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     data_dir = Path(args.repo_dir, layout.data_dir)
-    wanted = [layout.artifact, *layout.pages, done.record]
+    wanted = [layout.artifact, *layout.pages, done.record, *([checked] if checked else [])]
     wanted += [str(p.relative_to(args.repo_dir)) for p in data_dir.glob("doc-links-*.json")]
     for relative in wanted:
         destination = Path(args.out, relative)

@@ -26,6 +26,8 @@ from opsweep.bot.pins import pin_change
 from opsweep.cli.actions import append_summary, write_outputs
 from opsweep.cli.bot import add_parser as add_bot_parser
 from opsweep.cli.bot import apply_settings
+from opsweep.cli.check import add_parser as add_check_parser
+from opsweep.cli.check import cmd_check
 from opsweep.cli.progress import DEFAULT_INTERVAL
 from opsweep.cli.settings import PROFILE_ENV, Settings, source_url
 from opsweep.cli.summary import summary
@@ -156,8 +158,11 @@ def cmd_assemble(args) -> int:
     if new.broken is not None:
         _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
-    from opsweep.cli.site import regenerate_site  # torch, and the catalog: hypothesis
+    from opsweep.cli.site import check_models, regenerate_site  # torch, the catalog: hypothesis
     done = regenerate_site(args.repo_dir, DEFAULT, new, args.specs)
+    checked = check_models(args.repo_dir, DEFAULT, new)  # only when models are configured
+    if checked:
+        print(f"opsweep: wrote {checked} ([tool.opsweep] models against the artifact)")
     core, listing = done.view.bars
     if done.artifact_changed:
         print(f"opsweep: wrote {DEFAULT.artifact}")
@@ -349,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--github-output", default=None, metavar="FILE",
                    help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
     add_bot_parser(sub)
+    add_check_parser(sub)
     p = sub.add_parser("history", help="per-torch-version records and the history view")
     steps = p.add_subparsers(dest="step", required=True)
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
@@ -365,7 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "attribution": cmd_attribution,
             "merge": cmd_merge, "assemble": cmd_assemble, "render": cmd_render, "diff": cmd_diff,
-            "pin-changed": cmd_pin_changed, "history": cmd_history}
+            "pin-changed": cmd_pin_changed, "history": cmd_history,
+            "check": cmd_check}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -87,3 +87,31 @@ def check_url(value: object, where: str) -> str:
         raise UsageError(f"{where}: {value!r} is not an http(s) URL of the repository's files "
                          "(for example https://github.com/OWNER/REPO/blob/main)")
     return value.rstrip("/")
+
+
+MODELS_SETTING = "[tool.opsweep] models"
+
+
+def models(pyproject: Path) -> tuple[str, ...]:
+    """The project's models (``module:callable`` or ``.pt2`` paths) from
+    ``[tool.opsweep] models`` in `pyproject`: () when the file or the key is absent; a
+    UsageError naming the file and the key when it is not a list of such strings."""
+    if not Path(pyproject).is_file():
+        return ()
+    try:
+        data = tomllib.loads(Path(pyproject).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{pyproject}: cannot read it for {MODELS_SETTING}: {exc}") from exc
+    value = data.get("tool", {}).get("opsweep", {}).get("models")
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{MODELS_SETTING} in {pyproject}: expected a list of strings "
+                         f"('module:callable' or a .pt2 file), got {value!r}")
+    for item in value:
+        if not (item.endswith(".pt2") or (":" in item and all(item.split(":", 1)))):
+            raise UsageError(f"{MODELS_SETTING} in {pyproject}: {item!r} is neither "
+                             "'module:callable' nor a .pt2 file")
+    if len(set(value)) != len(value):
+        raise UsageError(f"{MODELS_SETTING} in {pyproject}: a model is listed twice")
+    return tuple(value)

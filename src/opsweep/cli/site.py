@@ -4,14 +4,15 @@ stack. Imported where those commands run, beside torch; the bot's own job never 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from opsweep.artifact.data import Artifact
 from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
-from opsweep.cli.settings import source_url
-from opsweep.files import Layout
+from opsweep.cli.settings import models, source_url
+from opsweep.files import Layout, write_atomic
 from opsweep.page.site import Regenerated, regenerate
 
 
@@ -24,3 +25,17 @@ def regenerate_site(root: Path, layout: Layout, new: Artifact,
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
     return regenerate(root, layout, new, load_catalog(specs, check_draws=False), installed,
                       source_url=source_url(None, Path(here.pyproject)))
+
+
+def check_models(root: Path, layout: Layout, new: Artifact) -> str | None:
+    """When the project lists [tool.opsweep] models: `opsweep check --json` of each against
+    the new artifact, written to the layout's models record (the path, relative to `root`);
+    None (and no time spent) when it lists none."""
+    sources = models(Path(root, layout.pyproject))
+    if not sources or new.broken is not None:
+        return None
+    # the check: torch, the exporter, onnxruntime (only when models are configured)
+    from opsweep.cli.check import record_data, run_checks
+    text = json.dumps(record_data(run_checks(sources, new)), indent=1, sort_keys=True) + "\n"
+    write_atomic(Path(root, layout.models), text.encode("utf-8"))
+    return layout.models

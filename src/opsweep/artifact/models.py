@@ -1,0 +1,93 @@
+"""The models record: `opsweep check --json` of a project's ``[tool.opsweep] models``
+against the artifact, kept beside it (``docs/models_checked.json``) by the main command
+when models are configured. The bot reads two of them (the committed one and the new
+measurement's) as data and shows each model's verdict old → new. Only what the bot
+needs is read here (it never imports the check itself, nor torch)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opsweep.errors import DataFileError
+
+AXES = ("export", "runtime", "numerics", "dynamic")
+VALUES = frozenset({"pass", "fail", "not reached"})
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    name: str
+    verdict: Mapping[str, str] | None  # axis -> pass | fail | not reached (None: not exported)
+    ops: frozenset[str]  # the aten operators the model uses
+    failed: bool
+
+
+@dataclass(frozen=True)
+class ModelChange:
+    name: str
+    old: Mapping[str, str] | None  # None: the model was not checked before
+    new: Mapping[str, str] | None  # None: no longer checked
+    ops: frozenset[str]
+
+    @property
+    def regression(self) -> bool:
+        """A model that passed an axis and fails it now breaks like an operator breaks."""
+        return any((self.old or {}).get(a) == "pass" and (self.new or {}).get(a) != "pass"
+                   for a in AXES if a in (self.old or {}))
+
+    @property
+    def improvement(self) -> bool:
+        return not self.regression and any(
+            (self.old or {}).get(a) != "pass" and (self.new or {}).get(a) == "pass" for a in AXES)
+
+
+def _entry(path: object, i: int, m: Any) -> ModelEntry:
+    where = f"models[{i}]"
+    if not isinstance(m, dict) or not isinstance(m.get("name"), str):
+        raise DataFileError(path, f"{where}.name", "expected a model with a name")
+    verdict = m.get("verdict")
+    if verdict is not None and (not isinstance(verdict, dict) or not set(verdict) <= set(AXES)
+                                or not set(verdict.values()) <= VALUES):
+        raise DataFileError(path, f"{where}.verdict", f"expected axes {AXES} -> {sorted(VALUES)}")
+    uses = m.get("uses")
+    if not isinstance(uses, list) or not all(isinstance(u, dict) and isinstance(u.get("op"), str)
+                                             for u in uses):
+        raise DataFileError(path, f"{where}.uses", "expected a list of uses with an op")
+    return ModelEntry(m["name"], verdict, frozenset(u["op"] for u in uses), bool(m.get("failed")))
+
+
+def from_data(data: Any, path: object = "<models>") -> dict[str, ModelEntry]:
+    if not isinstance(data, dict) or data.get("models_version") != 1:
+        raise DataFileError(path, "models_version", "expected 1 (an opsweep check --json record)")
+    if not isinstance(data.get("models"), list):
+        raise DataFileError(path, "models", "expected a list")
+    entries = [_entry(path, i, m) for i, m in enumerate(data["models"])]
+    names = [e.name for e in entries]
+    if len(set(names)) != len(names):
+        raise DataFileError(path, "models", "two models share a name")
+    return {e.name: e for e in entries}
+
+
+def load(path: str | Path) -> dict[str, ModelEntry]:
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DataFileError(path, "", f"cannot read the models record: {exc}") from None
+    return from_data(data, path)
+
+
+def changes(old: Mapping[str, ModelEntry] | None,
+            new: Mapping[str, ModelEntry]) -> tuple[ModelChange, ...]:
+    """Every model of either record, old verdict → new, sorted by name."""
+    old = old or {}
+    out = []
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name), new.get(name)
+        ops = (before.ops if before else frozenset()) | (after.ops if after else frozenset())
+        out.append(ModelChange(name, before.verdict if before else None,
+                               after.verdict if after else None, ops))
+    return tuple(out)

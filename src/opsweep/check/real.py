@@ -1,0 +1,210 @@
+"""What really happens: the model exported with the public ``torch.onnx.export(...,
+dynamo=True)`` (again with its ``dynamic_shapes`` when it has them), ``onnx.checker``,
+onnxruntime, and its outputs against PyTorch's with the sweep's per-dtype tolerances.
+
+When the export fails, the node and operator the exporter failed on are read from its
+error. When outputs differ, the first diverging node is found: every value of the
+decomposed graph that the ONNX model also names is computed in onnxruntime (the exporter's
+``compute_values``: those values exposed as graph outputs) and in PyTorch (the same graph
+run node by node), and compared in graph order; the first beyond tolerance is named.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+import onnx
+import torch
+from torch.utils import _pytree as pytree
+
+from opsweep.check.models import ModelCase
+from opsweep.engine.adapter import classify_export_error, error_line
+from opsweep.engine.runner import compare, flat_outputs, make_session, run_session
+from opsweep.model import DEFAULT_TOLERANCES, Stage
+
+PASS, FAIL, NOT_REACHED = "pass", "fail", "not reached"
+_NODE = re.compile(r"translating node %(\w+) : .*?target=torch\.ops\.(\w+)\.(\w+)")
+_DISPATCH = re.compile(r"OpOverload\(op='(\w+)\.(\w+)'")
+_ONNX_NODE = re.compile(r"op_type:(\w+), node name: (\w+)")
+
+
+class _Tolerances:
+    """The sweep's default tolerances, where the comparison asks a spec for them."""
+
+    @staticmethod
+    def tolerance(dtype: str):
+        return DEFAULT_TOLERANCES.get(dtype)
+
+
+TOLERANCES = _Tolerances()
+
+
+@dataclass(frozen=True)
+class Reality:
+    """The public export of one model, axis by axis (pass, fail, not reached; dynamic
+    None when the model gives no dynamic_shapes)."""
+
+    export: str
+    runtime: str
+    numerics: str
+    dynamic: str | None
+    stage: str  # where the static export's pipeline ended: ok, or the failing stage
+    error: str
+    node: str = ""  # the node the export failed on, or the first diverging node
+    op: str = ""  # that node's aten operator
+    dynamic_stage: str = ""
+    dynamic_error: str = ""
+    seconds: float = 0.0  # the static export, checker and onnxruntime run
+    search_seconds: float = 0.0  # the first-divergence search (only on a numerics failure)
+
+    @property
+    def ok(self) -> bool:
+        return self.stage == Stage.OK.value and self.dynamic in (None, PASS)
+
+
+def _failed_node(exc: BaseException) -> tuple[str, str]:
+    """(node, operator) an export or checker error names: the FX node and aten operator
+    for a translation, the ONNX node and op type for the checker."""
+    onnx_node = _ONNX_NODE.search(str(exc))
+    if onnx_node:
+        return onnx_node.group(2), f"onnx::{onnx_node.group(1)}"
+    chain: list[BaseException] = [exc]
+    while chain[-1].__cause__ is not None and len(chain) < 20:
+        chain.append(chain[-1].__cause__)
+    node = op = ""
+    for e in chain:
+        text = str(e)
+        found = _NODE.search(text)
+        if found and not node:
+            node, op = found.group(1), found.group(3)
+        dispatch = _DISPATCH.search(text)
+        if dispatch and not op:
+            op = dispatch.group(2)
+    return node, op
+
+
+def _flat(case: ModelCase, inputs: tuple) -> list[torch.Tensor]:
+    return [t for t in pytree.tree_leaves((inputs, dict(case.kwargs))) if isinstance(t, torch.Tensor)]
+
+
+def _expected(case: ModelCase, inputs: tuple) -> list[torch.Tensor]:
+    with torch.no_grad():
+        return flat_outputs(case.module()(*[_clone(t) for t in inputs], **case.kwargs))
+
+
+def _clone(value):
+    return value.clone() if isinstance(value, torch.Tensor) else value
+
+
+def export(case: ModelCase, opset: int, dynamic: bool = False):
+    """The public call: the ONNXProgram, or what it raised."""
+    return torch.onnx.export(case.model, tuple(_clone(t) for t in case.inputs),
+                             kwargs=dict(case.kwargs) or None, dynamo=True, opset_version=opset,
+                             dynamic_shapes=case.dynamic_shapes if dynamic else None,
+                             verbose=False)
+
+
+def run(case: ModelCase, opset: int, dynamic: bool = False,
+        inputs: tuple | None = None) -> tuple[str, str, object, BaseException | None]:
+    """(stage, error, the ONNXProgram when it exported, the exception that names the failed
+    node) of one export, run at the example inputs (and at `inputs`) and compared."""
+    try:
+        program = export(case, opset, dynamic)
+    except Exception as exc:
+        return classify_export_error(exc).value, error_line(exc), None, exc
+    try:
+        onnx.checker.check_model(program.model_proto, full_check=True)
+    except Exception as exc:
+        return Stage.CHECKER.value, error_line(exc), program, exc
+    try:
+        session = make_session(program.model_proto)
+    except Exception as exc:
+        return Stage.RUNTIME.value, error_line(exc), program, exc
+    for these in (case.inputs,) if inputs is None else (case.inputs, inputs):
+        try:
+            actual = run_session(session, _flat(case, these))
+        except Exception as exc:
+            return Stage.RUNTIME.value, error_line(exc), program, exc
+        differs = compare(_expected(case, these), actual, TOLERANCES)  # type: ignore[arg-type]
+        if differs is not None:
+            return Stage.NUMERICS.value, differs.message, program, None
+    return Stage.OK.value, "", program, None
+
+
+def _axes(stage: str) -> tuple[str, str, str]:
+    """(export, runtime, numerics) of a pipeline that ended at `stage`."""
+    at = Stage(stage)
+    runtime = NOT_REACHED if not at.exported else PASS if at.ran else FAIL
+    numerics = NOT_REACHED if not at.ran else PASS if at is Stage.OK else FAIL
+    return (PASS if at.exported else FAIL), runtime, numerics
+
+
+def reality(case: ModelCase, opset: int, search: bool = True) -> tuple[Reality, object]:
+    """What really happens, and the static export's ONNXProgram (None when it failed).
+
+    A model with dynamic_shapes is exported as its user exports it, with them, and run at
+    its example inputs and its dynamic_inputs; only when that does not go all the way is
+    it exported a second time without them, which tells a dynamic-only failure apart."""
+    started = time.perf_counter()
+    dynamic = dynamic_stage = dynamic_error = None
+    if case.dynamic_shapes is not None:
+        dynamic_stage, dynamic_error, program, failure = run(case, opset, True,
+                                                             case.dynamic_inputs)
+        stage, error = dynamic_stage, dynamic_error
+    if dynamic_stage != Stage.OK.value:
+        stage, error, program, failure = run(case, opset)
+    seconds = time.perf_counter() - started
+    if dynamic_stage is not None:
+        # the dynamic axis passes when the dynamic export gets as far as the static one
+        dynamic = PASS if Stage(dynamic_stage).depth >= Stage(stage).depth else FAIL
+    node, op = _failed_node(failure) if failure is not None else ("", "")
+    search_seconds = 0.0
+    if stage == Stage.NUMERICS.value and search:
+        begun = time.perf_counter()
+        node, op = first_divergence(case, program)
+        search_seconds = time.perf_counter() - begun
+    return Reality(*_axes(stage), dynamic, stage, error, node, op, dynamic_stage or "",
+                   dynamic_error or "", seconds, search_seconds), program
+
+
+class _Recorder(torch.fx.Interpreter):
+    def __init__(self, module: torch.nn.Module) -> None:
+        super().__init__(module)
+        self.values: dict[str, torch.Tensor] = {}
+
+    def run_node(self, n: torch.fx.Node):
+        value = super().run_node(n)
+        if n.op == "call_function" and isinstance(value, torch.Tensor):
+            self.values[n.name] = value
+        return value
+
+
+def first_divergence(case: ModelCase, program) -> tuple[str, str]:
+    """(node, aten operator) of the first value of the decomposed graph whose onnxruntime
+    value differs from PyTorch's beyond tolerance; ("", "") when none is found."""
+    ep = program.exported_program
+    module = ep.module()
+    recorder = _Recorder(module)
+    with torch.no_grad():
+        recorder.run(*_flat(case, case.inputs))
+    known = {o for n in program.model_proto.graph.node for o in n.output}
+    names = [n for n in recorder.values if n in known]
+    if not names:
+        return "", ""
+    try:
+        computed = program.compute_values(names, tuple(_clone(t) for t in case.inputs),
+                                          dict(case.kwargs) or None)
+    except Exception:
+        return "", ""
+    targets = {n.name: n.target for n in module.graph.nodes}
+    for name, got in zip(names, computed):
+        want = recorder.values[name]
+        if tuple(want.shape) != tuple(got.shape):
+            continue  # a value the exporter laid out differently is not evidence
+        got = got.to(want.dtype) if got.dtype != want.dtype else got
+        if compare([want], [got], TOLERANCES) is not None:  # type: ignore[arg-type]
+            target = targets.get(name)
+            return name, getattr(getattr(target, "overloadpacket", None), "__name__", str(target))
+    return "", ""

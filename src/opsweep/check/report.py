@@ -1,0 +1,214 @@
+"""One model's check: its uses, the table's verdict on each, the prediction those make,
+what really happened, and where the two disagree, with what would close the gap.
+
+`to_data` is the JSON (``opsweep check --json``) and the record the main command keeps
+beside the artifact for the bot (`opsweep.artifact.models` reads it); `to_markdown` is
+the human summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from opsweep.check.real import FAIL, NOT_REACHED, PASS, Reality
+from opsweep.check.table import FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIBUTABLE, Verdict
+from opsweep.check.uses import Capture
+from opsweep.page.snippets import snippet
+
+AXES = ("export", "runtime", "numerics", "dynamic")
+FINE_P, FAILING_P, UNKNOWN_P = "fine", "failing", "unknown"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A use whose verdict differs between the artifact and `--against`'s."""
+
+    op: str
+    dtype: str
+    rank: int
+    old: str  # the other artifact's status (and failing stages)
+    new: str
+
+
+@dataclass(frozen=True)
+class Report:
+    name: str
+    source: str
+    capture: Capture
+    verdicts: tuple[Verdict, ...]
+    dynamic: bool  # the model gives dynamic_shapes
+    reality: Reality | None = None  # None with --no-export
+    against: tuple[Change, ...] | None = None
+    fingerprint: dict = field(default_factory=dict)
+
+    @property
+    def prediction(self) -> dict[str, str]:
+        return predict(self.verdicts, self.dynamic, bool(self.capture.error))
+
+    @property
+    def gaps(self) -> tuple[str, ...]:
+        return gaps(self)
+
+    @property
+    def failed(self) -> bool:
+        """What makes the command exit 1: the model does not export, run and match (with
+        --no-export: a use is measured failing)."""
+        if self.reality is None:
+            return bool(self.capture.error) or any(v.status == FAILING for v in self.verdicts)
+        return not self.reality.ok
+
+
+def label(v: Verdict) -> str:
+    stages = sorted({f.stage for f in v.failures})
+    return v.status + (f" ({', '.join(stages)})" if stages else "")
+
+
+def predict(verdicts: Sequence[Verdict], dynamic: bool, blocked: bool) -> dict[str, str]:
+    """Per axis: failing when a use fails on it, unknown when a use is not measured (or
+    unattributable), else fine; the dynamic axis only when the model is dynamic."""
+    if blocked:
+        return {a: FAILING_P if a == "export" else UNKNOWN_P for a in AXES if a != "dynamic" or dynamic}
+    unknown = any(v.status in (NOT_MEASURED, UNATTRIBUTABLE) for v in verdicts)
+    out = {}
+    for axis in AXES:
+        if axis == "dynamic" and not dynamic:
+            continue
+        failing = any(f.axis == axis for v in verdicts for f in v.failures) or (
+            axis == "export" and any(v.status == FAILING and not v.failures for v in verdicts))
+        out[axis] = FAILING_P if failing else UNKNOWN_P if unknown else FINE_P
+    return out
+
+
+def _real(r: Reality) -> dict[str, str]:
+    out = {"export": r.export, "runtime": r.runtime, "numerics": r.numerics}
+    if r.dynamic is not None:
+        out["dynamic"] = r.dynamic
+    return out
+
+
+def _use_of(report: Report, op: str) -> Verdict | None:
+    return next((v for v in report.verdicts if v.use.op == op), None)
+
+
+def gaps(report: Report) -> tuple[str, ...]:
+    """Plain sentences where the table's prediction and the real export disagree, each
+    naming the spec or argument that would close the gap."""
+    r = report.reality
+    if r is None:
+        return ()
+    out = []
+    where = f" at node {r.node} (aten::{r.op})" if r.node else f" (aten::{r.op})" if r.op else ""
+    real = _real(r)
+    for axis, said in report.prediction.items():
+        got = real.get(axis)
+        if said == FINE_P and got == FAIL:
+            v = _use_of(report, r.op) if r.op else None
+            fix = (f"{', '.join(v.specs)} passed {v.passed}/{v.measured} at {v.use.dtype} rank "
+                   f"{v.use.rank}: it does not draw the arguments this model gives that node; "
+                   "a spec (or argument) drawing them would close the gap") if v and v.specs else (
+                "a spec measuring the failing operator at this model's dtype and rank would "
+                "close the gap")
+            out.append(f"The table said {axis} is fine, but the model fails {axis}{where}: "
+                       f"{r.error if axis != 'dynamic' else r.dynamic_error}. {fix}.")
+        elif said == FAILING_P and got == PASS:
+            failing = [v for v in report.verdicts if any(f.axis == axis for f in v.failures)]
+            names = ", ".join(f"{v.use.op} {v.use.dtype} rank {v.use.rank} "
+                              f"({next(f for f in v.failures if f.axis == axis).example})"
+                              for v in failing[:3])
+            out.append(f"The table said {axis} fails, but the model passes {axis}: the failing "
+                       f"examples ({names}) are cases this model does not reach; the specs draw "
+                       "more than the model uses, which is not a gap in the table.")
+        elif said == UNKNOWN_P and got in (PASS, FAIL):
+            missing = [v for v in report.verdicts if v.status in (NOT_MEASURED, UNATTRIBUTABLE)]
+            names = ", ".join(f"{v.use.op} {v.use.dtype} rank {v.use.rank}" for v in missing[:4])
+            blamed = _use_of(report, r.op) if got == FAIL and r.op else None
+            if blamed is not None and blamed.status == FINE:
+                out.append(f"The table measured aten::{r.op} fine at {blamed.use.dtype} rank "
+                           f"{blamed.use.rank} ({blamed.passed}/{blamed.measured} passed, "
+                           f"{', '.join(blamed.specs)}), but the model fails {axis}{where}: "
+                           f"{', '.join(blamed.specs)} does not draw the arguments this model "
+                           "gives that node; a spec (or argument) drawing them would close "
+                           "the gap.")
+                continue
+            verb = "passes" if got == PASS else "fails"
+            out.append(f"The table could not say for {axis} ({len(missing)} uses not measured: "
+                       f"{names}{', …' if len(missing) > 4 else ''}); the model {verb} {axis}"
+                       f"{where if got == FAIL else ''}: measuring those uses would close the gap.")
+    return tuple(out)
+
+
+def _verdict_data(v: Verdict) -> dict[str, Any]:
+    return {"op": v.use.op, "overload": v.use.overload, "dtype": v.use.dtype,
+            "rank": v.use.rank, "count": v.use.count, "node": v.use.node, "status": v.status,
+            "why": v.why, "specs": list(v.specs), "passed": v.passed, "measured": v.measured,
+            "failures": [{**asdict(f), "snippet": snippet(f.spec, f.example, dynamic=f.dynamic)}
+                         for f in v.failures]}
+
+
+def to_data(report: Report) -> dict[str, Any]:
+    c = report.capture
+    return {
+        "name": report.name, "source": report.source, "fingerprint": dict(report.fingerprint),
+        "capture": {"error": c.error, "capture_seconds": round(c.capture_seconds, 3),
+                    "decompose_seconds": round(c.decompose_seconds, 3), "other": list(c.other)},
+        "uses": [_verdict_data(v) for v in report.verdicts],
+        "counts": {s: sum(v.status == s for v in report.verdicts) for s in STATUSES},
+        "prediction": report.prediction,
+        "verdict": None if report.reality is None else _real(report.reality),
+        "reality": None if report.reality is None else asdict(report.reality),
+        "gaps": list(report.gaps), "failed": report.failed,
+        **({} if report.against is None else {"against": [asdict(c) for c in report.against]})}
+
+
+def against(report_verdicts: Iterable[Verdict], other: Iterable[Verdict]) -> tuple[Change, ...]:
+    """The uses whose verdict differs between two artifacts (same uses, joined twice)."""
+    before = {v.use.key: label(v) for v in other}
+    return tuple(Change(v.use.op, v.use.dtype, v.use.rank, before.get(v.use.key, NOT_MEASURED),
+                        label(v)) for v in report_verdicts
+                 if before.get(v.use.key, NOT_MEASURED) != label(v))
+
+
+def _cell(text: str) -> str:
+    return "`" + str(text).replace("`", "'").replace("|", "/").replace("\n", " ") + "`"
+
+
+def to_markdown(reports: Sequence[Report]) -> str:
+    lines = []
+    for rep in reports:
+        lines += [f"## {_cell(rep.name)}", ""]
+        if rep.capture.error:
+            lines += [f"Capture failed: {_cell(rep.capture.error)}", ""]
+        lines += ["| axis | table predicts | real export |", "| --- | --- | --- |"]
+        real = _real(rep.reality) if rep.reality else {}
+        for axis, said in rep.prediction.items():
+            lines.append(f"| {axis} | {said} | {real.get(axis, 'not run')} |")
+        if rep.reality and rep.reality.error:
+            node = f" at node {_cell(rep.reality.node)}" if rep.reality.node else ""
+            lines += ["", f"Real outcome: {rep.reality.stage}{node}: {_cell(rep.reality.error)}"]
+        lines += ["", "| operator | dtype | rank | uses | table | detail |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+        order = sorted(rep.verdicts, key=lambda v: (STATUSES.index(v.status), v.use.key))
+        for v in order:
+            lines.append(f"| {_cell(v.use.op)} | {v.use.dtype} | {v.use.rank} | {v.use.count} | "
+                         f"{label(v)} | {_cell(v.why)} |")
+        if rep.capture.other:
+            lines += ["", "Not aten operators (unattributable): "
+                      + ", ".join(_cell(o) for o in rep.capture.other)]
+        for v in order:
+            for f in v.failures:
+                lines += ["", (f"{_cell(v.use.op)} {f.axis} fails at {f.stage}: {_cell(f.error)} "
+                               f"(smallest: {_cell(f.example)}, spec {_cell(f.spec)})"), "",
+                          "```python", snippet(f.spec, f.example, dynamic=f.dynamic).rstrip(), "```"]
+        for gap in rep.gaps:
+            lines += ["", f"**Prediction vs reality:** {gap}"]
+        if rep.against is not None:
+            lines += ["", f"Against the other artifact: {len(rep.against)} uses change verdict"]
+            lines += [f"- {_cell(c.op)} {c.dtype} rank {c.rank}: {c.old} → {c.new}"
+                      for c in rep.against]
+        lines.append("")
+    return "\n".join(lines)
+
+
+__all__ = ["FAIL", "FINE", "NOT_REACHED", "PASS", "Report", "against", "to_data", "to_markdown"]

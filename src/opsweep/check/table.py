@@ -1,0 +1,140 @@
+"""What the measured table says about each use: the artifact joined with a model's uses at
+(operator, dtype, rank).
+
+A use is *measured fine* only when the artifact's specs drew that operator at that dtype and
+rank and every such example went all the way; *measured failing* when any of them failed
+(with the stage, the error line, the smallest failing example and its repro snippet);
+*not measured* when no spec covers the operator, or none drew that dtype and rank (an
+artifact from before outcome counts cannot tell, so its uses are never taken for fine);
+*unattributable* when the catalog excludes the operator (no spec can measure it), with the
+reason. Never silently fine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from opsweep.artifact.data import Artifact, SpecResult
+from opsweep.artifact.grade import FAILS, FailureGroup
+from opsweep.check.uses import Use
+from opsweep.model import DTYPE_TAGS, UNGRADED, Stage
+
+FINE, FAILING, NOT_MEASURED, UNATTRIBUTABLE = ("measured fine", "measured failing",
+                                               "not measured", "unattributable")
+STATUSES = (FAILING, NOT_MEASURED, UNATTRIBUTABLE, FINE)  # most urgent first
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One way the table says a use fails: the smallest failing example of its group."""
+
+    axis: str  # export, runtime, numerics or dynamic
+    stage: str
+    error: str
+    spec: str
+    example: str
+    count: int  # failing examples of that group at the use's dtype and rank
+    dynamic: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The table's answer for one use."""
+
+    use: Use
+    status: str
+    why: str  # one line: what was measured, or why nothing was
+    specs: tuple[str, ...]
+    passed: int = 0  # examples of the specs at this dtype and rank that went all the way
+    measured: int = 0  # graded examples at this dtype and rank
+    failures: tuple[Failure, ...] = ()
+
+
+def axis_of(stage: Stage) -> str:
+    return next((axis for axis, stages in FAILS.items() if stage in stages), "numerics")
+
+
+def _tag(dtype: str) -> str:
+    return DTYPE_TAGS.get(dtype, dtype)
+
+
+def _not_drawn(results: Sequence[SpecResult], use: Use, names: Sequence[str]) -> str:
+    """Why a use is not measured though specs cover its operator: which ranks its dtype was
+    drawn at, or that the dtype never was (and what to widen)."""
+    ranks = sorted({c.rank for r in results for c in r.outcomes or ()
+                    if c.dtype == use.dtype and c.stage not in UNGRADED})
+    here = f"{_tag(use.dtype)} rank {use.rank} never drawn"
+    if ranks:
+        return f"{here} ({_tag(use.dtype)} drawn at rank {','.join(map(str, ranks))}): " \
+               f"widen {names[0]}'s ranks"
+    return f"{here} ({_tag(use.dtype)} never drawn by {', '.join(names)}): widen its dtypes"
+
+
+_OVERLOAD = re.compile(r"OpOverload\(op='aten\.(\w+)', overload='(\w+)'\)")
+
+
+def other_overload(g: FailureGroup, use: Use) -> bool:
+    """The group's error names an overload of the operator other than the one the model
+    calls (a missing translation is one overload's: ``view.dtype`` is not ``view.default``).
+    The artifact files results by operator, so this is the one overload-level evidence."""
+    named = _OVERLOAD.search(g.error)
+    return bool(named) and named.group(1) == use.op and \
+        f"aten::{use.op}.{named.group(2)}" != use.overload
+
+
+def _groups(result: SpecResult, use: Use, dynamic: bool) -> list[FailureGroup]:
+    groups = result.dynamic_failures if dynamic else result.failures
+    return [g for g in groups if g.dtype == use.dtype and g.rank == use.rank
+            and g.stage is not Stage.OK and g.stage not in UNGRADED
+            and not other_overload(g, use)]
+
+
+def _failures(artifact: Artifact, names: Sequence[str], use: Use, dynamic: bool) -> list[Failure]:
+    out = []
+    for kind in (False, True) if dynamic else (False,):
+        found: dict[str, tuple[FailureGroup, str]] = {}
+        for name in names:
+            for g in _groups(artifact.specs[name], use, kind):
+                old = found.get(g.stage.value)
+                if old is None or (g.size, g.example) < (old[0].size, old[0].example):
+                    found[g.stage.value] = (g, name)
+        for stage in sorted(found, key=lambda s: Stage(s).depth):
+            g, name = found[stage]
+            out.append(Failure("dynamic" if kind else axis_of(g.stage), stage, g.error, name,
+                               g.example, g.count, kind))
+    return out
+
+
+def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: bool) -> Verdict:
+    """`dynamic`: the model is exported with dynamic shapes, so the dynamic axis counts."""
+    if use.op in excluded:
+        return Verdict(use, UNATTRIBUTABLE, f"excluded from the catalog: {excluded[use.op]}", ())
+    result = artifact.operators.get(use.op)
+    if result is None:
+        return Verdict(use, NOT_MEASURED, f"no spec measures aten::{use.op}: add one to the "
+                       "catalog", ())
+    names = result.specs
+    results = [artifact.specs[n] for n in names]
+    if any(r.outcomes is None for r in results):
+        return Verdict(use, NOT_MEASURED, "the artifact predates outcome counts (schema 5): "
+                       "measure again to tell drawn from not drawn", names)
+    graded = [c for r in results for c in r.outcomes or ()
+              if c.dtype == use.dtype and c.rank == use.rank and c.stage not in UNGRADED]
+    # failing examples of another overload (named by their error) are not this use's
+    elsewhere = sum(g.count for r in results for g in r.failures if g.dtype == use.dtype
+                    and g.rank == use.rank and other_overload(g, use))
+    measured = sum(c.count for c in graded) - elsewhere
+    passed = sum(c.count for c in graded if c.stage is Stage.OK)
+    if not measured:
+        return Verdict(use, NOT_MEASURED, _not_drawn(results, use, names), names)
+    failures = tuple(_failures(artifact, names, use, dynamic))
+    status = FAILING if passed < measured or failures else FINE
+    where = f"{passed}/{measured} examples at {_tag(use.dtype)} rank {use.rank} passed"
+    return Verdict(use, status, where, names, passed, measured, failures)
+
+
+def lookup(artifact: Artifact, uses: Iterable[Use], excluded: Mapping[str, str],
+           dynamic: bool = False) -> tuple[Verdict, ...]:
+    return tuple(verdict(artifact, u, excluded, dynamic) for u in uses)
