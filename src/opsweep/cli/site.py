@@ -10,7 +10,7 @@ from pathlib import Path
 from opsweep.artifact.data import Artifact
 from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
-from opsweep.cli.settings import source_url
+from opsweep.cli.settings import repo_url, source_url
 from opsweep.files import Layout
 from opsweep.page.site import Regenerated, regenerate
 
@@ -23,4 +23,5 @@ def regenerate_site(root: Path, layout: Layout, new: Artifact,
     here = layout.under(root)
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
     return regenerate(root, layout, new, load_catalog(specs, check_draws=False), installed,
-                      source_url=source_url(None, Path(here.pyproject)))
+                      source_url=source_url(None, Path(here.pyproject)),
+                      repo_url=repo_url(Path(here.pyproject)))
