@@ -76,8 +76,8 @@ def svg(records: Sequence[Record]) -> str:
               f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
               f'font-family="sans-serif" font-size="12">'),
              '<title>Operators measured full per torch release and axis</title>',
-             f'<text x="{LEFT}" y="{TOP - 6}" font-size="11">operators full (axis from '
-             f'{bottom})</text>']
+             (f'<text x="{LEFT}" y="{TOP - 6}" font-size="11">operators full (axis from '
+             f'{bottom})</text>')]
     for v in range(bottom, top + 1, step):
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
                      f'stroke="#ccc"/><text x="{LEFT - 6}" y="{y(v) + 4:.1f}" '

@@ -38,13 +38,13 @@ GLYPHS = {g: badge(g) for g in WORDS}
 UNMEASURED = '<b class="g-u">-<i> unmeasured</i></b>'
 LEGEND = (
     (GLYPHS[Grade.FULL], "full", "every generated example exported"),
-    (GLYPHS[Grade.PARTIAL], "partial", "some examples exported, others raised. The artifact "
-                                       "keeps the failing shapes/dtypes"),
+    (GLYPHS[Grade.PARTIAL], "partial", ("some examples exported, others raised. The artifact "
+                                       "keeps the failing shapes/dtypes")),
     (GLYPHS[Grade.NONE], "none", "no example exported, and the exporter refused at least one"),
-    (GLYPHS[Grade.BLOCKED], "blocked", "torch.export could not capture the module, so the ONNX "
-                                       "exporter never ran. Not an ONNX verdict"),
-    (UNMEASURED, "unmeasured", "no spec covers it, so we did not measure it here. Not "
-                               "unsupported"),
+    (GLYPHS[Grade.BLOCKED], "blocked", ("torch.export could not capture the module, so the ONNX "
+                                       "exporter never ran. Not an ONNX verdict")),
+    (UNMEASURED, "unmeasured", ("no spec covers it, so we did not measure it here. Not "
+                               "unsupported")),
 )
 
 

@@ -23,8 +23,7 @@ from opsweep.errors import UsageError
 from opsweep.files import Layout, write_atomic
 from opsweep.page import documented, sources
 from opsweep.page.history import render as render_history
-from opsweep.page.render import (build_view, check_versions, render_details, render_home,
-                                 render_page)
+from opsweep.page.render import build_view, check_versions, render_details, render_home, render_page
 from opsweep.page.viewmodel import PageView
 
 if TYPE_CHECKING:
