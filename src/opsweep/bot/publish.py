@@ -68,7 +68,7 @@ def allowed(layout: Layout, relative: str) -> bool:
 
 def commit_paths(layout: Layout) -> list[str]:
     """What a regeneration commits: the artifact, the pages, the data and the records."""
-    return [layout.artifact, layout.page, layout.details, layout.specs, layout.data_dir,
+    return [layout.artifact, layout.home, layout.page, layout.details, layout.specs, layout.data_dir,
             layout.history_dir, layout.history_page]
 
 
