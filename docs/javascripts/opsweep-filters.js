@@ -12,9 +12,10 @@
 (function () {
   "use strict";
   var AXES = ["export", "runtime", "numerics", "dynamic"];
-  var GRADES = [["f", "full", "\u2705"], ["p", "partial", "\uD83D\uDFE1"], ["n", "none", "\u274C"],
-                ["b", "blocked", "\u26A0\uFE0F"], ["s", "skipped", "skipped"], ["-", "n/a", "n/a"],
-                ["", "unmeasured", "-"]];
+  // letter, word, badge class (the page's badges: opsweep.page.glyphs)
+  var GRADES = [["f", "full", "g-f"], ["p", "partial", "g-p"], ["n", "none", "g-n"],
+                ["b", "blocked", "g-b"], ["s", "skipped", "g-s"], ["-", "n/a", "g-x"],
+                ["", "unmeasured", "g-u"]];
   var LETTER = {};
   GRADES.forEach(function (g) { LETTER[g[0]] = g; });
 
@@ -23,6 +24,15 @@
     Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
     if (text !== undefined) { node.textContent = text; }
     return node;
+  }
+
+  function badge(g) {
+    if (g[0] === "") {
+      var u = el("b", {"class": "g-u"}, "-");
+      u.appendChild(el("i", {}, " unmeasured"));
+      return u;
+    }
+    return el("b", {"class": g[2]}, g[1]);
   }
 
   function setup(table, bar) {
@@ -37,7 +47,21 @@
               fail: (tr.dataset.fail || "").split(" ").filter(Boolean),
               cells: tr.querySelectorAll("td.g"), chgCell: tr.querySelector("td.chg")};
     });
-    var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: ""};
+    var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: []};
+    var names = {};
+    rows.forEach(function (r) { names[r.op] = true; });
+    // the name box: one or more names, separated by commas or spaces, each with or without
+    // "aten::" and an overload (".default", ".Tensor"); a term that is some operator's exact
+    // name matches that operator alone, any other term every name containing it
+    function terms(text) {
+      return text.toLowerCase().split(/[\s,;]+/).filter(Boolean).map(function (t) {
+        t = t.replace(/^aten::/, "").replace(/^torch\.ops\.aten\./, "");
+        var bare = t.replace(/\.[a-z_0-9]+$/, "");
+        var exact = names[t] ? t : names[bare] ? bare : "";
+        return exact ? function (op) { return op === exact; }
+                     : function (op) { return op.indexOf(t) >= 0; };
+      });
+    }
 
     function grade(row, axis) {
       var code = row.codes[state.target];
@@ -47,7 +71,7 @@
       core: function (r) { return !state.core || r.core; },
       changed: function (r) { return !state.changed || r.chg[state.target]; },
       dtype: function (r) { return !state.dtype || r.fail.indexOf(state.dtype) >= 0; },
-      q: function (r) { return !state.q || r.op.indexOf(state.q) >= 0; }
+      q: function (r) { return !state.q.length || state.q.some(function (t) { return t(r.op); }); }
     };
     AXES.forEach(function (axis) {
       facets[axis] = function (r) {
@@ -94,11 +118,12 @@
                              function () { delete state.axes[axis]; },
                              function () { return true; }));
       GRADES.forEach(function (g) {
-        var b = button(axis, g[2] === g[1] ? g[1] : g[2] + " " + g[1],
+        var b = button(axis, g[1],
                        function () { return state.axes[axis] === g[0]; },
                        function () { state.axes[axis] = g[0]; },
                        function (r) { return grade(r, axis) === g[0]; });
         b.setAttribute("data-axis", axis);
+        b.classList.add(g[2]);
         b.setAttribute("data-value", g[1]);
         div.appendChild(b);
       });
@@ -114,7 +139,7 @@
                               function (r) { return r.chg[state.target]; }));
     }
     if (classes.length) {
-      var dt = facetRow("Failing at");
+      var dt = facetRow("Failing at (static)");
       dt.appendChild(button("dtype", "any dtype", function () { return !state.dtype; },
                             function () { state.dtype = ""; }, function () { return true; }));
       classes.forEach(function (c) {
@@ -125,10 +150,10 @@
         dt.appendChild(b);
       });
     }
-    var search = el("input", {type: "search", placeholder: "operator name contains\u2026",
+    var search = el("input", {type: "search", placeholder: "aten::layer_norm, gelu \u2026",
                               "aria-label": "search operators", "data-facet": "q"});
     search.addEventListener("input", function () {
-      state.q = search.value.trim().toLowerCase(); update();
+      state.q = terms(search.value); update();
     });
     facetRow("Name").appendChild(search);
     var status = el("div", {"class": "status", role: "status", "aria-live": "polite"});
@@ -145,7 +170,7 @@
         if (ok) { shown[r.op] = true; visible += 1; }
         if (redraw) {
           AXES.forEach(function (axis, i) {
-            if (r.cells[i]) { r.cells[i].textContent = LETTER[grade(r, axis)][2]; }
+            if (r.cells[i]) { r.cells[i].replaceChildren(badge(LETTER[grade(r, axis)])); }
           });
           if (r.chgCell) { r.chgCell.textContent = r.chg[state.target] ? "\u2195" : ""; }
         }
@@ -166,6 +191,44 @@
     var table = document.getElementById("opsweep-ops");
     var bar = document.getElementById("opsweep-filters");
     if (table && bar && !bar.dataset.ready) { bar.dataset.ready = "1"; setup(table, bar); }
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
+
+/* The history page: two selects choose the points to compare; only that pair's section is
+   shown (without JavaScript every pair is listed). */
+(function () {
+  "use strict";
+  function init() {
+    var from = document.getElementById("opsweep-from"), to = document.getElementById("opsweep-to");
+    var pairs = document.querySelectorAll("#opsweep-pairs section.opsweep-pair");
+    if (!from || !to || !pairs.length) { return; }
+    var note = document.createElement("p");
+    note.className = "opsweep-same";
+    note.textContent = "Pick two different points.";
+    var back = document.createElement("p");
+    back.className = "opsweep-reversed";
+    back.textContent = "Shown from the earlier point to the later one.";
+    document.getElementById("opsweep-pairs").prepend(back);
+    document.getElementById("opsweep-pairs").prepend(note);
+    function update() {
+      var shown = false, a = +from.value, b = +to.value;
+      var lo = String(Math.min(a, b)), hi = String(Math.max(a, b));
+      Array.prototype.forEach.call(pairs, function (s) {
+        var hit = s.dataset.from === lo && s.dataset.to === hi;
+        s.hidden = !hit;
+        shown = shown || hit;
+      });
+      note.hidden = shown;
+      back.hidden = !(shown && a > b);
+    }
+    from.addEventListener("change", update);
+    to.addEventListener("change", update);
+    update();
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

@@ -51,6 +51,11 @@ class Layout:
         return _beside(self.page, SPECS_NAME)
 
     @property
+    def home(self) -> str:
+        """The site's home page (``index.md``), beside the support page."""
+        return _beside(self.page, HOME_NAME)
+
+    @property
     def documented(self) -> str:
         """The retired TorchScript listing's claims (scripts/recompute_documented.py)."""
         return f"{self.data_dir}/documented.json"
@@ -58,7 +63,7 @@ class Layout:
     @property
     def pages(self) -> tuple[str, ...]:
         """Every page the main job renders."""
-        return (self.page, self.details, self.specs, self.history_page)
+        return (self.home, self.page, self.details, self.specs, self.history_page)
 
     def under(self, root: str | os.PathLike) -> Layout:
         """The same layout, every path under `root`."""
@@ -67,6 +72,7 @@ class Layout:
 
 DETAILS_NAME = "operators.md"
 SPECS_NAME = "specs.md"
+HOME_NAME = "index.md"
 DEFAULT = Layout()
 
 

@@ -224,19 +224,26 @@ def fits_without_scrolling(page, what):
 
 
 def check_fits(page, width):
-    """No horizontal scroll; the table inside the content column; one line per row and
-    per operator name."""
+    """No horizontal scroll of the page; the table's scroll box inside the content column,
+    its last column reachable by scrolling the box; one line per row and per operator name."""
     page.set_viewport_size({"width": width, "height": 1000})
     fit = page.evaluate("""() => {
       const d = document.documentElement, t = document.getElementById('opsweep-ops');
+      const box = t.closest('.opsweep-scroll');
       const column = document.querySelector('.md-content__inner').getBoundingClientRect();
+      box.scrollLeft = box.scrollWidth;
+      const last = t.tHead.rows[0].lastElementChild.getBoundingClientRect();
+      const reach = last.right - box.getBoundingClientRect().right;
+      box.scrollLeft = 0;
       const heights = [...t.tBodies[0].rows].map(r => r.getBoundingClientRect().height);
       const broken = [...t.querySelectorAll('td.op code')].filter(c => c.getClientRects().length > 1);
-      return {scroll: d.scrollWidth - d.clientWidth, over: t.getBoundingClientRect().right - column.right,
+      return {scroll: d.scrollWidth - d.clientWidth, over: box.getBoundingClientRect().right - column.right,
+              reach: reach,
               tallest: Math.max(...heights), lowest: Math.min(...heights), broken: broken.length};
     }""")
     assert fit["scroll"] <= 0, f"the page scrolls horizontally at {width} px: {fit}"
-    assert fit["over"] <= 0, f"the operator table is wider than the content column at {width} px"
+    assert fit["over"] <= 0, f"the operator table's box is wider than the content column at {width} px"
+    assert fit["reach"] <= 1, f"the last column cannot be reached at {width} px: {fit}"
     assert fit["broken"] == 0 and fit["tallest"] < 1.5 * fit["lowest"], fit
 
 
@@ -254,7 +261,7 @@ def drive(context, outside, served):
     assert len(page.locator("div.progress").all()) >= 2, "both headline bars render"
     assert visible(page) == len(rows)
     SHOTS.mkdir(exist_ok=True)
-    for width in (1400, 1024):
+    for width in (1400, 1024, 390):
         check_fits(page, width)
         page.screenshot(path=SHOTS / f"supported_operators-{width}.png")
     page.set_viewport_size({"width": 1400, "height": 1000})
@@ -315,7 +322,7 @@ def check_detail(page, op):
     assert section.is_visible() and 0 <= section.bounding_box()["y"] < 1000  # scrolled to it
     text = section.inner_text()
     assert all(g.error in text for g in art.load(ARTIFACT).operators[op].failures)
-    section.locator("details summary").first.click()
+    assert section.locator("details").first.get_attribute("open") is not None  # the first is open
     assert "torch.onnx.export(module, inputs, dynamo=True" in section.locator("pre").first.inner_text()
     names = page.evaluate("[...document.querySelectorAll('section.opsweep-op h2 code, "
                           "table.opsweep-groups td.spec code')].filter(c => c.getClientRects()"
@@ -376,3 +383,22 @@ def test_the_check_pages_worked_example_is_the_real_commands_output():
     page = (ROOT / "docs" / "check.md").read_text("utf-8")
     assert example.spliced(page, example.output()) == page, (
         "docs/check.md's worked example is stale: run `python scripts/check_example.py`")
+
+
+def test_the_home_page_gives_the_headline_numbers_and_the_configured_repository(tmp_path):
+    """`[tool.opsweep] repo-url`, configured once, is where the home page installs from and
+    links; without it the home page says to install from a checkout."""
+    from opsweep.artifact import data as art
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.opsweep]\nrepo-url = "https://example.test/o/r"\n')
+    render(tmp_path / "supported_operators.md", "--pyproject", str(pyproject))
+    home = (tmp_path / "index.md").read_text("utf-8")
+    assert 'pip install "opsweep @ git+https://example.test/o/r"' in home
+    assert "[https://example.test/o/r](https://example.test/o/r)" in home
+    full = sum(r.grades.export.value == "full" for r in art.load(ARTIFACT).operators.values())
+    assert f"**full aten listing**: {full} of " in home
+    committed = (ROOT / "docs" / "index.md").read_text("utf-8")
+    assert "example.test" not in committed and "pip install ." in committed
+    pyproject.write_text('[tool.opsweep]\nrepo-url = "not a url"\n')
+    assert main(["render", "--onnx-report", str(ARTIFACT), "--out", str(tmp_path / "x.md"),
+                 "--pyproject", str(pyproject)]) != 0

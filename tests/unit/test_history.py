@@ -40,9 +40,10 @@ def test_an_onnxscript_bump_alone_is_a_point_of_its_own_named_by_the_pin_that_mo
     assert (change.op, change.kind, change.example) == ("sin", "regression", "f32[1] (no-translation)")
     page = render_history(records)
     assert "### torch 2.13.0 (onnxscript 0.7.1) → 2.13.0 (onnxscript 0.7.2)" in page
-    assert "Pins moved: `onnxscript 0.7.1 → 0.7.2`." in page
-    assert ("- `sin` export: full → partial (smallest failing example: "
-            "`f32[1] (no-translation)`)") in page
+    assert "Pins moved: <code>onnxscript 0.7.1 → 0.7.2</code>." in page
+    assert ('<li data-op="sin" data-axis="export"><a href="../operators/#op-sin"><code>sin</code>'
+            '</a> export: full → partial (smallest failing example: '
+            '<code>f32[1] (no-translation)</code>)</li>') in page
 
 
 def test_the_smallest_failing_example_is_kept_per_operator_and_axis():
@@ -101,7 +102,7 @@ def test_a_spec_gone_from_torch_is_recorded_and_shown_removed_from_that_point(tm
     assert first.removed == (("cos", why),) and second.removed == ()
     page = render_history(records)
     assert "Not present any more (removed in torch 2.14.1, so not measured):" in page
-    assert f"- spec `cos`: {why}" in page
+    assert f"<li>spec <code>cos</code>: {why}</li>" in page.replace("&#39;", "'")
 
 
 # --- records, their files and the view ---------------------------------------------------
@@ -124,9 +125,11 @@ def test_history_records_round_trip_order_by_release_and_render(tmp_path):
         ("sin", "export", "regression"), ("cos", "export", "improvement")]
     assert bump.changes[T.name] == ()
     page = render_history(records)
-    assert "### torch 2.13.0 → 2.14.1" in page and "- `sin` export: full → partial" in page
-    assert "| `sin` ↕ | ✅ ✅ ✅ n/a | 🟡 ✅ ✅ n/a |" in page
-    assert f"## Grades per operator, with `{T.name}`" in page
+    assert "### torch 2.13.0 → 2.14.1" in page and "<code>sin</code></a> export: full → partial" in page
+    assert ('| [`sin`](operators.md#op-sin) | <b class="g-f">f<i>ull</i></b><b class="g-f">f<i>ull</i></b>'
+            '<b class="g-f">f<i>ull</i></b><b class="g-x">-<i> n/a</i></b> | <b class="g-p">p<i>artial'
+            '</i></b>') in page
+    assert f"## Operators whose grades changed, with `{T.name}`" in page
     history.write(new, tmp_path)  # measuring a version again replaces its record
     assert len(history.load_all(tmp_path)) == 2
 

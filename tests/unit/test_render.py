@@ -6,6 +6,7 @@ from opsweep.artifact import data as art
 from opsweep.catalog.load import load_catalog
 from opsweep.errors import UsageError
 from opsweep.model import Stage
+from opsweep.page.glyphs import UNMEASURED
 from opsweep.page.render import build_view, check_versions, render_page
 from opsweep.page.templates import cell
 
@@ -41,9 +42,10 @@ def test_bars_share_denominators_that_do_not_depend_on_measurement(catalog):
 def test_rows_carry_glyphs_claims_aliases_and_coverage(catalog):
     rows = {r.name: r for r in view(catalog).rows}
     assert "dim" not in rows
-    assert (rows["sin"].export, rows["sin"].runtime, rows["sin"].numerics) == ("✅", "✅", "✅")
-    assert (rows["cos"].export, rows["cos"].runtime) == ("✅", "🟡")
-    assert rows["abs"].export == "🟡" and rows["tan"].export == "-"
+    full, partial = '<b class="g-f">full</b>', '<b class="g-p">partial</b>'
+    assert (rows["sin"].export, rows["sin"].runtime, rows["sin"].numerics) == (full, full, full)
+    assert (rows["cos"].export, rows["cos"].runtime) == (full, partial)
+    assert rows["abs"].export == partial and rows["tan"].export == UNMEASURED
     assert rows["abs"].aliases == ("absolute",) and rows["absolute"].alias_of == "abs"
     assert rows["sin"].documented == "since opset 9" and rows["abs"].documented == "no"
     assert rows["tan"].registered == "no" and rows["sin"].registered == "yes"
@@ -60,10 +62,12 @@ def test_gap_view_both_ways(catalog):
 def test_page_renders_bars_legend_table_and_appendix(catalog):
     page = render_page(view(catalog))
     assert '[=66.7% "66.7%"]' in page and '[=40.0% "40.0%"]' in page
-    assert "| ⚠️ | blocked |" in page and "Not unsupported" in page
+    assert '| <b class="g-b">blocked</b> | blocked |' in page and "Not unsupported" in page
+    assert not set("✅🟡❌⚠") & set(page)  # no emoji: a browser without an emoji font shows boxes
     assert ('<tr data-op="sin" data-core="1" data-g="fff-" data-chg="0" data-fail="">'
             '<td class="op"><a href="../operators/#op-sin"><code>sin</code></a></td><td>core</td>'
-            '<td class="g">✅</td><td class="g">✅</td><td class="g">✅</td><td class="g">n/a</td>'
+            '<td class="g"><b class="g-f">full</b></td><td class="g"><b class="g-f">full</b></td>'
+            '<td class="g"><b class="g-f">full</b></td><td class="g"><b class="g-x">n/a</b></td>'
             '<td>opset 9</td><td>yes</td><td class="since"></td></tr>') in page
     assert '<tr data-op="tan" data-core="1" data-g=""' in page  # unmeasured: no letters
     assert "| `dim` | tensor metadata query" in page

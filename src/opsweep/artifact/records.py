@@ -31,6 +31,7 @@ from opsweep import files
 from opsweep.artifact.data import PINS, STOCK, Artifact
 from opsweep.artifact.diff import KINDS_ORDER, _axis_failures, grade_changes
 from opsweep.artifact.grade import AXES, Grades
+from opsweep.artifact.points import order, version_key
 from opsweep.errors import ArtifactError, DataFileError, UsageError
 from opsweep.files import write_atomic
 from opsweep.model import Grade
@@ -75,15 +76,6 @@ class Record:
 
 def public_version(torch_version: str) -> str:
     return torch_version.split("+", 1)[0]
-
-
-def version_key(version: str) -> tuple:
-    """Release order: 2.9.1 < 2.13.0 < 2.14.0rc1 < 2.14.0 (pre-releases before their release)."""
-    m = re.match(r"^(\d+(?:\.\d+)*)(.*)$", version)
-    if not m:
-        return ((), 1, version)
-    numbers = tuple(int(x) for x in m.group(1).split("."))
-    return (numbers, 0 if m.group(2) else 1, m.group(2))
 
 
 def letters(grades: Grades | None) -> str:
@@ -232,17 +224,18 @@ def _label(r: Record, records: Sequence[Record]) -> str:
 
 def removed_in(records: Sequence[Record], spec: str) -> str:
     """The point from which `spec` has been absent, when an earlier point had it ("")."""
-    since = ""
-    for i in range(len(records) - 1, -1, -1):
-        if spec not in records[i].absent:
+    line, since = chain(records), ""
+    for i in range(len(line) - 1, -1, -1):
+        if spec not in line[i].absent:
             return since
-        since = records[i].name if i else ""
+        since = line[i].name if i else ""
     return ""
 
 
 def moved_pins(old: Record, new: Record) -> tuple[str, ...]:
     """The pins that moved between two points, e.g. ('onnxscript 0.7.1 → 0.7.2',)."""
-    return tuple(f"{p} {a} → {b}" for (p, a), (_, b) in zip(old.pins, new.pins) if a != b)
+    return tuple(f"{p} {a} → {b}" + (" (backwards)" if version_key(b) < version_key(a) else "")
+                 for (p, a), (_, b) in zip(old.pins, new.pins) if a != b)
 
 
 @dataclass(frozen=True)
@@ -262,6 +255,8 @@ class Bump:
     old: Record
     new: Record
     changes: Mapping[str, tuple[Change, ...]]  # target -> transitions, stock first
+    #: True: `new` is off the chain, compared with the chain point `old` it sits beside
+    beside: bool = False
 
     @property
     def moved(self) -> tuple[str, ...]:
@@ -303,12 +298,23 @@ def transitions(old: Mapping[str, str], new: Mapping[str, str],
     return tuple(sorted(changes, key=lambda c: (KINDS_ORDER.index(c.kind), c.op, c.axis)))
 
 
+def compare(old: Record, new: Record, *, beside: bool = False) -> Bump:
+    """The transitions from one point to another, per target both measured."""
+    shared = [t for t in new.targets if t in old.targets]
+    shared.sort(key=lambda t: (t != STOCK, t))
+    examples = {t: (old.failing, new.failing) if t == STOCK else ({}, {}) for t in shared}
+    return Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t])
+                           for t in shared}, beside)
+
+
 def bumps(records: Sequence[Record]) -> list[Bump]:
-    out = []
-    for old, new in pairwise(records):
-        shared = [t for t in new.targets if t in old.targets]
-        shared.sort(key=lambda t: (t != STOCK, t))
-        examples = {t: (old.failing, new.failing) if t == STOCK else ({}, {}) for t in shared}
-        out.append(Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t])
-                                   for t in shared}))
-    return out
+    """The steps of the points' chain (no pin moves backwards), then each point off the
+    chain against the chain point it sits beside (:mod:`opsweep.artifact.points`)."""
+    found = order(records)
+    out = [compare(old, new) for old, new in pairwise(found.chain)]
+    return out + [compare(at, side, beside=True) for side, at in found.beside]
+
+
+def chain(records: Sequence[Record]) -> tuple[Record, ...]:
+    """The points in an order where no step moves a pin backwards (the newest last)."""
+    return order(records).chain

@@ -29,7 +29,7 @@ from opsweep.cli.bot import apply_settings
 from opsweep.cli.check import add_parser as add_check_parser
 from opsweep.cli.check import cmd_check
 from opsweep.cli.progress import DEFAULT_INTERVAL
-from opsweep.cli.settings import PROFILE_ENV, Settings, source_url
+from opsweep.cli.settings import PROFILE_ENV, Settings, repo_url, source_url
 from opsweep.cli.summary import summary
 from opsweep.engine.config import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
@@ -182,7 +182,8 @@ def cmd_render(args) -> int:
                        args.torch_version)
     view = site.render(layout, report, load_catalog(args.specs, check_draws=False), installed,
                   documented_path=args.documented, torch_version=args.torch_version,
-                  source_url=source_url(args.source_url, args.pyproject))
+                  source_url=source_url(args.source_url, args.pyproject),
+                  repo_url=repo_url(args.pyproject))
     bar_core, bar_all = view.bars
     print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")

@@ -62,21 +62,34 @@ class Settings:
 PYPROJECT_SETTING = "[tool.opsweep] source-url"
 
 
+REPO_SETTING = "[tool.opsweep] repo-url"
+
+
 def source_url(explicit: str | None, pyproject: Path) -> str:
     """The base URL spec files link to: `explicit` (--source-url) when given, else the
     pyproject setting, else none ("")."""
     if explicit is not None:
         return check_url(explicit, "--source-url") if explicit else ""
+    return _setting(pyproject, "source-url", PYPROJECT_SETTING)
+
+
+def repo_url(pyproject: Path) -> str:
+    """Where the repository lives (the home page links it and installs from it): the
+    pyproject's ``[tool.opsweep] repo-url``, configured once, else none ("")."""
+    return _setting(pyproject, "repo-url", REPO_SETTING)
+
+
+def _setting(pyproject: Path, key: str, name: str) -> str:
     if not Path(pyproject).is_file():
         return ""
     try:
         data = tomllib.loads(Path(pyproject).read_text("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{pyproject}: cannot read it for {PYPROJECT_SETTING}: {exc}") from exc
-    value = data.get("tool", {}).get("opsweep", {}).get("source-url")
+        raise UsageError(f"{pyproject}: cannot read it for {name}: {exc}") from exc
+    value = data.get("tool", {}).get("opsweep", {}).get(key)
     if value is None:
         return ""
-    return check_url(value, f"{PYPROJECT_SETTING} in {pyproject}")
+    return check_url(value, f"{name} in {pyproject}")
 
 
 def check_url(value: object, where: str) -> str:

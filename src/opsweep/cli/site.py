@@ -11,7 +11,7 @@ from pathlib import Path
 from opsweep.artifact.data import Artifact
 from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
-from opsweep.cli.settings import models, source_url
+from opsweep.cli.settings import models, repo_url, source_url
 from opsweep.files import Layout, write_atomic
 from opsweep.page.site import Regenerated, regenerate
 
@@ -24,7 +24,8 @@ def regenerate_site(root: Path, layout: Layout, new: Artifact,
     here = layout.under(root)
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
     return regenerate(root, layout, new, load_catalog(specs, check_draws=False), installed,
-                      source_url=source_url(None, Path(here.pyproject)))
+                      source_url=source_url(None, Path(here.pyproject)),
+                      repo_url=repo_url(Path(here.pyproject)))
 
 
 def check_models(root: Path, layout: Layout, new: Artifact) -> str | None:

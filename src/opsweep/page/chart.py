@@ -46,19 +46,23 @@ def series(records: Sequence[Record]) -> list[Series]:
     return out
 
 
-def _scale(top: int) -> tuple[int, int]:
-    """(the axis maximum, the tick step): round numbers, at most six ticks above zero."""
-    step = 100 if top > 200 else 20
-    top = max(step, -(-top // step) * step)
-    while top // step > 6:
+def _scale(low: int, top: int) -> tuple[int, int, int]:
+    """(the axis minimum, maximum and tick step): round numbers, at most six ticks. The axis
+    starts near the lowest value, not at zero, so that 427 -> 435 does not look flat."""
+    span = max(top - low, 1)
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / s <= 5)
+    bottom = max(0, (low // step - 1) * step)
+    top = max(bottom + step, -(-top // step) * step)
+    while (top - bottom) // step > 6:
         step *= 2
-    return top, step
+        bottom = max(0, (low // step - 1) * step)
+    return bottom, top, step
 
 
 def svg(records: Sequence[Record]) -> str:
     lines = series(records)
     values = [v for s in lines for v in s.values if v is not None]
-    top, step = _scale(max(values, default=0))
+    bottom, top, step = _scale(min(values, default=0), max(values, default=0))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     n = len(records)
 
@@ -66,19 +70,22 @@ def svg(records: Sequence[Record]) -> str:
         return LEFT + (plot_w * (i + 0.5) / n)
 
     def y(v: int) -> float:
-        return TOP + plot_h * (1 - v / top)
+        return TOP + plot_h * (1 - (v - bottom) / (top - bottom))
 
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="opsweep-chart" role="img" '
               f'viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" '
               f'font-family="sans-serif" font-size="12">'),
-             '<title>Operators measured full per torch release and axis</title>']
-    for v in range(0, top + 1, step):
+             '<title>Operators measured full per torch release and axis</title>',
+             (f'<text x="{LEFT}" y="{TOP - 6}" font-size="11">operators full (axis from '
+             f'{bottom})</text>')]
+    for v in range(bottom, top + 1, step):
         parts.append(f'<line x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
                      f'stroke="#ccc"/><text x="{LEFT - 6}" y="{y(v) + 4:.1f}" '
                      f'text-anchor="end">{v}</text>')
     for i, r in enumerate(records):
-        parts.append(f'<text x="{x(i):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">'
-                     f'torch {escape(r.name)}</text>')
+        low = 14 * (i % 2) if n > 4 else 0  # every other label one line lower: no overlap
+        parts.append(f'<text x="{x(i):.1f}" y="{HEIGHT - BOTTOM + 16 + low}" '
+                     f'text-anchor="middle">{escape(r.name)}</text>')
     for row, s in enumerate(lines):
         points = [(x(i), y(v), v) for i, v in enumerate(s.values) if v is not None]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""

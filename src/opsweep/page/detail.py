@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from opsweep.artifact.data import STOCK, Artifact, OperatorResult
 from opsweep.artifact.grade import FailureGroup
+from opsweep.artifact.points import order
 from opsweep.artifact.records import Record
 from opsweep.model import Stage
 from opsweep.page.snippets import snippet
@@ -85,6 +86,17 @@ class OperatorDetail:
     @property
     def full_since(self) -> str:
         return self.since.version if self.since is not None else ""
+
+    @property
+    def release_runs(self) -> list[tuple[str, str, str]]:
+        """(first point, last point, code) of each run of points with the same grades."""
+        runs: list[list] = []
+        for r in self.releases:
+            if runs and runs[-1][2] == r.code:
+                runs[-1][1] = r.version
+            else:
+                runs.append([r.version, r.version, r.code])
+        return [tuple(r) for r in runs]
 
     @property
     def blocks(self) -> list[tuple[GroupView, ...]]:
@@ -157,15 +169,18 @@ def _repros(groups: Sequence[GroupView]) -> tuple[Repro, ...]:
 
 def releases(records: Sequence[Record], op: str
              ) -> tuple[tuple[ReleaseGrade, ...], ReleaseGrade | None]:
-    """Grades per recorded point (stock exporter) and the point export has been full since."""
-    codes = tuple(ReleaseGrade(r.name, r.targets.get(STOCK, {}).get(op, ""), r.version)
-                  for r in records)
+    """Grades per recorded point (stock exporter, in display order) and the point export has
+    been full since, walking back along the points' chain (no step moves a pin backwards)."""
+    found = order(records)
+
+    def grade(r: Record) -> ReleaseGrade:
+        return ReleaseGrade(r.name, r.targets.get(STOCK, {}).get(op, ""), r.version)
     since = None
-    for r in reversed(codes):
-        if not r.code.startswith("f"):
+    for r in reversed(found.chain):
+        if not grade(r).code.startswith("f"):
             break
-        since = r
-    return codes, since
+        since = grade(r)
+    return tuple(grade(r) for r in found.points), since
 
 
 def target_groups(artifact: Artifact, op: str) -> list[GroupView]:

@@ -34,10 +34,29 @@ class Cell:
     stage: str  # a Stage value (the earliest failing stage), "ok", or "" (not drawn)
     failures: int  # failing examples in this class
     title: str
+    drawn: int | None = None  # examples measured in this class (None: not known)
+
+    @property
+    def thin(self) -> bool:
+        """The cell rests on a single example."""
+        return self.drawn == 1
 
     @property
     def css(self) -> str:
-        return "s-" + (self.stage or "none")
+        return "s-" + (self.stage or "none") + (" thin" if self.thin else "")
+
+    @property
+    def text(self) -> str:
+        """What the cell shows: the stage, then how many of how many examples failed
+        ("num 19/33"), or how many passed ("ok 33"); "(thin)" on a single example."""
+        if not self.stage:
+            return ""
+        short = SHORT.get(self.stage, self.stage)
+        if self.stage == OK:
+            count = "" if self.drawn is None else f" {self.drawn}"
+        else:
+            count = f" {self.failures}" + ("" if self.drawn is None else f"/{self.drawn}")
+        return short + count + (" (thin)" if self.thin else "")
 
 
 @dataclass(frozen=True)
@@ -68,14 +87,14 @@ def _cell(label: str, drawn: int | None, groups: Sequence[FailureGroup]) -> Cell
     if not groups:
         if not drawn:
             return Cell(NOT_DRAWN if drawn == 0 else OK, 0, "" if drawn == 0 else f"{label}: 0 failing")
-        return Cell(OK, 0, f"{label}: 0 failing of {drawn}")
+        return Cell(OK, 0, f"{label}: 0 failing of {drawn}", drawn)
     earliest = min((g.stage for g in groups), key=lambda s: s.depth)
     by_stage: dict[str, int] = {}
     for g in sorted(groups, key=lambda g: g.stage.depth):
         by_stage[g.stage.value] = by_stage.get(g.stage.value, 0) + g.count
     total = sum(by_stage.values())
     detail = ", ".join(f"{s} ×{n}" for s, n in by_stage.items())
-    return Cell(earliest.value, total, f"{label}: {total} failing{of} ({detail})")
+    return Cell(earliest.value, total, f"{label}: {total} failing{of} ({detail})", drawn)
 
 
 def _failing(groups: Iterable[FailureGroup]) -> list[FailureGroup]:

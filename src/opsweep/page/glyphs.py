@@ -1,5 +1,12 @@
-"""The glyphs a grade is shown with, one place for every page: a grade's glyph, an
-operator's four axes in one cell, and the same from the records' grade letters."""
+"""How a grade is shown, one place for every page: styled text badges (HTML), never emoji
+(a reader's browser without an emoji font shows those as empty boxes, and a screen reader
+says "yellow circle", not "partial").
+
+A badge is ``<b class="g-f">full</b>``: the word itself, coloured by the stylesheet. Where four
+axes share a cell (the operators page, the history table, a custom target's column), each
+badge shows one letter and keeps the rest of the word visually hidden, so that it still
+reads (and copies) as the word: ``<b class="g-p">p<i>artial</i></b>``.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +15,36 @@ from opsweep.artifact.grade import AXES, Grades
 from opsweep.artifact.records import grades
 from opsweep.model import Grade
 
-GLYPHS = {Grade.FULL: "✅", Grade.PARTIAL: "🟡", Grade.NONE: "❌", Grade.BLOCKED: "⚠️",
-          Grade.SKIPPED: "skipped", None: "n/a"}
-UNMEASURED = "-"
+#: grade -> (css letter, word)
+WORDS = {Grade.FULL: ("f", "full"), Grade.PARTIAL: ("p", "partial"), Grade.NONE: ("n", "none"),
+         Grade.BLOCKED: ("b", "blocked"), Grade.SKIPPED: ("s", "skipped"), None: ("x", "n/a")}
+
+
+def badge(grade: Grade | None) -> str:
+    """One grade as a word badge."""
+    css, word = WORDS[grade]
+    return f'<b class="g-{css}">{word}</b>'
+
+
+def short_badge(grade: Grade | None) -> str:
+    """One grade as a one-letter badge that reads as the word."""
+    css, word = WORDS[grade]
+    if grade is None:
+        return '<b class="g-x">-<i> n/a</i></b>'
+    return f'<b class="g-{css}">{word[0]}<i>{word[1:]}</i></b>'
+
+
+GLYPHS = {g: badge(g) for g in WORDS}
+UNMEASURED = '<b class="g-u">-<i> unmeasured</i></b>'
 LEGEND = (
-    ("✅", "full", "every generated example exported"),
-    ("🟡", "partial", "some examples exported, others raised. The artifact keeps the failing "
-                      "shapes/dtypes"),
-    ("❌", "none", "no example exported, and the exporter refused at least one"),
-    ("⚠️", "blocked", "torch.export could not capture the module, so the ONNX exporter never "
-                      "ran. Not an ONNX verdict"),
-    ("-", "unmeasured", "no spec covers it, so we did not measure it here. Not unsupported"),
+    (GLYPHS[Grade.FULL], "full", "every generated example exported"),
+    (GLYPHS[Grade.PARTIAL], "partial", ("some examples exported, others raised. The artifact "
+                                       "keeps the failing shapes/dtypes")),
+    (GLYPHS[Grade.NONE], "none", "no example exported, and the exporter refused at least one"),
+    (GLYPHS[Grade.BLOCKED], "blocked", ("torch.export could not capture the module, so the ONNX "
+                                       "exporter never ran. Not an ONNX verdict")),
+    (UNMEASURED, "unmeasured", ("no spec covers it, so we did not measure it here. Not "
+                               "unsupported")),
 )
 
 
@@ -26,7 +52,7 @@ def glyph_cell(grades: Grades | None) -> str:
     """Every axis of one operator in one cell: export runtime numerics dynamic."""
     if grades is None:
         return UNMEASURED
-    return " ".join(GLYPHS[getattr(grades, axis)] for axis in AXES)
+    return "".join(short_badge(getattr(grades, axis)) for axis in AXES)
 
 
 def glyphs(result: OperatorResult | None) -> str:
@@ -34,5 +60,5 @@ def glyphs(result: OperatorResult | None) -> str:
 
 
 def glyph_code(code: str | None) -> str:
-    """The four glyphs of an operator's grade letters as the records keep them."""
+    """The four badges of an operator's grade letters as the records keep them."""
     return glyph_cell(grades(code or None))

@@ -1,5 +1,7 @@
-"""The history view (``history.md``): every recorded pin set, the transitions of each
-step between them, the grades per release and the chart."""
+"""The history view (``history.md``): every recorded pin set, in an order where no step
+moves a pin backwards (:mod:`opsweep.artifact.points`), the transitions of each step of that
+chain and of each point beside it, a comparison of any two points the reader picks, the
+operators whose grades changed and the chart."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ from dataclasses import dataclass
 
 from opsweep.artifact.data import STOCK
 from opsweep.artifact.diff import KINDS_ORDER
-from opsweep.artifact.records import Record, bumps
+from opsweep.artifact.points import order
+from opsweep.artifact.records import Record, bumps, compare
 from opsweep.errors import DataFileError
 from opsweep.page.chart import svg, table
 from opsweep.page.glyphs import glyph_code
@@ -18,7 +21,7 @@ from opsweep.page.templates import environment
 @dataclass(frozen=True)
 class HistoryRow:
     op: str
-    cells: tuple[str, ...]  # per version: four glyphs, or '-' when not measured
+    cells: tuple[str, ...]  # per point: four badges, or '-' when not measured
     changed: bool
 
 
@@ -34,8 +37,15 @@ def rows(records: Sequence[Record], target: str) -> list[HistoryRow]:
 def render(records: Sequence[Record]) -> str:
     if not records:
         raise DataFileError("<history>", "", "no history records to render")
+    found = order(records)
+    points = found.points
     targets = sorted({t for r in records for t in r.targets}, key=lambda t: (t != STOCK, t))
+    pairs = [(i, j, compare(a, b)) for i, a in enumerate(points) for j, b in enumerate(points)
+             if i < j]  # the page shows a reversed pick as its forward pair
+    beside = {side.name: at.name for side, at in found.beside}
     template = environment().get_template("history.md.j2")
-    return template.render(records=records, bumps=bumps(records), kinds=KINDS_ORDER,
-                           tables=[(t, rows(records, t)) for t in targets], stock=STOCK,
-                           chart=svg(records), chart_table=table(records))
+    return template.render(records=points, beside=beside, bumps=bumps(records), kinds=KINDS_ORDER,
+                           tables=[(t, rows(points, t)) for t in targets], stock=STOCK,
+                           chart=svg(found.chain), chart_table=table(found.chain), pairs=pairs,
+                           newest=points.index(found.chain[-1]), oldest=points.index(found.chain[0]),
+                           linked=frozenset(found.chain[-1].targets.get(STOCK, {})))

@@ -152,6 +152,12 @@ def render_page(view: PageView) -> str:
         page=view, classes=[c for c, _ in CLASSES], short=SHORT)
 
 
+def render_home(view: PageView, repo_url: str = "") -> str:
+    """The site's home page: what opsweep answers, the headline numbers, how to install it
+    and where its repository lives (`repo_url`, "" when not configured)."""
+    return environment().get_template("index.md.j2").render(page=view, repo_url=repo_url)
+
+
 def render_details(view: PageView) -> str:
     """The operators page: one anchored section per operator of the support page."""
     return environment().get_template("operators.md.j2").render(page=view, glyph=glyph_code)

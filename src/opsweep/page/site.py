@@ -23,7 +23,7 @@ from opsweep.errors import UsageError
 from opsweep.files import Layout, write_atomic
 from opsweep.page import documented, sources
 from opsweep.page.history import render as render_history
-from opsweep.page.render import build_view, check_versions, render_details, render_page
+from opsweep.page.render import build_view, check_versions, render_details, render_home, render_page
 from opsweep.page.viewmodel import PageView
 
 if TYPE_CHECKING:
@@ -42,9 +42,9 @@ class Regenerated:
 
 
 def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installed: Installed,
-           *, torch_version: str | None = None, source_url: str = "",
+           *, torch_version: str | None = None, source_url: str = "", repo_url: str = "",
            documented_path: Path | None = None) -> PageView:
-    """The support page, the operators page and the spec sources page of `layout`, from
+    """The home page, the support page, the operators page and the spec sources page of `layout`, from
     `artifact` (None: only the claims), written once all three are rendered;
     `documented_path`: the retired listing's claims (default: the layout's)."""
     version = check_versions(artifact, installed.torch_version, torch_version)
@@ -53,7 +53,8 @@ def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installe
                       installed.links, version,
                       records=records.load_all(Path(layout.history_dir)), source_url=source_url)
     spec_page = sources.build(catalog, {d.name for d in view.details}, source_url, version)
-    pages = {layout.page: render_page(view), layout.details: render_details(view),
+    pages = {layout.home: render_home(view, repo_url), layout.page: render_page(view),
+             layout.details: render_details(view),
              layout.specs: sources.render(spec_page)}
     for path, text in pages.items():
         write_atomic(path, text.encode("utf-8"))
@@ -68,7 +69,7 @@ def render_history_page(layout: Layout) -> Sequence[records.Record]:
 
 
 def regenerate(root: Path, layout: Layout, new: Artifact, catalog: Catalog,
-               installed: Installed, *, source_url: str = "") -> Regenerated:
+               installed: Installed, *, source_url: str = "", repo_url: str = "") -> Regenerated:
     """After a sweep (its shards merged): `new` becomes the artifact of the checkout at
     `root`, unless it is partial against the one committed there; then the history record,
     the history view and the pages. Raises UsageError for a partial sweep, touching nothing."""
@@ -84,5 +85,6 @@ def regenerate(root: Path, layout: Layout, new: Artifact, catalog: Catalog,
         art.save(target, new)
     record = records.write(new, Path(here.history_dir))  # first: the pages show each release
     render_history_page(here)
-    view = render(here, new if changed else old, catalog, installed, source_url=source_url)
+    view = render(here, new if changed else old, catalog, installed, source_url=source_url,
+                  repo_url=repo_url)
     return Regenerated(view, Path(record).relative_to(root).as_posix(), changed)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from opsweep.artifact.data import STOCK, Artifact
 from opsweep.artifact.grade import Grades
-from opsweep.artifact.records import Record, removed_in
+from opsweep.artifact.records import Record, chain, removed_in
 from opsweep.page.dtypes import dtype_row, rank_row
 from opsweep.page.glyphs import glyph_cell
 from opsweep.page.viewmodel import AbsentRow
@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 
 
 def last_bump(records: Sequence[Record]) -> tuple[tuple[str, str] | None, Mapping[str, frozenset]]:
-    """The last two recorded releases and, per target both hold, the operators whose
+    """The last step of the points' chain (no pin moves backwards) and, per target both hold, the operators whose
     four grades differ between them (measured in one and not the other counts)."""
-    if len(records) < 2:
+    line = chain(records)
+    if len(line) < 2:
         return None, {}
-    old, new = records[-2], records[-1]
+    old, new = line[-2], line[-1]
     changed = {}
     for target in set(old.targets) & set(new.targets):
         a, b = old.targets[target], new.targets[target]

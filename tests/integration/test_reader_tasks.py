@@ -1,0 +1,197 @@
+"""The site as a reader meets it (issue 34): from the home page, in headless Chromium at
+1400 and 390 px, four questions answered by clicking, typing and selecting, each answer
+checked against the committed artifact and history, the actions counted (at most three;
+scrolling within a result is free), a screenshot of each answer, and each page's weight
+and load time printed.
+
+(a) is operator X supported at dtype D, on every axis, with how many examples?
+(b) which operators changed grade between two points I pick, and which are regressions?
+(c) for a list of operators I use, which are not fine at dtype D?
+(d) a snippet for X's failure, with the stage it fails at.
+"""
+
+import re
+
+import pytest
+
+from opsweep.artifact import data as art
+from opsweep.artifact import records as history
+from opsweep.model import UNGRADED, Stage
+from opsweep.page.dtypes import CLASSES, class_of
+
+from .test_docs import ARTIFACT, ROOT, SHOTS, chromium_context, served, site  # noqa: F401
+
+pytestmark = pytest.mark.integration
+WIDTHS = (1400, 390)
+MOST = 3
+WORDS = {"f": "full", "p": "partial", "n": "none", "b": "blocked", "s": "skipped", "-": "n/a"}
+PAGES = ("", "supported_operators/", "history/", "operators/")
+
+
+class Reader:
+    """A page driven only through counted actions."""
+
+    def __init__(self, page):
+        self.page, self.actions = page, 0
+
+    def click(self, selector):
+        self.actions += 1
+        self.page.locator(selector).first.click()
+
+    def type(self, selector, text):
+        self.actions += 1
+        self.page.locator(selector).first.fill(text)
+
+    def select(self, selector, label):
+        self.actions += 1
+        self.page.locator(selector).first.select_option(label=label)
+
+
+def measured():
+    return art.load(ARTIFACT)
+
+
+def dtype_counts(a, op, dtype_class):
+    """(failing, drawn) static examples of `op` in a dtype class, from the artifact alone."""
+    failing = sum(g.count for g in a.operators[op].failures
+                  if class_of(g.dtype) == dtype_class and g.stage is not Stage.OK
+                  and g.stage not in UNGRADED)
+    drawn = sum(c.count for s in a.operators[op].specs for c in a.specs[s].outcomes
+                if class_of(c.dtype) == dtype_class and c.stage not in UNGRADED)
+    return failing, drawn
+
+
+def pick_operator(a):
+    """A measured operator that is partial somewhere with a failing float16 example."""
+    for op, r in sorted(a.operators.items()):
+        if any(g.dtype == "float16" and g.stage not in UNGRADED for g in r.failures) and \
+                len(r.specs) == 1:
+            return op, "float16"
+    raise AssertionError("the artifact has no operator failing at float16")
+
+
+def visible_ops(page, table="opsweep-ops"):
+    return page.evaluate(f"[...document.querySelectorAll('#{table} tbody tr')]"
+                         ".filter(r => r.offsetParent !== null).map(r => r.dataset.op)")
+
+
+def task_a(reader, a, op, dtype):
+    reader.click("article a[href$='supported_operators/#operators']")
+    reader.type("input[data-facet=q]", f"aten::{op}")
+    page = reader.page
+    assert visible_ops(page) == [op]
+    cells = page.locator(f"#opsweep-ops tr[data-op='{op}'] td.g").all_inner_texts()
+    want = [WORDS[c] for c in "".join(history.CODES[getattr(a.operators[op].grades, x)]
+                                      for x in ("export", "runtime", "numerics", "dynamic"))]
+    assert [c.strip() for c in cells] == want, (cells, want)
+    assert visible_ops(page, "opsweep-dtypes") == [op]  # the matrix follows the name box
+    column = [c for c, _ in CLASSES].index(dtype) + 2
+    cell = page.locator(f"#opsweep-dtypes tr[data-op='{op}'] td:nth-child({column})")
+    cell.scroll_into_view_if_needed()
+    failing, drawn = dtype_counts(a, op, dtype)
+    text = cell.inner_text()
+    assert re.fullmatch(rf"\S+ {failing}/{drawn}( \(thin\))?", text), (text, failing, drawn)
+    assert cell.is_visible() and in_viewport(page, cell), "the dtype column can be reached"
+    return f"{op} at {dtype}: {', '.join(want)}; {text}"
+
+
+def in_viewport(page, locator):
+    box, width = locator.bounding_box(), page.viewport_size["width"]
+    return box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1
+
+
+def task_b(reader):
+    records = history.load_all(ROOT / "docs" / "history")
+    line = history.chain(records)
+    old, new = line[-3], line[-1]
+    reader.click("article a[href$='history/#compare-any-two-points']")
+    reader.select("#opsweep-from", f"torch {old.name}")
+    reader.select("#opsweep-to", f"torch {new.name}")
+    page = reader.page
+    shown = page.locator("section.opsweep-pair:visible")
+    assert shown.count() == 1
+    want = history.transitions(old.targets["stock"], new.targets["stock"])
+    regressions = {(c.op, c.axis) for c in want if c.kind == "regression"}
+    stock = shown.locator("details.opsweep-kind[data-kind=regression]").first
+    got = {(li.get_attribute("data-op"), li.get_attribute("data-axis"))
+           for li in stock.locator("li").all()} if regressions else set()
+    assert got == regressions, (got, regressions)
+    assert not any("backwards" in m for m in history.moved_pins(old, new))
+    counts = shown.locator("p.opsweep-counts").first.inner_text()
+    assert f"regression {len(regressions)}" in counts, counts
+    return f"{old.name} → {new.name}: {len(regressions)} regression(s) {sorted(regressions)}"
+
+
+def task_c(reader, a, names, dtype):
+    reader.click("article a[href$='supported_operators/#operators']")
+    reader.type("input[data-facet=q]", ", ".join(f"aten::{n}" if i % 2 else n
+                                                 for i, n in enumerate(names)))
+    reader.click(f"button[data-facet=dtype][data-value={dtype}]")
+    want = sorted(n for n in names if n in a.operators and any(
+        class_of(g.dtype) == dtype and g.stage not in UNGRADED for g in a.operators[n].failures))
+    got = sorted(visible_ops(reader.page))
+    assert got == want, (got, want)
+    return f"of {', '.join(names)} at {dtype}: not fine {', '.join(want) or 'none'}"
+
+
+def task_d(reader, a, op):
+    reader.click("article a[href$='supported_operators/#operators']")
+    reader.type("input[data-facet=q]", op)
+    reader.click(f"#opsweep-ops tr[data-op='{op}'] td.op a")
+    page = reader.page
+    page.wait_for_function(f"location.hash === '#op-{op}'", timeout=15000)
+    section = page.locator(f"section#op-{op}")
+    repro = section.locator("details.opsweep-repro").first
+    assert repro.get_attribute("open") is not None
+    title = repro.locator("summary").inner_text()
+    code = repro.locator("pre").inner_text()
+    stage = title.removeprefix("Reproduce ").split(":", 1)[0].removeprefix("dynamic ")
+    assert stage in {g.stage.value for g in a.operators[op].failures + a.operators[op].dynamic_failures}
+    assert "torch.onnx.export(" in code
+    own = "from opsweep" not in code
+    return f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): {own}"
+
+
+def weights(page, served):  # noqa: F811 -- the fixture's value
+    """Each page's HTML size and its DOMContentLoaded on loopback."""
+    out = []
+    for path in PAGES:
+        page.goto(f"{served}/{path}")
+        timing = page.evaluate("(() => { const n = performance.getEntriesByType('navigation')[0];"
+                               " return [n.decodedBodySize, n.domContentLoadedEventEnd,"
+                               " document.getElementsByTagName('*').length]; })()")
+        out.append((path or "index", *timing))
+    return out
+
+
+def test_a_reader_answers_four_questions_in_three_actions(served, tmp_path):  # noqa: F811
+    a = measured()
+    op, dtype = pick_operator(a)
+    names = ["layer_norm", "gelu", op, "scaled_dot_product_attention"]
+    table = []
+    SHOTS.mkdir(exist_ok=True)
+    with chromium_context(tmp_path / "profile") as (context, outside):
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 900 if width > 500 else 844})
+            for name, run in (("a", lambda r: task_a(r, a, op, dtype)), ("b", task_b),
+                              ("c", lambda r: task_c(r, a, names, "bfloat16")),
+                              ("d", lambda r: task_d(r, a, op))):
+                page.goto(f"{served}/")
+                reader = Reader(page)
+                answer = run(reader)
+                assert reader.actions <= MOST, (name, width, reader.actions)
+                assert page.evaluate("document.documentElement.scrollWidth <= "
+                                     "document.documentElement.clientWidth"), (name, width)
+                page.screenshot(path=SHOTS / f"task-{name}-{width}.png")
+                table.append((name, reader.actions, width, answer))
+        sizes = weights(page, served)
+        assert not errors and not outside, (errors, outside)
+    print("\ntask | actions | width | answer (checked against the artifact)")
+    for row in table:
+        print(" | ".join(map(str, row)))
+    print("page | HTML bytes | DOMContentLoaded ms | elements")
+    for path, size, dcl, nodes in sizes:
+        print(f"{path} | {size} | {dcl:.0f} | {nodes}")
