@@ -53,8 +53,10 @@ def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetVi
     closed = tuple(sorted(n for n, r in target.specs.items()
                           if r.gap is not None and r.gap.status == GapStatus.CLOSED))
     t = target.translations
-    return TargetView(name, t.table, t.module, t.digest, t.overrides,
-                      Bar(f"full aten listing with {t.table}", len(full), len(rows)),
+    # an exporter target (torchscript) has no table: its name and torch.onnx stand in
+    table, module = getattr(t, "table", name), getattr(t, "module", "torch.onnx")
+    return TargetView(name, table, module, t.digest, t.overrides,
+                      Bar(f"full aten listing with {table}", len(full), len(rows)),
                       changed, closed)
 
 
