@@ -148,7 +148,6 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     finally:
         journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
     plan = _without(plan, missing)
-    notes.extend(f"target {t} absent from this pin set: {why}" for t, why in sorted(missing.items()))
     artifact = _assemble(plan, config, request, plan.unselected(catalog) | results,
                          {n: a.reason for n, a in catalog.absent.items()})
     art.save(request.out, artifact)
