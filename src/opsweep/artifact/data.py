@@ -104,11 +104,46 @@ class OperatorResult:
     dynamic_tally: DynamicTally = DynamicTally()
 
 
+#: The TorchScript exporter's target (``--torchscript``; engine.torchscript.TORCHSCRIPT)
+TORCHSCRIPT = "torchscript"
+
+
+@dataclass(frozen=True)
+class ExporterEntry:
+    """A target that is another exporter, not a translation table (``torchscript``: the
+    TorchScript exporter, ``dynamo=False``). It lives in torch, so torch's release is its
+    fingerprint part, with the opset it exported at; `absent`: why this pin set does not
+    have it (the canary could not get ``x + y`` through), and then it measures no spec."""
+
+    exporter: str
+    torch: str
+    opset: int
+    absent: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.exporter
+
+    @property
+    def digest(self) -> str:
+        """What a change of it is reported as (the diff's "target changed" line)."""
+        return f"torch {self.torch} opset {self.opset}" + (" absent" if self.absent else "")
+
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        return ()
+
+
+#: What a target other than the stock one is: a translation table or another exporter.
+TargetEntry = Translations | ExporterEntry
+
+
 @dataclass(frozen=True)
 class TargetResult:
-    """The catalog measured a second time with a custom translation table."""
+    """The catalog measured a second time: with a custom translation table, or with
+    another exporter (ExporterEntry)."""
 
-    translations: Translations
+    translations: TargetEntry
     specs: Mapping[str, SpecResult]
     operators: Mapping[str, OperatorResult]
 
@@ -187,7 +222,9 @@ def build_operators(specs: Mapping[str, SpecResult]) -> dict[str, OperatorResult
     return table
 
 
-def make_target(translations: Translations, specs: Mapping[str, SpecResult]) -> TargetResult:
+def make_target(translations: TargetEntry, specs: Mapping[str, SpecResult]) -> TargetResult:
+    if isinstance(translations, ExporterEntry) and translations.absent:
+        specs = {}  # an exporter this pin set does not have measures nothing
     specs = {k: specs[k] for k in sorted(specs)}
     return TargetResult(translations, specs, build_operators(specs))
 
@@ -195,7 +232,7 @@ def make_target(translations: Translations, specs: Mapping[str, SpecResult]) -> 
 def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_index: int,
                   specs: Mapping[str, SpecResult],
                   shard: tuple[int, int] | None = None,
-                  targets: Mapping[str, tuple[Translations, Mapping[str, SpecResult]]] | None = None,
+                  targets: Mapping[str, tuple[TargetEntry, Mapping[str, SpecResult]]] | None = None,
                   broken: Breakage | None = None,
                   absent: Mapping[str, str] | None = None) -> Artifact:
     """`targets`: name -> (translations, spec results) of each custom-translation target."""
@@ -263,13 +300,18 @@ def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:
             for op, r in operators.items()}
 
 
-def _translations_out(t: Translations) -> dict[str, Any]:
+def _translations_out(t: TargetEntry) -> dict[str, Any]:
+    if isinstance(t, ExporterEntry):
+        return {"exporter": t.exporter, "torch": t.torch, "opset": t.opset,
+                **({"absent": t.absent} if t.absent else {})}
     return {"module": t.module, "table": t.table, "digest": t.digest,
             "overrides": list(t.overrides)}
 
 
 def _target_out(artifact: Artifact, t: TargetResult) -> dict[str, Any]:
-    """A custom target as what differs from the stock target."""
+    """A custom target as what differs from the stock target (an absent exporter: nothing)."""
+    if isinstance(t.translations, ExporterEntry) and t.translations.absent:
+        return {"fingerprint": _translations_out(t.translations), "specs": {}, "operators": {}}
     stock_specs = {n: spec_to_data(r) for n, r in artifact.specs.items()}
     stock_ops = _operators_out(artifact.operators)
     specs = {n: d for n, d in ((n, spec_to_data(r)) for n, r in t.specs.items())
@@ -282,6 +324,8 @@ def _target_out(artifact: Artifact, t: TargetResult) -> dict[str, Any]:
 
 def _target_in(stock: Mapping[str, SpecResult], data: dict[str, Any]) -> dict[str, SpecResult]:
     """A custom target's complete spec results from its difference to the stock target."""
+    if "absent" in data["fingerprint"]:  # an exporter this pin set does not have
+        return {}
     absent = set(data.get("absent", ()))
     specs = {n: r for n, r in stock.items() if n not in absent}
     specs.update({n: spec_from_data(d) for n, d in data["specs"].items()})
@@ -352,8 +396,7 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
     specs = {name: spec_from_data(d) for name, d in data["specs"].items()}
     targets = {}
     for name, t in data["targets"].items():
-        translations = Translations(t["fingerprint"]["module"], t["fingerprint"]["table"],
-                                    t["fingerprint"]["digest"], tuple(t["fingerprint"]["overrides"]))
+        translations = _entry_in(t["fingerprint"])
         if translations.name != name:
             raise ArtifactError(path, f"targets.{name}.fingerprint",
                                 f"names {translations.name!r}, not the target it is filed under")
@@ -375,6 +418,12 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
                             "measures no spec")
     _check_derived(artifact, data, path, recorded if isinstance(recorded, int) else SCHEMA_VERSION)
     return artifact
+
+
+def _entry_in(d: dict[str, Any]) -> TargetEntry:
+    if "exporter" in d:
+        return ExporterEntry(d["exporter"], d["torch"], d["opset"], d.get("absent", ""))
+    return Translations(d["module"], d["table"], d["digest"], tuple(d["overrides"]))
 
 
 def validate_data(data: Any, path: object = "<artifact>", definition: str | None = None) -> None:

@@ -10,7 +10,13 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from opsweep.artifact.data import STOCK, Artifact, OperatorResult, fingerprint_changes
+from opsweep.artifact.data import (
+    STOCK,
+    Artifact,
+    ExporterEntry,
+    OperatorResult,
+    fingerprint_changes,
+)
 from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
 from opsweep.model import Grade
 
@@ -135,10 +141,17 @@ def diff(old: Artifact, new: Artifact) -> Diff:
         if a is None or b is None:
             changes.append(f"target {target} {'added' if a is None else 'removed'}")
             continue
-        if target != STOCK and old.targets[target].translations != new.targets[target].translations:
-            changes.append(f"target {target}: translation table changed "
-                           f"({old.targets[target].translations.digest} → "
-                           f"{new.targets[target].translations.digest})")
+        before = old.targets[target].translations if target != STOCK else None
+        after = new.targets[target].translations if target != STOCK else None
+        gone = [getattr(e, "absent", "") for e in (before, after)]
+        if any(gone):  # an exporter one pin set does not have: one line, no transitions
+            changes.append(f"target {target} absent from the "
+                           f"{'new' if gone[1] else 'previous'} pin set: {gone[1] or gone[0]}")
+            continue
+        if before != after:
+            what = "exporter" if isinstance(after, ExporterEntry) else "translation table"
+            changes.append(f"target {target}: {what} changed "
+                           f"({before.digest} → {after.digest})")  # type: ignore[union-attr]
         transitions += _target_transitions(a, b, target)
     return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes))
 

@@ -94,7 +94,8 @@ def record(artifact: Artifact, generated_at: str = "") -> Record:
     targets = {t: _codes(artifact.view(t)) for t in artifact.target_names}  # type: ignore[arg-type]
     translations = {n: asdict(t.translations) for n, t in artifact.targets.items()}
     for entry in translations.values():
-        entry["overrides"] = list(entry["overrides"])
+        if "overrides" in entry:  # a table's (an exporter target has none)
+            entry["overrides"] = list(entry["overrides"])
     return Record(artifact.fingerprint.torch, asdict(artifact.fingerprint), artifact.profile,
                   artifact.examples, generated_at, targets, translations,
                   _smallest_failures(artifact), dict(artifact.absent))

@@ -90,6 +90,10 @@ def _add_sweep(sub) -> None:
     p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE",
                    help="also measure the catalog with this custom_translation_table (a dotted "
                         "module or a .py file, then the table's name); a second target")
+    p.add_argument("--torchscript", action="store_true",
+                   help="also measure the TorchScript exporter (torch.onnx.export(..., "
+                        "dynamo=False)) on the same examples: the 'torchscript' target "
+                        "(opt-in for now; recorded absent when this torch no longer has it)")
     p.add_argument("--no-dynamic", action="store_true",
                    help="skip the dynamic axis (re-export with the leading dimension dynamic)")
     p.add_argument("--public-exporter", action="store_true",
@@ -124,7 +128,7 @@ def cmd_sweep(args) -> int:
                          spec_dirs=tuple(p.resolve() for p in args.specs),
                          fast=not args.public_exporter, translations=tuple(args.translations),
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
-                         preload=not args.spawn)
+                         preload=not args.spawn, torchscript=args.torchscript)
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)

@@ -31,6 +31,11 @@ def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False) -> st
              (f" measured with torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
               f"profile {artifact.profile}")]
     for target in artifact.target_names:
+        absent = getattr(artifact.targets[target].translations, "absent", "") \
+            if target in artifact.targets else ""
+        if absent:  # an exporter this pin set does not have: one line, no empty grades
+            lines.append(f" target {target}: absent from this pin set ({absent})")
+            continue
         lines += _target_summary(artifact.view(target), target, result.decisions.get(target, {}))
     if result.resumed:
         lines.append(f"  resumed  {result.resumed} specs from the checkpoint")

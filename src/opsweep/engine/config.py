@@ -57,3 +57,5 @@ class SweepConfig:
     #: where the platform has it); False: each worker is spawned and sets itself up
     preload: bool = True
     tuning: Tuning = field(default_factory=Tuning)
+    #: also measure the TorchScript exporter (``dynamo=False``): the `torchscript` target
+    torchscript: bool = False

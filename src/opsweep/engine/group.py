@@ -27,7 +27,10 @@ Progress = Callable[[dict[str, list[Outcome]], dict[str, list[Outcome]]], None]
 
 
 def _same(exporter: Exporter, trace, shortcut: bool) -> bool:
-    return shortcut and unchanged_by(exporter.custom_translation_table, trace)
+    """Whether `exporter` takes the stock outcomes: only a translation table the stock
+    export's trace shows untouched; another exporter (torchscript: no table) never."""
+    table = exporter.custom_translation_table
+    return shortcut and table is not None and unchanged_by(table, trace)
 
 
 def _prefixed(phase: Phase, target: str) -> Phase:

@@ -176,6 +176,8 @@ class Workers:
         self._config, self._pool, self._phases = config, pool, phases
         self._exporters = exporters
         self._count = 0
+        #: optional targets this pin set does not have (the canary's finding), with why
+        self.absent: dict[str, str] = {}
 
     def submit(self, spec: OpSpec, group: list[Example],
                targets: tuple[str, ...]) -> Pending | _Deferred:
@@ -215,10 +217,13 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
     """Workers set up and past the canary (raises ExporterBroken if it fails); stopped
     on the way out."""
     if config.jobs == 0:
-        yield Workers(config, exporters=inline_exporters(config))
+        exporters, absent = inline_exporters(config)
+        inline = Workers(config, exporters=exporters)
+        inline.absent = absent
+        yield inline
         return
     setup = SetUp(tuple(config.spec_dirs), exporter_path(config.fast) == FAST_PATH,
-                  tuple(config.translations), config.verbose, config.tuning)
+                  tuple(config.translations), config.verbose, config.tuning, config.torchscript)
     phase_dir = phase_root(config.tuning.phases_in_memory)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
           worker_context(setup, config.preload) as context):
@@ -226,11 +231,13 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
                            initializer=worker.init, initargs=(setup,), context=context)
         try:
             try:
-                _check_stack(pool, config.timeout)
+                absent = _check_stack(pool, config.timeout)
             except ExporterBroken:
                 _let_workers_start(pool, config.jobs, config.timeout)
                 raise
-            yield Workers(config, pool, Path(phases))
+            pooled = Workers(config, pool, Path(phases))
+            pooled.absent = absent
+            yield pooled
         finally:
             pool.stop()
             pool.join()
@@ -272,10 +279,11 @@ def _hash_seed() -> Iterator[None]:
             os.environ["PYTHONHASHSEED"] = seed
 
 
-def _check_stack(pool, timeout: float) -> None:
-    """The canary, through a worker of the pool the sweep is about to use."""
+def _check_stack(pool, timeout: float) -> dict[str, str]:
+    """The canary, through a worker of the pool the sweep is about to use: the optional
+    targets absent from this pin set, with why."""
     try:
-        pool.submit(worker.canary, timeout).result()
+        return pool.submit(worker.canary, timeout).result()
     except ExporterBroken:
         raise
     except FutureTimeout:
@@ -286,16 +294,16 @@ def _check_stack(pool, timeout: float) -> None:
                              ) from None
 
 
-def inline_exporters(config: SweepConfig) -> dict[str, object]:
-    """--jobs 0: the workers' set-up and the canary, in this process."""
+def inline_exporters(config: SweepConfig) -> tuple[dict[str, object], dict[str, str]]:
+    """--jobs 0: the workers' set-up and the canary, in this process: (the exporters, the
+    optional targets absent from this pin set)."""
     try:
         from opsweep.engine.runner import quiet_runtime  # the measuring stack, as in a worker
         quiet_runtime(config.verbose)
         if not config.verbose:
             quiet_exporter()
         exporters = make_exporters(exporter_path(config.fast) == FAST_PATH, config.translations,
-                                   config.tuning)
+                                   config.tuning, config.torchscript)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
-    run_canary(exporters)
-    return exporters
+    return exporters, run_canary(exporters)

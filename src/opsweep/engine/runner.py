@@ -280,8 +280,9 @@ def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase
         else:
             model = exporter.export(call, tuple(t.clone() for t in inputs),
                                     dynamic_shapes=dynamic_shapes)
-    except Exception as exc:
-        return classify_export_error(exc), error_line(exc), None
+    except Exception as exc:  # each exporter names its own error types' stages
+        classify = getattr(exporter, "classify", classify_export_error)
+        return classify(exc), error_line(exc), None
     phase(Reached(Step.CHECKER, dynamic))
     try:
         onnx.checker.check_model(model, full_check=True)

@@ -26,6 +26,7 @@ from opsweep.engine.canary import IMPORT_STAGE, run_canary
 from opsweep.engine.config import Tuning
 from opsweep.engine.fastpath import make_exporter
 from opsweep.engine.phase import Phase, Reached, static_file
+from opsweep.engine.torchscript import TORCHSCRIPT, TorchScriptExporter
 from opsweep.engine.translations import load
 from opsweep.errors import ExporterBroken
 from opsweep.model import STOCK, Example, OpSpec, Outcome
@@ -44,6 +45,7 @@ class SetUp:
     translations: tuple[str, ...]
     verbose: bool
     options: Tuning = Tuning()
+    torchscript: bool = False  # also the TorchScript exporter (the `torchscript` target)
 
     def encode(self) -> str:
         """For the server, with this process's PID and working directory."""
@@ -64,13 +66,16 @@ class SetUp:
 
 
 def make_exporters(fast: bool, translations: Sequence[str],
-                   options: Tuning = Tuning()) -> dict[str, object]:
+                   options: Tuning = Tuning(), torchscript: bool = False) -> dict[str, object]:
     """One exporter per target: the stock one, then one per translation table, each taking
-    the fast path's shortcuts `options` (SweepConfig.tuning)."""
+    the fast path's shortcuts `options` (SweepConfig.tuning), then with `torchscript` the
+    TorchScript exporter (never a fast path)."""
     exporters: dict[str, object] = {STOCK: make_exporter(fast, options=options)}
     for text in translations:
         info, table = load(text)
         exporters[info.name] = make_exporter(fast, table, options)
+    if torchscript:
+        exporters[TORCHSCRIPT] = TorchScriptExporter()
     keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
             if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
     if keys and hasattr(exporters[STOCK], "watch"):
@@ -112,7 +117,8 @@ def init(setup: SetUp) -> None:
         if not setup.verbose:
             quiet_exporter()
         _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
-        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options)
+        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options,
+                                              setup.torchscript)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -122,9 +128,10 @@ def _ready() -> None:
         raise ExporterBroken(STOCK, IMPORT_STAGE, str(_WORKER["broken"]))
 
 
-def canary() -> None:
+def canary() -> dict[str, str]:
+    """The optional targets this worker's stack does not have, with why (see run_canary)."""
     _ready()
-    run_canary(_WORKER["exporters"])  # type: ignore[arg-type]
+    return run_canary(_WORKER["exporters"])  # type: ignore[arg-type]
 
 
 def run(spec_name: str, targets: tuple[str, ...], group: list[Example],

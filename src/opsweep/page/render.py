@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from opsweep.artifact.data import STOCK, Artifact, OperatorResult
+from opsweep.artifact.data import STOCK, Artifact, ExporterEntry, OperatorResult
 from opsweep.artifact.records import Record, letters
 from opsweep.artifact.specgrade import GapStatus
 from opsweep.errors import UsageError
@@ -53,9 +53,20 @@ def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetVi
     closed = tuple(sorted(n for n, r in target.specs.items()
                           if r.gap is not None and r.gap.status == GapStatus.CLOSED))
     t = target.translations
-    return TargetView(name, t.table, t.module, t.digest, t.overrides,
-                      Bar(f"full aten listing with {t.table}", len(full), len(rows)),
-                      changed, closed)
+    # an exporter target (torchscript) has no table: its name and torch.onnx stand in
+    table, module = getattr(t, "table", name), getattr(t, "module", "torch.onnx")
+    return TargetView(name, table, module, t.digest, t.overrides,
+                      Bar(f"full aten listing with {table}", len(full), len(rows)),
+                      changed, closed, _exporter_line(t))
+
+
+def _exporter_line(t) -> str:
+    """What an exporter target is, in one sentence (empty for a translation table)."""
+    if not isinstance(t, ExporterEntry):
+        return ""
+    said = (f"The TorchScript exporter, `torch.onnx.export(..., dynamo=False)` of torch "
+            f"{t.torch}, at opset {t.opset}, on the same examples.")
+    return said + (f" Absent from this pin set: {t.absent}." if t.absent else "")
 
 
 def _coverage(name: str, catalog: Catalog, artifact: Artifact | None) -> str:

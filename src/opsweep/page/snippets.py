@@ -5,10 +5,15 @@ opsweep's public names only (`opsweep.example_for`, `opsweep.dynamic_example_for
 
 from __future__ import annotations
 
+from opsweep.artifact.data import TORCHSCRIPT
+
 
 def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:
     """Copy-pasteable Python that reproduces the export of one example (with a
-    custom translation table, or its dynamic re-export, when given)."""
+    custom translation table, or its dynamic re-export, when given; `translations`
+    ``torchscript``: with the TorchScript exporter, ``dynamo=False``)."""
+    if translations == TORCHSCRIPT:
+        return _torchscript(spec_name, signature, dynamic)
     lines = ["import torch", f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}"]
     if translations:
         lines.append("from opsweep import load_translations")
@@ -23,4 +28,21 @@ def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: 
         lines.append(f"_, table = load_translations({translations!r})")
         extra += ", custom_translation_table=table"
     lines.append(f"program = torch.onnx.export(module, inputs, dynamo=True{extra})")
+    return "\n".join(lines) + "\n"
+
+
+def _torchscript(spec_name: str, signature: str, dynamic: bool) -> str:
+    """The same example through ``torch.onnx.export(..., dynamo=False)``: the dynamic axis
+    as ``dynamic_axes`` on the inputs the dynamo plan makes dynamic, as the sweep does."""
+    lines = ["import io", "", "import torch",
+             f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}", ""]
+    extra = ""
+    if dynamic:
+        lines += [f"module, inputs, shapes = dynamic_example_for({spec_name!r}, {signature!r})",
+                  "names = [f'inputs_{k}' for k in range(len(inputs))]",
+                  "axes = {n: {0: 'batch'} for n, s in zip(names, shapes[0]) if s}"]
+        extra = ", input_names=names, dynamic_axes=axes"
+    else:
+        lines.append(f"module, inputs = example_for({spec_name!r}, {signature!r})")
+    lines.append(f"torch.onnx.export(module, inputs, io.BytesIO(), dynamo=False, opset_version=20{extra})")
     return "\n".join(lines) + "\n"

@@ -79,6 +79,8 @@ class TargetView:
     bar: Bar  # listing rows measured full with the table
     changed: tuple[ChangedRow, ...]  # rows whose grades differ from the stock exporter's
     closed_gaps: tuple[str, ...]  # known-gap notes the table closes, as measured
+    #: another exporter's target (torchscript): what it is, instead of a table's source
+    exporter: str = ""
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ artifact, writes it atomically, and writes the run's sidecar.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,7 +27,7 @@ from opsweep.model import OpSpec
 from opsweep.sweep.journal import Journal, journal_path, run_path, write_run
 from opsweep.sweep.planning import NOT_SELECTED, Decisions, Plan, make_plan
 from opsweep.sweep.request import Request
-from opsweep.sweep.targets import Key
+from opsweep.sweep.targets import Key, Target
 
 #: How many specs are drawn and queued ahead of the one being collected.
 _AHEAD = 12
@@ -77,14 +77,21 @@ class Job:
 
 def measure(jobs: Sequence[Job], config: SweepConfig,
             done: Callable[[Job, str, SpecResult], None],
-            running: Callable[[tuple[str, ...]], None] = lambda _: None) -> None:
+            running: Callable[[tuple[str, ...]], None] = lambda _: None) -> dict[str, str]:
     """Measure each job's spec, calling `done(job, target, result)` as each
     finishes, in job order, and `running` with the specs the workers are busy with
     whenever that changes. Examples are drawn spec by spec while workers are
-    already busy."""
-    if jobs:
-        with workers(config) as pool:
-            _measure_with(pool, jobs, config, done, running)
+    already busy. Returns the optional targets the canary found absent from this pin set
+    (with why): none of their results is measured."""
+    if not jobs:
+        return {}
+    with workers(config) as pool:
+        absent = dict(pool.absent)
+        if absent:
+            jobs = [Job(j.spec, j.digest, wanted) for j in jobs
+                    if (wanted := tuple(t for t in j.targets if t not in absent))]
+        _measure_with(pool, jobs, config, done, running)
+    return absent
 
 
 def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
@@ -135,11 +142,12 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
         notes.append("a checkpoint from a different sweep was set aside")
     results, resumed = _resume(plan, journal, progress)
     try:
-        _measure_rest(plan, config, results, journal, progress)
+        missing = _measure_rest(plan, config, results, journal, progress)
     except ExporterBroken as exc:
         return _broken(exc, plan, config, request, notes)
     finally:
         journal.close(finished=False)  # an interrupted sweep keeps its checkpoint
+    plan = _without(plan, missing)
     artifact = _assemble(plan, config, request, plan.unselected(catalog) | results,
                          {n: a.reason for n, a in catalog.absent.items()})
     art.save(request.out, artifact)
@@ -165,10 +173,21 @@ def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone], None]
     return results, resumed
 
 
+def _without(plan: Plan, missing: Mapping[str, str]) -> Plan:
+    """The plan with each target the canary found absent recorded so (its entry names why;
+    it keeps no result)."""
+    if not missing:
+        return plan
+    targets = tuple(Target(replace(t.translations, absent=missing[t.name]))  # type: ignore[type-var]
+                    if t.name in missing else t for t in plan.targets)
+    decisions = {n: ({} if n in missing else d) for n, d in plan.decisions.items()}
+    return replace(plan, targets=targets, decisions=decisions)
+
+
 def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult],
-                  journal: Journal, progress: Callable[[SpecDone], None]) -> None:
+                  journal: Journal, progress: Callable[[SpecDone], None]) -> dict[str, str]:
     """Measure every result not in `results` yet, adding each (and checkpointing it)
-    as it finishes."""
+    as it finishes; the optional targets found absent (measure)."""
     def done(job: Job, target: str, result: SpecResult) -> None:
         key = Key(target, job.spec.name)
         results[key] = result
@@ -177,7 +196,7 @@ def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult
 
     jobs = [Job(s, plan.digests[s.name], wanted) for s in plan.specs
             if (wanted := tuple(t.name for t in plan.targets if Key(t.name, s.name) not in results))]
-    measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
+    return measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
 
 
 def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:

@@ -18,6 +18,7 @@ from opsweep.catalog.registry import default_opset
 from opsweep.engine.adapter import PUBLIC_PATH
 from opsweep.engine.config import SweepConfig
 from opsweep.engine.fastpath import exporter_path
+from opsweep.engine.torchscript import TORCHSCRIPT, opset_for
 from opsweep.errors import ArtifactError
 from opsweep.model import OpSpec
 from opsweep.sweep.request import Request
@@ -29,6 +30,13 @@ NOT_SELECTED = Decision(True, "not selected", " (--only)")
 
 #: Target -> spec -> why it is reused or re-measured.
 Decisions = Mapping[str, Mapping[str, Decision]]
+
+
+def torchscript_target() -> Target:
+    """The TorchScript exporter's target (``--torchscript``), after the tables: torch's
+    release is its whole fingerprint part (the exporter ships in torch), with the opset it
+    exports at (the sweep's, unless beyond what it supports)."""
+    return Target(art.ExporterEntry(TORCHSCRIPT, versions()["torch"], opset_for()))
 
 
 def versions() -> dict[str, str]:
@@ -91,12 +99,14 @@ class Plan:
 
 
 def _same_table(previous: Artifact, target: Target) -> bool:
-    """The previous artifact measured this target's table (the stock target has none)."""
+    """The previous artifact measured this target's table (the stock target has none), or
+    this exporter target under the same torch and opset."""
     return target.is_stock or previous.targets[target.name].translations == target.translations
 
 
 def make_plan(catalog: Catalog, config: SweepConfig, request: Request) -> Plan:
-    targets = targets_of(config.translations)
+    targets = targets_of(config.translations) + ((torchscript_target(),) if config.torchscript
+                                                 else ())
     previous, note = _load_previous(request)
     fingerprint = current_fingerprint(exporter_path(config.fast), dynamic=config.dynamic)
     regen_index = previous.regen_index + 1 if previous else 0

@@ -1,21 +1,22 @@
-"""Targets: what a sweep measures with, the stock exporter or the stock exporter with
-one custom translation table, and the key of one result, a spec measured by a target.
+"""Targets: what a sweep measures with, the stock exporter, the stock exporter with
+one custom translation table, or another exporter (``torchscript``: the TorchScript
+exporter, ``--torchscript``), and the key of one result, a spec measured by a target.
 
 A target is written by its name everywhere results are stored (the artifact, the
-journal, the run log): `STOCK`, or the table's ``MODULE:TABLE``.
+journal, the run log): `STOCK`, the table's ``MODULE:TABLE``, or ``torchscript``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opsweep.artifact.data import STOCK, Translations
+from opsweep.artifact.data import STOCK, TargetEntry
 from opsweep.engine.translations import load
 
 
 @dataclass(frozen=True)
 class Target:
-    translations: Translations | None = None  # None: the stock exporter
+    translations: TargetEntry | None = None  # None: the stock exporter
 
     @property
     def name(self) -> str:

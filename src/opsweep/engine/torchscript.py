@@ -1,0 +1,115 @@
+"""The TorchScript exporter as a target: the public ``torch.onnx.export(..., dynamo=False)``
+on the same calls, the same inputs and the same PyTorch references as the dynamo
+exporter, and the classification of what it raises into the same failure stages.
+
+It has no fast path (one export of a one-op module costs a few milliseconds: see
+benchmarks/bench_torchscript.py). Its dynamic axis goes through ``dynamic_axes`` on
+the inputs the dynamo plan makes dynamic (:class:`opsweep.engine.runner.DynamicPlan`).
+
+Stages, from its own error types (``torch.onnx.errors``):
+
+- ``UnsupportedOperatorError``: the symbolic registry has nothing for the operator at
+  this opset -> ``no-translation``;
+- ``SymbolicValueError`` and any other ``OnnxExporterError``: a symbolic function
+  exists and refused -> ``translation-error`` (``CheckerError``, the exporter's own
+  ONNX check, -> ``checker``);
+- an error raised while ``torch.jit`` traces the module (eager PyTorch ran it: the
+  reference did) -> ``capture`` (graded ``blocked``: not an ONNX verdict);
+- anything else -> ``raw-error``.
+"""
+
+from __future__ import annotations
+
+import io
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import onnx
+import torch
+
+from opsweep.catalog.registry import default_opset
+from opsweep.model import Stage
+
+TORCHSCRIPT = "torchscript"
+#: Where torch's tracer lives: an error raised under one of its frames is a tracer failure.
+_TRACER_FILES = ("torch/jit/_trace.py", "torch\\jit\\_trace.py")
+
+
+def max_opset() -> int | None:
+    """The highest opset the TorchScript exporter of this torch claims, when it says."""
+    try:
+        # private torch internals: absent means no claim (the export itself then decides)
+        from torch.onnx import _constants
+        return int(_constants.ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
+def opset_for(requested: int | None = None) -> int:
+    """The opset the TorchScript target exports at: the sweep's, or this exporter's
+    highest when the sweep's is beyond it (recorded in the artifact either way)."""
+    opset = default_opset() if requested is None else requested
+    ceiling = max_opset()
+    return opset if ceiling is None else min(opset, ceiling)
+
+
+def _under_tracer(exc: BaseException) -> bool:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return any(f.filename.endswith(_TRACER_FILES) for f in frames)
+
+
+def classify_torchscript_error(exc: BaseException) -> Stage:
+    """Map an exception raised by ``torch.onnx.export(dynamo=False)`` to a failure stage."""
+    errors = torch.onnx.errors
+    if isinstance(exc, errors.UnsupportedOperatorError):
+        return Stage.NO_TRANSLATION
+    if isinstance(exc, getattr(errors, "CheckerError", ())):
+        return Stage.CHECKER
+    if isinstance(exc, errors.OnnxExporterError):  # SymbolicValueError among them
+        return Stage.TRANSLATION_ERROR
+    if _under_tracer(exc):
+        return Stage.CAPTURE
+    return Stage.RAW_ERROR
+
+
+def input_names(count: int) -> list[str]:
+    """The graph's input names: the ones the runner feeds by position (``inputs_K``)."""
+    return [f"inputs_{k}" for k in range(count)]
+
+
+def dynamic_axes_of(dynamic_shapes: Any, count: int) -> dict[str, dict[int, str]]:
+    """``dynamic_axes`` for the runner's ``dynamic_shapes`` (one varargs tuple of per-input
+    ``{axis: Dim}`` or None): the same inputs, the same axes, named by the Dim."""
+    (per_input,) = dynamic_shapes
+    axes: dict[str, dict[int, str]] = {}
+    for name, entry in zip(input_names(count), per_input):
+        if entry:
+            axes[name] = {axis: getattr(dim, "__name__", "batch") for axis, dim in entry.items()}
+    return axes
+
+
+class TorchScriptExporter:
+    """The public call with ``dynamo=False`` at a fixed opset; same interface as
+    :class:`opsweep.engine.adapter.Exporter` (`export`, `classify`)."""
+
+    path = TORCHSCRIPT
+    last_trace = None  # no trace: never the base of the translation tables' shortcut
+    custom_translation_table = None
+
+    def __init__(self, opset: int | None = None) -> None:
+        self.opset = opset_for(opset)
+
+    @staticmethod
+    def classify(exc: BaseException) -> Stage:
+        return classify_torchscript_error(exc)
+
+    def export(self, module: torch.nn.Module, args: Sequence[Any], dynamic_shapes=None
+               ) -> onnx.ModelProto:
+        """Return the ONNX ModelProto, or raise what the exporter raised."""
+        buffer = io.BytesIO()
+        names = input_names(len(args))
+        axes = None if dynamic_shapes is None else dynamic_axes_of(dynamic_shapes, len(args))
+        torch.onnx.export(module, tuple(args), buffer, dynamo=False, opset_version=self.opset,
+                          input_names=names, dynamic_axes=axes, verbose=False)
+        return onnx.load_from_string(buffer.getvalue())

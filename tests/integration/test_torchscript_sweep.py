@@ -1,0 +1,144 @@
+"""`opsweep sweep --torchscript`: a small real sweep records the `torchscript` target
+beside the stock one, its export verdicts are those of direct public calls
+``torch.onnx.export(..., dynamo=False)`` on the very examples drawn, it is reused like
+the other targets, and a torch without the TorchScript exporter records it absent with
+the reason (one line), never as failures.
+"""
+
+import io
+import os
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+from opsweep.artifact import data as art
+from opsweep.artifact.diff import diff
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.cli.main import main
+from opsweep.engine.runner import build_call
+from opsweep.engine.torchscript import opset_for
+from opsweep.model import Grade, Stage
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+#: cdist: the dynamo exporter has no translation for aten::_cdist_forward, TorchScript
+#: exports it; sin: TorchScript fails complex64 with an error that is not its own (raw)
+SPECS = ["sin", "relu", "cdist"]
+EXPORT_FAILS = {Stage.NO_TRANSLATION, Stage.TRANSLATION_ERROR, Stage.CAPTURE, Stage.RAW_ERROR}
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ts") / "a.json"
+    assert main(["sweep", "--only", *SPECS, "--torchscript", "--jobs", "0", "--quiet",
+                 "--no-reuse", "--out", str(out)]) == 0
+    return out
+
+
+def _public_raises(spec, example) -> bool | None:
+    """Whether the public call raises on this example (None: eager PyTorch refuses it)."""
+    call = build_call(spec, example)
+    try:
+        call(*[t.clone() for t in call.inputs])
+    except Exception:  # noqa: BLE001 - eager refusing it, whatever the type
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.onnx.export(call, tuple(call.inputs), io.BytesIO(), dynamo=False,
+                              opset_version=opset_for())
+        except Exception:  # noqa: BLE001 - any raise is an export failure
+            return True
+    return False
+
+
+def test_the_target_is_recorded_beside_the_stock_one(swept):
+    artifact = art.load(swept)
+    assert artifact.target_names == ("stock", "torchscript")
+    entry = artifact.targets["torchscript"].translations
+    assert entry == art.ExporterEntry("torchscript", torch.__version__.split("+")[0], 20)
+    assert artifact.grades("cdist").export is Grade.NONE
+    assert artifact.grades("cdist", "torchscript").export is Grade.FULL
+    ts = artifact.view("torchscript")
+    assert ts.specs["sin"].gap is None  # a known-gap note speaks of the dynamo exporter
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_export_verdicts_are_the_public_calls(swept, specs, name):
+    recorded = art.load(swept).view("torchscript").specs[name]
+    spec = specs[name]
+    expected: Counter = Counter()
+    for group in group_by_signature(draw_examples(spec, PROFILES["ci"])):
+        for example in group:
+            raised = _public_raises(spec, example)
+            if raised is not None:
+                expected[example.dtype, example.rank, raised] += 1
+    got: Counter = Counter()
+    for c in recorded.outcomes:
+        if c.stage is not Stage.INVALID:
+            got[c.dtype, c.rank, c.stage in EXPORT_FAILS] += c.count
+    assert got == expected
+
+
+def test_reused_like_the_other_targets_and_diffed(swept, tmp_path):
+    out = tmp_path / "b.json"
+    assert main(["sweep", "--only", *SPECS, "--torchscript", "--jobs", "0", "--quiet",
+                 "--previous", str(swept), "--out", str(out)]) == 0
+    again = art.load(out)
+    assert again.targets["torchscript"] == art.load(swept).targets["torchscript"]
+    lines = out.with_name(out.name + ".run.jsonl").read_text()
+    assert '"torchscript"' in lines
+    # without --torchscript the target is not measured, and the diff says it went
+    plain = tmp_path / "c.json"
+    assert main(["sweep", "--only", *SPECS, "--jobs", "0", "--quiet", "--previous",
+                 str(swept), "--out", str(plain)]) == 0
+    assert "torchscript" not in art.load(plain).targets
+    assert "target torchscript removed" in diff(art.load(swept), art.load(plain)).target_changes
+
+
+#: A torch release whose torch.onnx.export no longer has the TorchScript exporter, as a
+#: future one will not: dynamo=False refused, everything else untouched.
+REMOVED = '''
+import torch.onnx
+
+_export = torch.onnx.export
+
+
+def export(*args, dynamo=True, **kwargs):
+    if not dynamo:
+        raise RuntimeError("the TorchScript exporter was removed in this release (simulated)")
+    return _export(*args, dynamo=dynamo, **kwargs)
+
+
+torch.onnx.export = export
+'''
+
+
+@pytest.mark.parametrize("jobs", ["1"])  # the pool: the main command's path
+def test_a_torch_without_the_torchscript_exporter_records_it_absent(tmp_path, jobs):
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "sitecustomize.py").write_text(REMOVED)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(shim), str(ROOT / "src")])
+    out = tmp_path / "a.json"
+    done = subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", "sin",
+                           "--torchscript", "--no-dynamic", "--jobs", jobs, "--no-reuse",
+                           "--out", str(out)], check=False, cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    artifact = art.load(out)
+    entry = artifact.targets["torchscript"].translations
+    assert "removed in this release (simulated)" in entry.absent
+    assert entry.absent.startswith("the canary (x + y) stopped at raw-error")
+    assert artifact.view("torchscript").specs == {}  # not hundreds of failures
+    assert artifact.grades("sin").export is not None  # the stock target measured as ever
+    said = done.stdout + done.stderr
+    assert said.count("removed in this release") == 1  # one line of the summary
+    assert " target torchscript: absent from this pin set (the canary (x + y)" in said
