@@ -109,7 +109,8 @@ def _requirement_lines(text: str) -> list[str]:
     continuation lines joined)."""
     out = []
     for line in text.replace("\\\n", " ").splitlines():
-        line = re.sub(r"(^|\s)#.*$", "", line).strip()
+        line = re.sub(r"(^|\s)#.*$", "", line)
+        line = re.sub(r"\s--?[a-z].*$", "", line).strip()  # per-line options: --hash=...
         if line and not line.startswith("-"):
             out.append(line)
     return out
