@@ -201,14 +201,15 @@ def cmd_assemble(args) -> int:
 def cmd_render(args) -> int:
     from opsweep.catalog.installed import gather  # torch, and the catalog: hypothesis
     report = art.load(args.onnx_report) if args.onnx_report else None
-    configured = Layout.of(project())
-    args.out = args.out or Path(configured.page)
-    args.data_dir = args.data_dir or Path(configured.data_dir)
-    layout = replace(configured, page=str(args.out), history_dir=str(args.history or
-                     configured.history_dir), data_dir=str(args.data_dir))
+    root = Path(args.pyproject).parent  # the project --pyproject configures
+    configured = Layout.of(project(root))
+    args.out = args.out or Path(root, configured.page)
+    args.data_dir = args.data_dir or Path(root, configured.data_dir)
+    layout = replace(configured, page=str(args.out), history_dir=str(
+        args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir))
     installed = gather(args.data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
-    view = site.render(layout, report, _catalog(args), installed,
+    view = site.render(layout, report, _catalog(args, root), installed,
                   documented_path=args.documented, torch_version=args.torch_version,
                   source_url=source_url(args.source_url, args.pyproject),
                   repo_url=repo_url(args.pyproject))
