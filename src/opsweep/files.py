@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -20,6 +20,7 @@ from typing import Any
 
 import jsonschema
 
+from opsweep.config import Config, PinSource
 from opsweep.errors import DataFileError
 
 
@@ -39,6 +40,18 @@ class Layout:
     #: `opsweep check --json` of the project's [tool.opsweep] models against the artifact,
     #: written by the main command only when models are configured; the bot diffs it
     models: str = "docs/models_checked.json"
+    #: where the watched pins live (``[tool.opsweep] pins``); its paths are repository paths
+    pins: PinSource = field(default_factory=PinSource)
+    #: a directory of templates overriding the built-in ones ('' for none)
+    templates: str = ""
+
+    @classmethod
+    def of(cls, config: Config) -> Layout:
+        """The layout a project's ``[tool.opsweep]`` configures."""
+        return cls(artifact=config.artifact, page=config.page, history_dir=config.history_dir,
+                   history_page=config.history_page, data_dir=config.data_dir,
+                   pyproject=config.pyproject, models=config.models_checked, pins=config.pins,
+                   templates=config.templates)
 
     @property
     def details(self) -> str:
@@ -67,7 +80,9 @@ class Layout:
 
     def under(self, root: str | os.PathLike) -> Layout:
         """The same layout, every path under `root`."""
-        return Layout(**{f.name: str(Path(root, getattr(self, f.name))) for f in fields(self)})
+        return replace(self, **{f.name: str(Path(root, getattr(self, f.name)))
+                                for f in fields(self) if f.name not in ("pins", "templates")},
+                       templates=str(Path(root, self.templates)) if self.templates else "")
 
 
 DETAILS_NAME = "operators.md"

@@ -383,3 +383,66 @@ def test_your_models_section_shows_a_model_that_breaks_with_its_operator(github,
     assert "| `tiny bert` | pass | pass | pass → **fail** | — | **regression** |" in comment.body
     assert "`sin` numerics: full → none (regression)" in comment.body
     assert "docs/models_checked.json" in git(bare, "show", "--stat", "feature")
+
+
+ADOPTER = """[project]
+name = "adopter"
+[tool.opsweep]
+pins = { requirements = "requirements/onnx.txt" }
+artifact = "site/data/onnx.json"
+pages-dir = "site"
+history-dir = "site/history"
+"""
+
+
+def adopter_origin(tmp_path):
+    """An adopter's origin: its own layout and torch pinned in a requirements file."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    (seed / "pyproject.toml").write_text(ADOPTER)
+    (seed / "requirements").mkdir()
+    (seed / "requirements" / "onnx.txt").write_text("torch==2.13.0\nhypothesis==6.170.17\n")
+    art.save(seed / "site" / "data" / "onnx.json", whole("2.12.0"))
+    git(seed, "add", ".")
+    git(seed, *IDENT, "commit", "-qm", "bump torch")
+    git(seed, "push", "-q", "origin", "HEAD:refs/heads/feature")
+    return bare, git(seed, "rev-parse", "HEAD")
+
+
+def adopter_result(tmp_path, artifact):
+    out = tmp_path / "result"
+    art.save(out / "site" / "data" / "onnx.json", artifact)
+    (out / "site" / "supported_operators.md").write_text("# page\n")
+    return out
+
+
+def test_publish_honours_the_configured_layout_and_pin_source(github, monkeypatch, tmp_path):
+    """[tool.opsweep] artifact, pages-dir and pins (a requirements file) of the default
+    branch's checkout: the result is taken from those paths, checked against those pins,
+    and committed there; nothing lands in opsweep's own docs/ layout."""
+    bare, sha = adopter_origin(tmp_path)
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  adopter_result(tmp_path, whole("2.13.0", Stage.NO_TRANSLATION)))
+    assert out["changed"] == "true" and out["regressions"] == "1", out
+    tree = git(bare, "ls-tree", "-r", "--name-only", "feature").split("\n")
+    assert "site/supported_operators.md" in tree and not any(p.startswith("docs/") for p in tree)
+    committed = git(bare, "show", "feature:site/data/onnx.json")
+    assert json.loads(committed)["fingerprint"]["torch"] == "2.13.0"
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    assert "`torch 2.12.0 → 2.13.0`" in comment.body
+
+
+def test_publish_checks_the_result_against_the_configured_pins(github, monkeypatch, tmp_path):
+    bare, sha = adopter_origin(tmp_path)
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    before = git(bare, "rev-parse", "feature")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  adopter_result(tmp_path, whole("2.12.5")))
+    assert out["outcome"] == "failed"
+    assert "torch measured 2.12.5, pinned 2.13.0" in out["reason"]  # read from requirements/
+    assert git(bare, "rev-parse", "feature") == before

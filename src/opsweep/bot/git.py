@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opsweep.bot.pins import pins_at
+from opsweep.config import PinSource
 from opsweep.errors import OpsweepError
 
 TRAILER = "Opsweep-Regenerated: true"
@@ -80,8 +81,10 @@ class Pushed:
     reason: str
 
 
-def _check_pins(repo: Path, measured: str, moved_to: str, pyproject: str) -> None:
-    before, after = pins_at(measured, pyproject, repo), pins_at(moved_to, pyproject, repo)
+def _check_pins(repo: Path, measured: str, moved_to: str, pyproject: str,
+                source: PinSource | None = None) -> None:
+    before = pins_at(measured, pyproject, repo, source)
+    after = pins_at(moved_to, pyproject, repo, source)
     if before != after:
         moves = ", ".join(f"{n} {before.get(n, 'unpinned')} -> {after.get(n, 'unpinned')}"
                           for n in sorted(set(before) | set(after)) if before.get(n) != after.get(n))
@@ -149,7 +152,8 @@ def _non_fast_forward(stderr: str) -> bool:
 
 def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_head: str,
                  message: str, remote: str = "origin", attempts: int = 3, *,
-                 token: str | None = None, pyproject: str = "pyproject.toml") -> Pushed:
+                 token: str | None = None, pyproject: str = "pyproject.toml",
+                 pins: PinSource | None = None) -> Pushed:
     """Commit `files` (repository path -> the file holding its new content) on top of the
     measured head and push, never forcing. The commit is built from blobs
     (`git hash-object -w`, a private index, `commit-tree`), so nothing is written through
@@ -175,7 +179,7 @@ def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_he
                               f"{pushed.stderr.strip()}")
         git(repo, "fetch", "-q", remote, branch, env=env)
         moved_to = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
-        _check_pins(repo, expected_head, moved_to, pyproject)
+        _check_pins(repo, expected_head, moved_to, pyproject, pins)
         touched = git(repo, "diff", "--name-only", expected_head, moved_to, "--",
                       *blobs).stdout.split()
         if touched:

@@ -1,6 +1,7 @@
-"""The watched pins: every `name==version` entry of [tool.tox.env.proptest_onnx]
-deps in pyproject.toml (torch, onnx, onnxruntime, onnxscript and hypothesis),
-read at git revisions.
+"""The watched pins: every `name==version` entry of the pin source the project's
+``[tool.opsweep] pins`` names (by default [tool.tox.env.proptest_onnx] deps in
+pyproject.toml; else a requirements or constraints file, or a dependency array of
+pyproject.toml): torch, onnx, onnxruntime, onnxscript and hypothesis, read at git revisions.
 
 Only a change of a watched pin (not any edit of the file) triggers the
 automatic re-measurement. A pull request is compared against its merge base
@@ -12,15 +13,15 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from opsweep.artifact.data import PINS
+from opsweep.config import PinSource
 from opsweep.errors import UsageError
 
-PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")
+PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")  # the default source (bump rewrites it)
 _PIN = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
                   r"(?P<version>[^\s;,=]+)\s*$")
 
@@ -65,28 +66,19 @@ class PinChange:
         return self.new_pins.get("torch")
 
 
-def _deps(text: str, where: str) -> list:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{where}: not valid TOML ({exc})") from None
-    table = data
-    for key in PIN_TABLE:
-        table = table.get(key, {}) if isinstance(table, dict) else {}
-    deps = table.get("deps", []) if isinstance(table, dict) else []
-    return deps if isinstance(deps, list) else []
-
-
-def read_pins(text: str, where: str = "pyproject.toml") -> dict[str, str]:
-    """Every exact `name==version` pin of the sweep env, by normalised name."""
+def read_pins(text: str, where: str = "pyproject.toml",
+              source: PinSource | None = None) -> dict[str, str]:
+    """Every exact `name==version` pin of the pin source (default: the sweep's tox env) in
+    `text` (the source's file), by normalised name."""
+    source = source or PinSource()
     pins: dict[str, str] = {}
-    for dep in _deps(text, where):
-        m = _PIN.match(dep) if isinstance(dep, str) else None
+    for dep in source.entries(text, where):
+        m = _PIN.match(dep)
         if m is None:
             continue
         name = normalize(m.group("name"))
         if name in pins:
-            raise UsageError(f"{where}: [{'.'.join(PIN_TABLE)}] pins {name} more than once")
+            raise UsageError(f"{where}: {source.where} pins {name} more than once")
         pins[name] = m.group("version")
     return pins
 
@@ -128,19 +120,25 @@ def file_at(revision: str, path: str = "pyproject.toml", repo: Path = Path("."))
     return result.stdout
 
 
-def pins_at(revision: str, path: str = "pyproject.toml", repo: Path = Path(".")) -> dict[str, str]:
+def pins_at(revision: str, path: str = "pyproject.toml", repo: Path = Path("."),
+            source: PinSource | None = None) -> dict[str, str]:
+    """The pins at `revision`: of `source` (its file) when given, else of the tox env in
+    `path`."""
+    path = source.file if source is not None else path
     text = file_at(revision, path, repo)
-    return read_pins(text, f"{path}@{revision or 'worktree'}") if text is not None else {}
+    return read_pins(text, f"{path}@{revision or 'worktree'}", source) if text is not None else {}
 
 
 def pin_change(base: str, head: str = "HEAD", path: str = "pyproject.toml",
-               repo: Path = Path("."), *, against_merge_base: bool = True) -> PinChange:
+               repo: Path = Path("."), *, against_merge_base: bool = True,
+               source: PinSource | None = None) -> PinChange:
     """The watched pins that moved between `base` and `head` ('' = the working tree).
     With `against_merge_base`, `base` is replaced by its merge base with `head`."""
     compared = base
     if against_merge_base:
         compared = merge_base(base, head or "HEAD", repo)
-    return PinChange(pins_at(compared, path, repo), pins_at(head, path, repo), compared)
+    return PinChange(pins_at(compared, path, repo, source), pins_at(head, path, repo, source),
+                     compared)
 
 
 def fingerprint_mismatches(fingerprint: object, pins: Mapping[str, str]) -> list[str]:

@@ -233,7 +233,7 @@ def check_publishable(old, new, head: Path | None, layout: Layout, sha: str = "H
         raise Refused(f"the measured artifact is not a whole sweep: {reason}")
     if head is None:
         return
-    pins = pins_at(sha, layout.pyproject, head)
+    pins = pins_at(sha, layout.pyproject, head, layout.pins)
     stale = fingerprint_mismatches(new.fingerprint, pins)
     if stale:
         raise Refused(f"the measured artifact does not describe the head's pins ({'; '.join(stale)})")
@@ -265,7 +265,8 @@ def _commit(head: Path, target: Target, files: dict[str, Path], layout: Layout,
                     "and the job summary carries the full table.")
     try:
         pushed = commit_files(head, files, target.branch, target.sha, message,
-                              token=push_token, pyproject=layout.pyproject)
+                              token=push_token, pyproject=layout.pyproject,
+                              pins=layout.pins)
     except StaleHead as exc:
         return "", f"Not committed: {exc}."
     except GitError as exc:

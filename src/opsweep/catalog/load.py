@@ -122,9 +122,13 @@ def _directory_modules(directory: Path) -> list[ModuleType]:
     return modules
 
 
-def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True) -> Catalog:
-    """Import every spec module, validate, and build the derived tables."""
-    modules = _builtin_modules() + [m for d in extra_dirs for m in _directory_modules(d)]
+def load_catalog(extra_dirs: Iterable[Path] = (), *, check_draws: bool = True,
+                 builtin: bool = True) -> Catalog:
+    """Import every spec module (the built-in catalog's only with `builtin`: a project's
+    ``[tool.opsweep] catalog = "none"`` measures its own specs alone), validate, and build
+    the derived tables."""
+    modules = (_builtin_modules() if builtin else []) + [
+        m for d in extra_dirs for m in _directory_modules(d)]
     specs: dict[str, OpSpec] = {}
     absent: dict[str, Absence] = {}
     excluded: dict[str, Exclusion] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from opsweep.artifact import account
@@ -39,7 +40,7 @@ from opsweep.bot.publish import (
     publish,
     resolve,
 )
-from opsweep.cli import actions
+from opsweep.cli import actions, settings
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
 
@@ -133,8 +134,13 @@ def cmd_should_run(args) -> int:
     """The loop guard: skip when the committed artifact already describes the head's
     pins at this profile (a nightly artifact serves ci too). A head that is the
     bot's own commit is skipped only on that ground, never on authorship alone."""
-    pins = read_pins(Path(args.repo_dir, args.pyproject).read_text("utf-8"))
-    path = Path(args.repo_dir, args.artifact)
+    layout = settings.layout(args.repo_dir)
+    source = replace(layout.pins, pyproject=args.pyproject or layout.pyproject)
+    pins_file = Path(args.repo_dir, source.file)
+    if not pins_file.is_file():
+        raise UsageError(f"{pins_file}: no such file (the pins [tool.opsweep] pins names)")
+    pins = read_pins(pins_file.read_text("utf-8"), str(pins_file), source)
+    path = Path(args.repo_dir, args.artifact or layout.artifact)
     bot = " (the head is the bot's commit)" if head_is_bot(args.repo_dir) else ""
     if path.exists() and "torch" in pins:
         try:
@@ -176,13 +182,17 @@ def cmd_assemble(args) -> int:
     """Unprivileged: the main command's post-sweep sequence (`opsweep assemble`) over the
     shards, then the result files copied to --out for the privileged job."""
     from opsweep.cli.site import check_models, regenerate_site  # the sweep's job: torch, catalog
-    layout = Layout(args.artifact, args.page, args.history_dir, args.history_page)
+    configured = settings.project(args.repo_dir)
+    layout = replace(Layout.of(configured), **{k: v for k, v in (
+        ("artifact", args.artifact), ("page", args.page), ("history_dir", args.history_dir),
+        ("history_page", args.history_page)) if v})
     new = combine([(p, art.load(p)) for p in args.parts])
     if new.broken is not None:  # the breakage is the result: nothing to render or record
         art.save(Path(args.out, layout.artifact), new)
         _outputs(args, result=args.out, specs=0, broken=True)
         return 0
-    done = regenerate_site(args.repo_dir, layout, new)
+    specs = [Path(args.repo_dir, d) for d in configured.specs]
+    done = regenerate_site(args.repo_dir, layout, new, specs, builtin=configured.builtin)
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     data_dir = Path(args.repo_dir, layout.data_dir)
     wanted = [layout.artifact, *layout.pages, done.record, *([checked] if checked else [])]
@@ -256,7 +266,7 @@ def cmd_check(args) -> int:
 def _broken_result(args) -> str:
     """The comment for a run that failed because its pin set breaks the exporter (its
     uploaded result says so), or '' for any other failure."""
-    layout = Layout()
+    layout = settings.layout(args.base_dir)  # the default branch's configuration
     if not (args.result and Path(args.result, layout.artifact).is_file()):
         return ""
     new = art.load(collect(args.result, layout)[layout.artifact])
@@ -275,7 +285,8 @@ def cmd_publish(args) -> int:
     target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
     _outputs(args, pr=target.pr, sha=target.sha, comment_id=target.comment_id,
              same_repo=target.same_repo)
-    layout = Layout()
+    # the layout the default branch configures (trusted code; never the head's say)
+    layout = settings.layout(args.base_dir)
     try:
         files = collect(args.result, layout)
         head = args.repo_dir if target.same_repo and args.repo_dir else None
@@ -311,6 +322,10 @@ def cmd_publish(args) -> int:
 def cmd_bump(args) -> int:
     """Scheduled: open or update ONE pull request moving every watched pin that is behind.
     The bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
+    source = settings.project(args.repo_dir).pins
+    if source.kind != "tox":
+        raise UsageError(f"[tool.opsweep] pins names {source.where}: `bot bump` rewrites only "
+                         "a tox env's pins yet; move these pins with Renovate or Dependabot")
     token = args.settings.push_token
     gh = _client(args)
     base = args.base or bump.default_branch(gh, args.repo)
@@ -399,8 +414,8 @@ def _data_parsers(steps, login: dict) -> None:
     """The steps that handle measured data: guard, assemble, resolve, publish, bump, commit."""
     p = steps.add_parser("should-run", help="the loop guard")
     p.add_argument("--repo-dir", type=Path, default=Path("."))
-    p.add_argument("--artifact", default=DEFAULT.artifact)
-    p.add_argument("--pyproject", default=DEFAULT.pyproject)
+    p.add_argument("--artifact", default="", help="default: [tool.opsweep] artifact")
+    p.add_argument("--pyproject", default="")
     p.add_argument("--profile", default="ci")
     p.set_defaults(run=cmd_should_run)
 
@@ -412,10 +427,11 @@ def _data_parsers(steps, login: dict) -> None:
     p.add_argument("parts", type=Path, nargs="+", help="shard artifacts (or one whole artifact)")
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the measured checkout")
     p.add_argument("--out", type=Path, required=True, help="where the result files go")
-    p.add_argument("--artifact", default=DEFAULT.artifact)
-    p.add_argument("--page", default=DEFAULT.page)
-    p.add_argument("--history-dir", default=DEFAULT.history_dir)
-    p.add_argument("--history-page", default=DEFAULT.history_page)
+    # (each default: what [tool.opsweep] in the checkout configures)
+    p.add_argument("--artifact", default="")
+    p.add_argument("--page", default="")
+    p.add_argument("--history-dir", default="")
+    p.add_argument("--history-page", default="")
     p.set_defaults(run=cmd_assemble)
 
     _privileged_parsers(steps, login)

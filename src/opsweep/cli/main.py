@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from opsweep.artifact import data as art
@@ -29,7 +30,7 @@ from opsweep.cli.bot import apply_settings
 from opsweep.cli.check import add_parser as add_check_parser
 from opsweep.cli.check import cmd_check
 from opsweep.cli.progress import DEFAULT_INTERVAL
-from opsweep.cli.settings import PROFILE_ENV, Settings, repo_url, source_url
+from opsweep.cli.settings import PROFILE_ENV, Settings, project, repo_url, source_url
 from opsweep.cli.summary import summary
 from opsweep.engine.config import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
@@ -62,13 +63,30 @@ def _profile_source(args) -> str:
     return "--profile" if args.profile else PROFILE_ENV
 
 
+def _unique(items) -> list:
+    return list(dict.fromkeys(items))
+
+
+def _spec_dirs(args, root: Path = Path(".")) -> list[Path]:
+    """The project's [tool.opsweep] specs (relative to `root`), then any --specs."""
+    return _unique([Path(root, d) for d in project(root).specs] + list(getattr(args, "specs", [])))
+
+
+def _catalog(args, root: Path = Path("."), *, check_draws: bool = False):
+    """The catalog the project configures ([tool.opsweep] catalog and specs) plus --specs."""
+    from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
+    return load_catalog(_spec_dirs(args, root), check_draws=check_draws,
+                        builtin=project(root).builtin)
+
+
 def _add_sweep(sub) -> None:
     p = sub.add_parser("sweep", help="measure the catalog and write the artifact")
     p.add_argument("--profile", choices=["ci", "nightly"], default=None,
                    help="hypothesis profile (default: $OPSWEEP_HYP_PROFILE, else ci)")
     p.add_argument("--only", nargs="+", metavar="NAME", default=[],
                    help="measure only these specs (the rest is carried from the previous artifact)")
-    p.add_argument("--out", type=Path, default=Path(DEFAULT.artifact), help="artifact path")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"artifact path (default: [tool.opsweep] artifact, else {DEFAULT.artifact})")
     p.add_argument("--previous", type=Path, default=None,
                    help="artifact to reuse full grades from (default: the one at --out)")
     p.add_argument("--no-reuse", action="store_true",
@@ -76,7 +94,8 @@ def _add_sweep(sub) -> None:
     p.add_argument("--shard", default=None, metavar="I/N",
                    help="measure only this cost-balanced slice; combine with `opsweep merge`")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR",
-                   help="another directory of spec modules, measured beside the built-in ones")
+                   help="another directory of spec modules, measured beside [tool.opsweep] specs "
+                        "(and the built-in ones, unless [tool.opsweep] catalog = \"none\")")
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default: CPU count; 0 runs inline, without isolation)")
     p.add_argument("--recycle", type=int, default=None, metavar="GROUPS",
@@ -89,7 +108,8 @@ def _add_sweep(sub) -> None:
                    help="seconds allowed for one export before the worker is replaced")
     p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE",
                    help="also measure the catalog with this custom_translation_table (a dotted "
-                        "module or a .py file, then the table's name); a second target")
+                        "module or a .py file, then the table's name); a further target, beside "
+                        "[tool.opsweep] translations")
     p.add_argument("--torchscript", action="store_true",
                    help="also measure the TorchScript exporter (torch.onnx.export(..., "
                         "dynamo=False)) on the same examples: the 'torchscript' target "
@@ -109,7 +129,6 @@ def _add_sweep(sub) -> None:
 
 def cmd_sweep(args) -> int:
     from opsweep.catalog.draw import resolve_profile  # the measuring stages: torch, hypothesis
-    from opsweep.catalog.load import load_catalog
     from opsweep.cli.progress import display
     from opsweep.sweep.driver import regenerate
 
@@ -123,10 +142,14 @@ def cmd_sweep(args) -> int:
     if not args.progress_interval > 0:  # also NaN
         raise UsageError(f"--progress-interval must be > 0 seconds, got {args.progress_interval:g}")
     shard = parse_shard(args.shard) if args.shard else None
-    catalog = load_catalog(args.specs)
+    configured = project()
+    args.out = args.out or Path(configured.artifact)
+    specs = _spec_dirs(args)
+    catalog = _catalog(args, check_draws=True)
+    translations = tuple(_unique([*configured.translations, *args.translations]))
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
-                         spec_dirs=tuple(p.resolve() for p in args.specs),
-                         fast=not args.public_exporter, translations=tuple(args.translations),
+                         spec_dirs=tuple(p.resolve() for p in specs),
+                         fast=not args.public_exporter, translations=translations,
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
                          preload=not args.spawn, torchscript=args.torchscript)
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
@@ -158,19 +181,22 @@ def cmd_merge(args) -> int:
 
 
 def cmd_assemble(args) -> int:
-    new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, DEFAULT.artifact)]])
+    configured = project(args.repo_dir)
+    layout = Layout.of(configured)
+    new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, layout.artifact)]])
     if new.broken is not None:
         _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
     from opsweep.cli.site import check_models, regenerate_site  # torch, the catalog: hypothesis
-    done = regenerate_site(args.repo_dir, DEFAULT, new, args.specs)
-    checked = check_models(args.repo_dir, DEFAULT, new)  # only when models are configured
+    done = regenerate_site(args.repo_dir, layout, new, _spec_dirs(args, args.repo_dir),
+                           builtin=configured.builtin)
+    checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     if checked:
         print(f"opsweep: wrote {checked} ([tool.opsweep] models against the artifact)")
     core, listing = done.view.bars
     if done.artifact_changed:
-        print(f"opsweep: wrote {DEFAULT.artifact}")
-    print(f"opsweep: recorded {done.record}; rendered {', '.join(DEFAULT.pages)}: full "
+        print(f"opsweep: wrote {layout.artifact}")
+    print(f"opsweep: recorded {done.record}; rendered {', '.join(layout.pages)}: full "
           f"{core.numerator}/{core.denominator} core, {listing.numerator}/{listing.denominator} "
           "of the listing")
     return EXIT_OK
@@ -178,13 +204,16 @@ def cmd_assemble(args) -> int:
 
 def cmd_render(args) -> int:
     from opsweep.catalog.installed import gather  # torch, and the catalog: hypothesis
-    from opsweep.catalog.load import load_catalog
     report = art.load(args.onnx_report) if args.onnx_report else None
-    layout = Layout(page=str(args.out), history_dir=str(args.history),
-                    data_dir=str(args.data_dir))
+    root = Path(args.pyproject).parent  # the project --pyproject configures
+    configured = Layout.of(project(root))
+    args.out = args.out or Path(root, configured.page)
+    args.data_dir = args.data_dir or Path(root, configured.data_dir)
+    layout = replace(configured, page=str(args.out), history_dir=str(
+        args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir))
     installed = gather(args.data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
-    view = site.render(layout, report, load_catalog(args.specs, check_draws=False), installed,
+    view = site.render(layout, report, _catalog(args, root), installed,
                   documented_path=args.documented, torch_version=args.torch_version,
                   source_url=source_url(args.source_url, args.pyproject),
                   repo_url=repo_url(args.pyproject))
@@ -204,8 +233,7 @@ def cmd_diff(args) -> int:
         return EXIT_USAGE
     reason = partial_reason(old, new)
     if reason and new.shard is None:  # lost specs count only while the catalog still has them
-        from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
-        reason = partial_reason(old, new, frozenset(load_catalog(check_draws=False).specs))
+        reason = partial_reason(old, new, frozenset(_catalog(args).specs))
     if reason:
         _err(f"{args.new}: not a whole sweep: {reason}; merge every shard first")
         return EXIT_USAGE
@@ -220,8 +248,9 @@ def cmd_diff(args) -> int:
 
 
 def cmd_pin_changed(args) -> int:
+    source = replace(project(args.repo).pins, pyproject=args.pyproject)
     change = pin_change(args.base, args.head, args.pyproject, args.repo,
-                        against_merge_base=not args.tip)
+                        against_merge_base=not args.tip, source=source)
     torch_moved = change.old != change.new
     print(f"torch pin: {change.old or 'none'} -> {change.new or 'none'} "
           f"({'changed' if torch_moved else 'unchanged'}; against {change.base[:12]})")
@@ -248,8 +277,7 @@ def cmd_history(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
-    catalog = load_catalog(args.specs, check_draws=False)
+    catalog = _catalog(args)
     for name, item in catalog.specs.items():
         gap = f"  [gap: {item.gap.stage.value}]" if item.gap else ""
         print(f"{name:<30} {item.family:<16} {', '.join(item.aten_ops)}{gap}")
@@ -262,9 +290,8 @@ def cmd_list(args) -> int:
 
 def cmd_attribution(args) -> int:
     """What each spec really traces, and the drawn examples eager PyTorch rejects."""
-    from opsweep.catalog.load import load_catalog  # the catalog and the engine: torch
-    from opsweep.engine.attribution import attribute, invalid_examples, stale_gap_notes
-    catalog = load_catalog(args.specs, check_draws=False)
+    from opsweep.engine.attribution import attribute, invalid_examples, stale_gap_notes  # torch
+    catalog = _catalog(args)
     bad = 0
     for item in catalog.select(args.names or None):
         try:
@@ -288,11 +315,10 @@ def cmd_attribution(args) -> int:
 def cmd_draw(args) -> int:
     """The examples a sweep would draw, one JSON line per spec (no export)."""
     from opsweep.catalog.draw import draw_examples, resolve_profile  # hypothesis, torch
-    from opsweep.catalog.load import load_catalog
     from opsweep.engine.translations import load
     profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
-    catalog = load_catalog(args.specs, check_draws=False)
-    for text in args.translations:  # loaded as the sweep loads them, before drawing
+    catalog = _catalog(args)
+    for text in _unique([*project().translations, *args.translations]):  # loaded as the sweep loads them, before drawing
         load(text)
     for item in catalog.select(args.names or None):
         drawn = draw_examples(item, profile)
@@ -328,15 +354,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("render", help="render the support page from an artifact")
     p.add_argument("--onnx-report", type=Path, default=None, metavar="ARTIFACT",
                    help="the measured artifact; without it, only the retired listing's claims")
-    p.add_argument("--out", type=Path, default=Path(DEFAULT.page))
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"the support page (default: in [tool.opsweep] pages-dir, else {DEFAULT.page})")
     p.add_argument("--torch-version", default=None,
                    help="torch version the page targets (default: the installed one)")
-    p.add_argument("--documented", type=Path, default=Path(DEFAULT.documented),
-                   help="the retired TorchScript listing's claims (scripts/recompute_documented.py)")
-    p.add_argument("--data-dir", type=Path, default=Path(DEFAULT.data_dir),
+    p.add_argument("--documented", type=Path, default=None,
+                   help="the retired TorchScript listing's claims (default: the data dir's, else "
+                        "the copy opsweep ships)")
+    p.add_argument("--data-dir", type=Path, default=None,
                    help="where the per-version documentation-link cache lives")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p.add_argument("--history", type=Path, default=Path(DEFAULT.history_dir), metavar="DIR",
+    p.add_argument("--history", type=Path, default=None, metavar="DIR",
                    help="history records, for grades per release and the last bump's changes")
     p.add_argument("--source-url", default=None, metavar="URL",
                    help="base URL of the repository's files, to link each spec to its source "

@@ -6,13 +6,15 @@ it is handed these values."""
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from opsweep import config
+from opsweep.config import Config
 from opsweep.errors import UsageError
+from opsweep.files import Layout
 
 DEFAULT_API = "https://api.github.com"
 DEFAULT_SERVER = "https://github.com"
@@ -63,6 +65,18 @@ PYPROJECT_SETTING = "[tool.opsweep] source-url"
 
 
 REPO_SETTING = "[tool.opsweep] repo-url"
+MODELS_SETTING = "[tool.opsweep] models"
+
+
+def project(root: str | os.PathLike = ".") -> Config:
+    """The project's validated ``[tool.opsweep]`` (opsweep.config), from `root`'s
+    pyproject.toml: the one place every command takes its defaults from."""
+    return config.load(Path(root, "pyproject.toml"))
+
+
+def layout(root: str | os.PathLike = ".") -> Layout:
+    """Where the project keeps its artifact, pages, history, data and pins."""
+    return Layout.of(project(root))
 
 
 def source_url(explicit: str | None, pyproject: Path) -> str:
@@ -70,26 +84,13 @@ def source_url(explicit: str | None, pyproject: Path) -> str:
     pyproject setting, else none ("")."""
     if explicit is not None:
         return check_url(explicit, "--source-url") if explicit else ""
-    return _setting(pyproject, "source-url", PYPROJECT_SETTING)
+    return config.load(pyproject).source_url
 
 
 def repo_url(pyproject: Path) -> str:
     """Where the repository lives (the home page links it and installs from it): the
     pyproject's ``[tool.opsweep] repo-url``, configured once, else none ("")."""
-    return _setting(pyproject, "repo-url", REPO_SETTING)
-
-
-def _setting(pyproject: Path, key: str, name: str) -> str:
-    if not Path(pyproject).is_file():
-        return ""
-    try:
-        data = tomllib.loads(Path(pyproject).read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{pyproject}: cannot read it for {name}: {exc}") from exc
-    value = data.get("tool", {}).get("opsweep", {}).get(key)
-    if value is None:
-        return ""
-    return check_url(value, f"{name} in {pyproject}")
+    return config.load(pyproject).repo_url
 
 
 def check_url(value: object, where: str) -> str:
@@ -102,29 +103,8 @@ def check_url(value: object, where: str) -> str:
     return value.rstrip("/")
 
 
-MODELS_SETTING = "[tool.opsweep] models"
-
-
 def models(pyproject: Path) -> tuple[str, ...]:
     """The project's models (``module:callable`` or ``.pt2`` paths) from
     ``[tool.opsweep] models`` in `pyproject`: () when the file or the key is absent; a
     UsageError naming the file and the key when it is not a list of such strings."""
-    if not Path(pyproject).is_file():
-        return ()
-    try:
-        data = tomllib.loads(Path(pyproject).read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{pyproject}: cannot read it for {MODELS_SETTING}: {exc}") from exc
-    value = data.get("tool", {}).get("opsweep", {}).get("models")
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError(f"{MODELS_SETTING} in {pyproject}: expected a list of strings "
-                         f"('module:callable' or a .pt2 file), got {value!r}")
-    for item in value:
-        if not (item.endswith(".pt2") or (":" in item and all(item.split(":", 1)))):
-            raise UsageError(f"{MODELS_SETTING} in {pyproject}: {item!r} is neither "
-                             "'module:callable' nor a .pt2 file")
-    if len(set(value)) != len(value):
-        raise UsageError(f"{MODELS_SETTING} in {pyproject}: a model is listed twice")
-    return tuple(value)
+    return config.load(pyproject).models

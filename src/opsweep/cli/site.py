@@ -17,13 +17,13 @@ from opsweep.page.site import Regenerated, regenerate
 
 
 def regenerate_site(root: Path, layout: Layout, new: Artifact,
-                    specs: Sequence[Path] = ()) -> Regenerated:
+                    specs: Sequence[Path] = (), *, builtin: bool = True) -> Regenerated:
     """The post-sweep sequence (page.site.regenerate) with what it needs from the installed
     stack: the catalog (with the spec directories `specs`), the listing, the registry, the
     documentation links."""
     here = layout.under(root)
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
-    return regenerate(root, layout, new, load_catalog(specs, check_draws=False), installed,
+    return regenerate(root, layout, new, load_catalog(specs, check_draws=False, builtin=builtin), installed,
                       source_url=source_url(None, Path(here.pyproject)),
                       repo_url=repo_url(Path(here.pyproject)))
 

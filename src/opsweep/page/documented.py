@@ -25,6 +25,7 @@ import pkgutil
 import re
 import zipfile
 from collections.abc import Iterable, Mapping
+from importlib import resources
 from pathlib import Path
 
 from opsweep import files
@@ -132,6 +133,18 @@ def save(path: Path, claims: Mapping[str, int], source: str) -> None:
     data = {"source": source, "since_opset": dict(claims)}
     files.validate(data, "documented", path)  # never write what would be refused on load
     write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode("utf-8"))
+
+
+PACKAGED = "data/documented.json"  # the copy the installed package ships (pyproject.toml)
+
+
+def find(path: Path) -> Path:
+    """`path` when the project keeps its own copy of the claims, else the copy the installed
+    package ships (an adopter's repository has none), else `path` (load names it)."""
+    if Path(path).is_file():
+        return Path(path)
+    shipped = Path(str(resources.files("opsweep").joinpath(PACKAGED)))
+    return shipped if shipped.is_file() else Path(path)
 
 
 def load(path: Path) -> tuple[str, dict[str, int]]:

@@ -48,7 +48,7 @@ def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installe
     `artifact` (None: only the claims), written once all three are rendered;
     `documented_path`: the retired listing's claims (default: the layout's)."""
     version = check_versions(artifact, installed.torch_version, torch_version)
-    claims = documented.load(documented_path or Path(layout.documented))
+    claims = documented.load(documented_path or documented.find(Path(layout.documented)))
     view = build_view(installed.listing, catalog, artifact, claims, installed.registered,
                       installed.links, version,
                       records=records.load_all(Path(layout.history_dir)), source_url=source_url)
