@@ -148,8 +148,10 @@ def task_d(reader, a, op):
     stage = title.removeprefix("Reproduce ").split(":", 1)[0].removeprefix("dynamic ")
     assert stage in {g.stage.value for g in a.operators[op].failures + a.operators[op].dynamic_failures}
     assert "torch.onnx.export(" in code
-    own = "from opsweep" not in code
-    return f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): {own}"
+    assert "opsweep" not in code.split('"""', 2)[-1], "the snippet needs opsweep"
+    for step in ("onnx.checker.check_model(", "ort.InferenceSession(", "compare(want, got)"):
+        assert step in code, step
+    return f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): True"
 
 
 def weights(page, served):  # noqa: F811 -- the fixture's value

@@ -5,11 +5,19 @@ opsweep's public names only (`opsweep.example_for`, `opsweep.dynamic_example_for
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+#: (spec, signature, dynamic, translation target or "", title) -> a self-contained script
+#: (torch, onnx, onnxruntime and numpy only), or None where the spec's callable cannot be
+#: written out; `engine.standalone.Scripts.for_example`, handed in by the command line
+Scripts = Callable[[str, str, bool, str, str], "str | None"]
+
 
 def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:
     """Copy-pasteable Python that reproduces the export of one example (with a
     custom translation table, or its dynamic re-export, when given)."""
-    lines = ["import torch", f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}"]
+    lines = ["# needs opsweep's catalog: this spec's callable cannot be written out inline",
+             "import torch", f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}"]
     if translations:
         lines.append("from opsweep import load_translations")
     lines.append("")
