@@ -151,7 +151,15 @@ def task_d(reader, a, op):
     assert "opsweep" not in code.split('"""', 2)[-1], "the snippet needs opsweep"
     for step in ("onnx.checker.check_model(", "ort.InferenceSession(", "compare(want, got)"):
         assert step in code, step
-    return f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): True"
+    # every copy button copies its own block: unique targets, this one's is this snippet
+    targets = page.eval_on_selector_all("button.md-clipboard",
+                                        "bs => bs.map(b => b.dataset.clipboardTarget)")
+    assert targets and len(targets) == len(set(targets)), "copy buttons share a target"
+    target = repro.locator("button.md-clipboard").get_attribute("data-clipboard-target")
+    copied = page.evaluate("t => document.querySelector(t).innerText", target)
+    assert copied.strip() == code.strip(), "the copy button copies another block"
+    return (f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): True; "
+            f"{len(targets)} copy buttons, targets unique")
 
 
 def weights(page, served):  # noqa: F811 -- the fixture's value

@@ -19,7 +19,7 @@ from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record
 from opsweep.model import Stage
-from opsweep.page.snippets import Scripts, snippet
+from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate
 
@@ -165,8 +165,8 @@ def _repros(groups: Sequence[GroupView], scripts: Scripts | None = None) -> tupl
         where = f" with {target}" if target else ""
         title = f"{'dynamic ' if dynamic else ''}{stage}{where}: {g.example} (spec {g.spec})"
         inline = scripts(g.spec, g.example, dynamic, target, title) if scripts else None
-        out.append(Repro(title, inline or snippet(g.spec, g.example, translations=target,
-                                                  dynamic=dynamic)))
+        out.append(Repro(title, inline or NEEDS_CATALOG + snippet(
+            g.spec, g.example, translations=target, dynamic=dynamic)))
     return tuple(out)
 
 

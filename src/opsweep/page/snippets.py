@@ -13,11 +13,14 @@ from collections.abc import Callable
 Scripts = Callable[[str, str, bool, str, str], "str | None"]
 
 
+#: the first line of a page snippet that could not be written out without the catalog
+NEEDS_CATALOG = "# needs opsweep's catalog: this spec's callable cannot be written out inline\n"
+
+
 def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:
     """Copy-pasteable Python that reproduces the export of one example (with a
     custom translation table, or its dynamic re-export, when given)."""
-    lines = ["# needs opsweep's catalog: this spec's callable cannot be written out inline",
-             "import torch", f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}"]
+    lines = ["import torch", f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}"]
     if translations:
         lines.append("from opsweep import load_translations")
     lines.append("")
