@@ -63,7 +63,7 @@ def test_a_repro_snippet_on_the_operators_page_reproduces_its_failure():
     from opsweep.engine.adapter import quiet_exporter
     quiet_exporter()
     text = DETAILS.read_text("utf-8")
-    found = re.search(r"<summary>Reproduce no-translation: [^<]*</summary><pre><code>(.*?)</code>",
+    found = re.search(r"<summary>Reproduce no-translation: [^<]*</summary><pre[^>]*><code>(.*?)</code>",
                       text, re.DOTALL)
     assert found, "the operators page has a no-translation snippet"
     from opsweep.engine.adapter import classify_export_error

@@ -152,10 +152,11 @@ def task_d(reader, a, op):
     for step in ("onnx.checker.check_model(", "ort.InferenceSession(", "compare(want, got)"):
         assert step in code, step
     # every copy button copies its own block: unique targets, this one's is this snippet
-    targets = page.eval_on_selector_all("button.md-clipboard",
+    page.wait_for_selector(f"section#op-{op} button[data-clipboard-target]", state="attached")
+    targets = page.eval_on_selector_all("button[data-clipboard-target]",
                                         "bs => bs.map(b => b.dataset.clipboardTarget)")
     assert targets and len(targets) == len(set(targets)), "copy buttons share a target"
-    target = repro.locator("button.md-clipboard").get_attribute("data-clipboard-target")
+    target = repro.locator("button[data-clipboard-target]").get_attribute("data-clipboard-target")
     copied = page.evaluate("t => document.querySelector(t).innerText", target)
     assert copied.strip() == code.strip(), "the copy button copies another block"
     return (f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): True; "
