@@ -148,8 +148,19 @@ def task_d(reader, a, op):
     stage = title.removeprefix("Reproduce ").split(":", 1)[0].removeprefix("dynamic ")
     assert stage in {g.stage.value for g in a.operators[op].failures + a.operators[op].dynamic_failures}
     assert "torch.onnx.export(" in code
-    own = "from opsweep" not in code
-    return f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): {own}"
+    assert "opsweep" not in code.split('"""', 2)[-1], "the snippet needs opsweep"
+    for step in ("onnx.checker.check_model(", "ort.InferenceSession(", "compare(want, got)"):
+        assert step in code, step
+    # every copy button copies its own block: unique targets, this one's is this snippet
+    page.wait_for_selector(f"section#op-{op} button[data-clipboard-target]", state="attached")
+    targets = page.eval_on_selector_all("button[data-clipboard-target]",
+                                        "bs => bs.map(b => b.dataset.clipboardTarget)")
+    assert targets and len(targets) == len(set(targets)), "copy buttons share a target"
+    target = repro.locator("button[data-clipboard-target]").get_attribute("data-clipboard-target")
+    copied = page.evaluate("t => document.querySelector(t).innerText", target)
+    assert copied.strip() == code.strip(), "the copy button copies another block"
+    return (f"{title}; self-contained (torch, onnx, onnxruntime, numpy only): True; "
+            f"{len(targets)} copy buttons, targets unique")
 
 
 def weights(page, served):  # noqa: F811 -- the fixture's value

@@ -213,10 +213,13 @@ def cmd_render(args) -> int:
         args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir))
     installed = gather(args.data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
-    view = site.render(layout, report, _catalog(args, root), installed,
+    from opsweep.engine.standalone import Scripts  # the snippets' inline modules: torch
+    catalog = _catalog(args, root)
+    scripts = Scripts(catalog, report.profile if report else "ci").for_example
+    view = site.render(layout, report, catalog, installed,
                   documented_path=args.documented, torch_version=args.torch_version,
                   source_url=source_url(args.source_url, args.pyproject),
-                  repo_url=repo_url(args.pyproject))
+                  repo_url=repo_url(args.pyproject), scripts=scripts)
     bar_core, bar_all = view.bars
     print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")

@@ -12,6 +12,7 @@ from opsweep.artifact.data import Artifact
 from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
 from opsweep.cli.settings import models, repo_url, source_url
+from opsweep.engine.standalone import Scripts
 from opsweep.files import Layout, write_atomic
 from opsweep.page.site import Regenerated, regenerate
 
@@ -23,9 +24,11 @@ def regenerate_site(root: Path, layout: Layout, new: Artifact,
     documentation links."""
     here = layout.under(root)
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
-    return regenerate(root, layout, new, load_catalog(specs, check_draws=False, builtin=builtin), installed,
+    catalog = load_catalog(specs, check_draws=False, builtin=builtin)
+    return regenerate(root, layout, new, catalog, installed,
                       source_url=source_url(None, Path(here.pyproject)),
-                      repo_url=repo_url(Path(here.pyproject)))
+                      repo_url=repo_url(Path(here.pyproject)),
+                      scripts=Scripts(catalog, new.profile).for_example)
 
 
 def check_models(root: Path, layout: Layout, new: Artifact) -> str | None:

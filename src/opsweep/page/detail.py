@@ -19,7 +19,7 @@ from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record
 from opsweep.model import Stage
-from opsweep.page.snippets import snippet
+from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate
 
@@ -151,8 +151,9 @@ def _groups(view: Artifact, op: str, result: OperatorResult, target: str) -> lis
     return sorted(out, key=lambda v: (v.dynamic, Stage(v.stage).depth, v.error, v.dtype, v.rank))
 
 
-def _repros(groups: Sequence[GroupView]) -> tuple[Repro, ...]:
-    """One snippet per (target, static/dynamic, stage): the group with the smallest example."""
+def _repros(groups: Sequence[GroupView], scripts: Scripts | None = None) -> tuple[Repro, ...]:
+    """One snippet per (target, static/dynamic, stage): the group with the smallest example;
+    `scripts` writes it self-contained (engine.standalone), when given and it can."""
     chosen: dict[tuple, GroupView] = {}
     for g in groups:
         key = (g.target, g.dynamic, g.stage)
@@ -163,7 +164,9 @@ def _repros(groups: Sequence[GroupView]) -> tuple[Repro, ...]:
     for (target, dynamic, stage), g in chosen.items():
         where = f" with {target}" if target else ""
         title = f"{'dynamic ' if dynamic else ''}{stage}{where}: {g.example} (spec {g.spec})"
-        out.append(Repro(title, snippet(g.spec, g.example, translations=target, dynamic=dynamic)))
+        inline = scripts(g.spec, g.example, dynamic, target, title) if scripts else None
+        out.append(Repro(title, inline or NEEDS_CATALOG + snippet(
+            g.spec, g.example, translations=target, dynamic=dynamic)))
     return tuple(out)
 
 
@@ -199,7 +202,8 @@ def target_groups(artifact: Artifact, op: str) -> list[GroupView]:
 
 def detail(row, artifact: Artifact | None, catalog: Catalog,
            grades_per_release: tuple[tuple[ReleaseGrade, ...], ReleaseGrade | None],
-           target_cells: Mapping[str, str], source_url: str) -> OperatorDetail:
+           target_cells: Mapping[str, str], source_url: str,
+           scripts: Scripts | None = None) -> OperatorDetail:
     """`row`: the support page's RowView of this operator; `grades_per_release`: what
     `releases` gives for it."""
     groups = target_groups(artifact, row.name) if artifact is not None else []
@@ -209,4 +213,4 @@ def detail(row, artifact: Artifact | None, catalog: Catalog,
         aliases=row.aliases, inplace=row.inplace, core=row.core, coverage=row.coverage,
         documented=row.documented, registered=row.registered, grades=tuple(target_cells.items()),
         specs=tuple(spec_ref(catalog, s, source_url) for s in catalog.by_operator.get(row.name, ())),
-        groups=tuple(groups), repros=_repros(groups), releases=history, since=since)
+        groups=tuple(groups), repros=_repros(groups, scripts), releases=history, since=since)

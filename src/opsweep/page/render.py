@@ -21,6 +21,7 @@ from opsweep.model import Grade, Stage
 from opsweep.page.detail import detail, releases
 from opsweep.page.dtypes import CLASSES, SHORT
 from opsweep.page.glyphs import GLYPHS, UNMEASURED, glyph_code, glyphs
+from opsweep.page.snippets import Scripts
 from opsweep.page.templates import environment
 from opsweep.page.view import absent_rows, last_bump, matrices, result_grades, target_cells
 from opsweep.page.viewmodel import Bar, ChangedRow, PageView, RowView, TargetView
@@ -83,7 +84,8 @@ def _coverage(name: str, catalog: Catalog, artifact: Artifact | None) -> str:
 def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
                documented: tuple[str, Mapping[str, int]], registered: frozenset[str],
                links: Mapping[str, Link], torch_version: str, *,
-               records: Sequence[Record] = (), source_url: str = "") -> PageView:
+               records: Sequence[Record] = (), source_url: str = "",
+               scripts: Scripts | None = None) -> PageView:
     """`records`: the history records (oldest first), for the per-release grades and the
     "changed in the last bump" filter; `source_url`: where spec files link to."""
     source, claims = documented
@@ -121,7 +123,7 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
             full_since=since.version if since is not None else "",
             full_since_torch=since.torch if since is not None else ""))
         details.append(detail(rows[-1], artifact, catalog, (history, since),
-                              target_cells(artifact, names, name), source_url))
+                              target_cells(artifact, names, name), source_url, scripts))
     full = {r.name for r in rows if r.confirmed}
     core = [r for r in rows if r.core]
     bars = (Bar("core opset", len(full & {r.name for r in core}), len(core)),

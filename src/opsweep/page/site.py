@@ -24,6 +24,7 @@ from opsweep.files import Layout, write_atomic
 from opsweep.page import documented, sources
 from opsweep.page.history import render as render_history
 from opsweep.page.render import build_view, check_versions, render_details, render_home, render_page
+from opsweep.page.snippets import Scripts
 from opsweep.page.viewmodel import PageView
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ class Regenerated:
 
 def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installed: Installed,
            *, torch_version: str | None = None, source_url: str = "", repo_url: str = "",
-           documented_path: Path | None = None) -> PageView:
+           documented_path: Path | None = None, scripts: Scripts | None = None) -> PageView:
     """The home page, the support page, the operators page and the spec sources page of `layout`, from
     `artifact` (None: only the claims), written once all three are rendered;
     `documented_path`: the retired listing's claims (default: the layout's)."""
@@ -51,7 +52,8 @@ def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installe
     claims = documented.load(documented_path or documented.find(Path(layout.documented)))
     view = build_view(installed.listing, catalog, artifact, claims, installed.registered,
                       installed.links, version,
-                      records=records.load_all(Path(layout.history_dir)), source_url=source_url)
+                      records=records.load_all(Path(layout.history_dir)), source_url=source_url,
+                      scripts=scripts)
     spec_page = sources.build(catalog, {d.name for d in view.details}, source_url, version)
     pages = {layout.home: render_home(view, repo_url), layout.page: render_page(view),
              layout.details: render_details(view),
@@ -69,7 +71,8 @@ def render_history_page(layout: Layout) -> Sequence[records.Record]:
 
 
 def regenerate(root: Path, layout: Layout, new: Artifact, catalog: Catalog,
-               installed: Installed, *, source_url: str = "", repo_url: str = "") -> Regenerated:
+               installed: Installed, *, source_url: str = "", repo_url: str = "",
+               scripts: Scripts | None = None) -> Regenerated:
     """After a sweep (its shards merged): `new` becomes the artifact of the checkout at
     `root`, unless it is partial against the one committed there; then the history record,
     the history view and the pages. Raises UsageError for a partial sweep, touching nothing."""
@@ -86,5 +89,5 @@ def regenerate(root: Path, layout: Layout, new: Artifact, catalog: Catalog,
     record = records.write(new, Path(here.history_dir))  # first: the pages show each release
     render_history_page(here)
     view = render(here, new if changed else old, catalog, installed, source_url=source_url,
-                  repo_url=repo_url)
+                  repo_url=repo_url, scripts=scripts)
     return Regenerated(view, Path(record).relative_to(root).as_posix(), changed)

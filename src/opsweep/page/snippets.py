@@ -5,7 +5,18 @@ opsweep's public names only (`opsweep.example_for`, `opsweep.dynamic_example_for
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from opsweep.artifact.data import TORCHSCRIPT
+
+#: (spec, signature, dynamic, translation target or "", title) -> a self-contained script
+#: (torch, onnx, onnxruntime and numpy only), or None where the spec's callable cannot be
+#: written out; `engine.standalone.Scripts.for_example`, handed in by the command line
+Scripts = Callable[[str, str, bool, str, str], "str | None"]
+
+
+#: the first line of a page snippet that could not be written out without the catalog
+NEEDS_CATALOG = "# needs opsweep's catalog: this spec's callable cannot be written out inline\n"
 
 
 def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:
