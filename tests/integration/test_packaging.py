@@ -48,8 +48,11 @@ def _fresh_venv(tmp_path: Path) -> Path:
     Path(purelib.stdout.strip(), "parent-env.pth").write_text(
         "\n".join(dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]))
         + "\n")
+    # --ignore-installed: where the parent has opsweep installed as a wheel (tox), pip would
+    # otherwise see it through parent-env.pth and install nothing
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", "--no-index", str(wheel)], check=True, capture_output=True)
+                    "--no-deps", "--no-index", "--ignore-installed", str(wheel)], check=True,
+                   capture_output=True)
     return venv
 
 

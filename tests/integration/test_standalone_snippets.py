@@ -4,7 +4,8 @@ at the stage it is labelled with and nowhere else.
 One snippet per stage kind, chosen from the committed artifact's failures (the first spec in
 name order with a failure of that kind), written by engine.standalone as `opsweep render`
 writes them, then run by a Python whose sys.path holds the interpreter's site-packages but
-none of their .pth hooks (so no editable install of opsweep) and no source checkout."""
+none of their .pth hooks (so no editable install of opsweep) and no source checkout, and
+whose importer refuses opsweep (installed as a wheel there, as under tox)."""
 
 import json
 import os
@@ -28,8 +29,17 @@ KINDS = [("no-translation", False), ("translation-error", False), ("checker", Fa
          ("checker", True), ("runtime", True), ("numerics", True)]
 #: run each script in turn in one interpreter (one torch import) and print, per script, the
 #: line of the script's own top level that raised (0: none did), with the error's last line
-BOOT = """import json, runpy, sys, traceback
+BOOT = """import importlib.abc, json, runpy, sys, traceback
 sys.path[:] = {paths!r}
+
+
+class NoOpsweep(importlib.abc.MetaPathFinder):  # where opsweep is installed as a wheel (tox)
+    def find_spec(self, name, path=None, target=None):
+        if name == 'opsweep' or name.startswith('opsweep.'):
+            raise ImportError('opsweep is not installed here', name=name)
+
+
+sys.meta_path.insert(0, NoOpsweep())
 try:
     import opsweep
 except ImportError:

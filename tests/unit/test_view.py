@@ -20,7 +20,7 @@ from opsweep.page.detail import releases
 from opsweep.page.dtypes import dtype_row, rank_row
 from opsweep.page.view import last_bump
 from opsweep.page.render import build_view, render_details, render_page
-from opsweep.page.snippets import snippet
+from opsweep.page.snippets import NEEDS_CATALOG, snippet
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, T, result, with_target
 
@@ -120,7 +120,8 @@ def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog
     details = {d.name: d for d in v.details}
     sin = details["sin"]
     assert [(g.stage, g.example, g.spec) for g in sin.groups] == [("no-translation", "f32[1]", "sin")]
-    assert sin.repros[0].code == snippet("sin", "f32[1]")  # the snippet `opsweep diff` produces
+    # no inline scripts handed in: the snippet `opsweep diff` produces, marked as needing opsweep
+    assert sin.repros[0].code == NEEDS_CATALOG + snippet("sin", "f32[1]")
     line = catalog.specs["sin"].origin.line
     unary = Path(importlib.import_module("opsweep.specs.unary").__file__)
     assert 'unary("sin"' in unary.read_text("utf-8").splitlines()[line - 1]
