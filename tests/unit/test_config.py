@@ -133,7 +133,7 @@ def test_pins_from_a_dependency_array(name, expected):
 
 
 def test_pins_from_a_requirements_or_constraints_file():
-    text = ("# the exporter stack\n--index-url https://example.invalid/simple\ntorch==2.15.0  # cpu\n"
+    text = ("# the exporter stack\n--only-binary :all:\ntorch==2.15.0  # cpu\n"
             "onnx == 1.23.2\nonnxruntime>=1.20\nonnxscript==0.7.2 \\\n  --hash=sha256:00\n")
     source = config.PinSource("requirements", "constraints.txt")
     assert read_pins(text, source=source) == {"torch": "2.15.0", "onnx": "1.23.2",

@@ -14,10 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from opsweep.artifact.records import Record
+
+class Record(Protocol):
+    """What ordering needs of a history record (artifact.records.Record): its pins and its
+    torch release. A protocol, so that records may use this module without a circle."""
+
+    pins: tuple[tuple[str, str], ...]
+    version: str
 
 
 def version_key(version: str) -> tuple:

@@ -15,9 +15,6 @@ its example inputs are the ones saved with it.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +22,7 @@ from typing import Any
 
 import torch
 
+from opsweep.engine.translations import SourceImportError, import_source
 from opsweep.errors import ModelError
 
 KEYS = frozenset({"model", "inputs", "kwargs", "dynamic_shapes", "dynamic_inputs", "name"})
@@ -53,23 +51,10 @@ class ModelCase:
 
 
 def _import(module: str, where: str):
-    if module.endswith(".py") or "/" in module:
-        path = Path(module)
-        if not path.is_file():
-            raise ModelError(where, f"no such file {module}")
-        spec = importlib.util.spec_from_file_location(f"opsweep_model_{path.stem}", path)
-        loaded = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        try:
-            spec.loader.exec_module(loaded)  # type: ignore[union-attr]
-        except Exception as exc:
-            raise ModelError(where, f"importing {module} raised {type(exc).__name__}: {exc}") from None
-        return loaded
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
     try:
-        return importlib.import_module(module)
-    except Exception as exc:
-        raise ModelError(where, f"importing {module} raised {type(exc).__name__}: {exc}") from None
+        return import_source(module, "opsweep_model_")
+    except SourceImportError as exc:
+        raise ModelError(where, str(exc)) from None
 
 
 def _from_callable(source: str) -> ModelCase:

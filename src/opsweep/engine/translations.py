@@ -39,12 +39,19 @@ def _is_path(module: str) -> bool:
     return module.endswith(".py") or "/" in module or "\\" in module
 
 
-def _import(module: str, where: str):
+class SourceImportError(Exception):
+    """A module named on the command line (a dotted name or a .py file) could not be
+    imported: the message says which and why; each caller names where it was given."""
+
+
+def import_source(module: str, prefix: str):
+    """The module `module` names: a .py file (imported once per resolved path, under a
+    name made from `prefix`) or a dotted module (the working directory importable)."""
     if _is_path(module):
         path = Path(module)
         if not path.is_file():
-            raise UsageError(f"--translations {where}: no such file {module}")
-        name = "opsweep_translations_" + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+            raise SourceImportError(f"no such file {module}")
+        name = prefix + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
         if name in sys.modules:
             return sys.modules[name]
         spec = importlib.util.spec_from_file_location(name, path)
@@ -54,16 +61,22 @@ def _import(module: str, where: str):
             spec.loader.exec_module(loaded)  # type: ignore[union-attr]
         except Exception as exc:
             del sys.modules[name]
-            raise UsageError(f"--translations {where}: importing {module} failed: "
-                             f"{type(exc).__name__}: {exc}") from None
+            raise SourceImportError(f"importing {module} failed: {type(exc).__name__}: {exc}") \
+                from None
         return loaded
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(module)
     except Exception as exc:
-        raise UsageError(f"--translations {where}: importing {module} failed: "
-                         f"{type(exc).__name__}: {exc}") from None
+        raise SourceImportError(f"importing {module} failed: {type(exc).__name__}: {exc}") from None
+
+
+def _import(module: str, where: str):
+    try:
+        return import_source(module, "opsweep_translations_")
+    except SourceImportError as exc:
+        raise UsageError(f"--translations {where}: {exc}") from None
 
 
 def _op_name(key: Any) -> str | None:
