@@ -116,11 +116,29 @@ def init(setup: SetUp) -> None:
         quiet_runtime(setup.verbose)
         if not setup.verbose:
             quiet_exporter()
+        thread_only_progress_lock()
         _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
         _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options,
                                               setup.torchscript)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
+
+
+def thread_only_progress_lock() -> None:
+    """Give tqdm a thread lock before the exporter's passes make their first progress bar.
+
+    torch.fx's interpreter opens a tqdm bar, and tqdm's first bar in a process makes a
+    multiprocessing semaphore that Python's resource tracker follows. A worker the pool
+    stops at the end of a sweep never releases it, and the tracker then warns of a leaked
+    semaphore on the user's terminal (seen in 1 of 3 sweeps). A worker runs its tasks one at
+    a time and shares no bar with another process, so a thread lock is all tqdm needs."""
+    try:
+        import threading
+
+        from tqdm import tqdm
+    except ImportError:  # no tqdm, no bar, no semaphore
+        return
+    tqdm.set_lock(threading.RLock())
 
 
 def _ready() -> None:
