@@ -246,6 +246,9 @@ class OpSpec:
     #: positions (in `Example.tensors` order) of the tensor inputs whose leading dimension is
     #: the batch, for the dynamic axis; None: decided per example from eager PyTorch's evidence
     batch: tuple[int, ...] | None = None
+    #: argument name -> why the spec never varies it (the catalog's bar: every argument of the
+    #: traced schema varied, or a reason here; opsweep.engine.arguments)
+    fixed: Mapping[str, str] = field(default_factory=dict)
     source: str = ""  # module that defined the spec, filled in by the catalog
     #: the statement that built the spec (file, line, span), recorded at construction
     origin: Origin | None = field(default=None, compare=False, repr=False)
@@ -291,6 +294,9 @@ class Outcome:
     #: what differed, for the `numerics` stage of the static and of the dynamic run
     mismatch: Mismatch | None = None
     dynamic_mismatch: Mismatch | None = None
+    #: the schema arguments the example's calls reached, as (overload, argument, type, value
+    #: class): opsweep.engine.arguments
+    arguments: tuple[tuple[str, str, str, str], ...] = ()
 
 
 # --- where a spec is defined, recorded when it is built ---------------------------------

@@ -202,6 +202,12 @@ def _validate(item: OpSpec) -> None:
     for declared in item.traces:
         if declared not in item.aten_ops:
             raise fail(f"traces maps {declared!r}, which is not in aten_ops")
+    for argument, why in dict(item.fixed).items():
+        if not isinstance(argument, str) or not argument.isidentifier():
+            raise fail(f"fixed names {argument!r}: expected a schema argument's name")
+        if not isinstance(why, str) or not why.strip():
+            raise fail(f"fixed[{argument!r}]: say why the spec never varies it (a non-empty "
+                       "reason)")
 
 
 def check_draw(item: OpSpec) -> Example:

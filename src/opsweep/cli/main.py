@@ -330,6 +330,31 @@ def cmd_draw(args) -> int:
     return EXIT_OK
 
 
+def cmd_coverage(args) -> int:
+    """Which arguments each spec's draws set, and to which value classes, measured from the
+    operator's schema by running the drawn examples eagerly (no export); exit 1 when a spec
+    misses the catalog's bar (an argument never varied, with no reason given)."""
+    from opsweep.catalog.draw import resolve_profile  # hypothesis, torch
+    from opsweep.engine import arguments as A
+    profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
+    catalog = _catalog(args)
+    problems: list[str] = []
+    for item in catalog.select(args.names or None):
+        groups = A.live_features(item, profile)
+        table = A.coverage(fs for _, fs in groups)
+        missed = A.bar(item, table)
+        problems += missed
+        if args.unvaried and not missed:
+            continue
+        print(f"{item.name}  ({len(groups)} signature groups, {profile.name} profile)")
+        print(A.describe(item, table))
+    for line in problems:
+        print(f"BAR {line}", file=sys.stderr)
+    if problems:
+        _err(f"{len(problems)} argument(s) never varied and given no reason")
+    return EXIT_ERROR if problems else EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="opsweep", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -342,6 +367,14 @@ def build_parser() -> argparse.ArgumentParser:
                        "any spec is off)")
     p.add_argument("names", nargs="*", metavar="NAME", help="specs to check (default: all)")
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p = sub.add_parser("coverage", help="the arguments each spec's draws set and the value "
+                       "classes they reach, from the operator's schema (exit 1 when an argument "
+                       "is never varied and the spec gives no reason)")
+    p.add_argument("names", nargs="*", metavar="NAME", help="specs to measure (default: all)")
+    p.add_argument("--profile", choices=["ci", "nightly"], default=None)
+    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
+    p.add_argument("--unvaried", action="store_true",
+                   help="print only the specs that miss the bar")
     p = sub.add_parser("draw", help="print the examples a sweep draws for each spec (JSON lines)")
     p.add_argument("names", nargs="*", metavar="NAME", help="specs to draw (default: all)")
     p.add_argument("--profile", choices=["ci", "nightly"], default=None)
@@ -405,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "attribution": cmd_attribution,
+COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "coverage": cmd_coverage, "attribution": cmd_attribution,
             "merge": cmd_merge, "assemble": cmd_assemble, "render": cmd_render, "diff": cmd_diff,
             "pin-changed": cmd_pin_changed, "history": cmd_history,
             "check": cmd_check}

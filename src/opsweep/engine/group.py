@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from opsweep.engine.adapter import Exporter
+from opsweep.engine.arguments import group_features
 from opsweep.engine.fastpath import unchanged_by
 from opsweep.engine.phase import Phase, ignore
 from opsweep.engine.runner import references_of, run_dynamic, static_outcomes
@@ -49,7 +50,7 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
     invalid, references, call = references_of(spec, group, _prefixed(phase, names[0]))
     if call is None:
         outcomes = [invalid[i] for i in range(len(group))]
-        return dict.fromkeys(names, outcomes)
+        return with_arguments(spec, group, dict.fromkeys(names, outcomes))
     static: dict[str, list[Outcome]] = {}
     final: dict[str, list[Outcome]] = {}
     traces: dict[str, object] = {}  # the stock exports' traces: "static", "dynamic"
@@ -76,7 +77,20 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
             if name == names[0]:
                 traces["dynamic"] = exporter.last_trace
         checkpoint(static, final)
-    return final
+    return with_arguments(spec, group, final)
+
+
+def with_arguments(spec: OpSpec, group: Sequence[Example],
+                   final: dict[str, list[Outcome]]) -> dict[str, list[Outcome]]:
+    """Every outcome with the schema arguments its group reached, measured on a module
+    built afresh (the exported one is not run again: a module with state, batch norm in
+    training, would move)."""
+    features = group_features(spec, group)
+    if not features:
+        return final
+    cache: dict[int, list[Outcome]] = {}  # targets that share outcomes keep sharing them
+    return {name: cache.setdefault(id(outs), [replace(o, arguments=features) for o in outs])
+            for name, outs in final.items()}
 
 
 def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
