@@ -5,9 +5,10 @@ spec reaches is reached at every dtype class it draws (the covering step of the 
 
 import pytest
 
-from opsweep.catalog.classes import dtype_class
+from opsweep import coverage as C
 from opsweep.catalog.draw import PROFILES, draw_examples
 from opsweep.catalog.load import load_catalog
+from opsweep.coverage import dtype_class
 from opsweep.engine import arguments as A
 
 CATALOG = load_catalog(check_draws=False)
@@ -20,7 +21,7 @@ def measured():
 
 def test_every_argument_is_varied_or_the_spec_says_why(measured):
     problems = [line for name, groups in sorted(measured.items())
-                for line in A.bar(CATALOG.specs[name], A.coverage(fs for _, fs in groups))]
+                for line in C.bar(CATALOG.specs[name], C.coverage(fs for _, fs in groups))]
     assert not problems, f"{len(problems)} argument(s) short of the bar:\n" + "\n".join(problems)
 
 
@@ -33,7 +34,7 @@ def test_choice_keywords_are_covered_at_every_dtype_class(measured):
         for dtype, features in groups:
             by_class.setdefault(dtype_class(dtype), set()).update(
                 (a, c) for o, a, t, c in features
-                if o == A.CALL and t in ("bool", "str", "NoneType"))
+                if o == C.CALL and t in ("bool", "str", "NoneType"))
         every = set().union(*by_class.values()) if by_class else set()
         for cls, have in by_class.items():
             if every - have:

@@ -88,6 +88,10 @@ class SpecResult:
     #: examples per (dtype, rank, stage reached), ok included; None: not recorded (an
     #: artifact from before schema 5)
     outcomes: tuple[StageCount, ...] | None = None
+    #: the arguments the spec's draws reached, read from torch's schema of each overload it
+    #: traces: overload -> argument -> {"type", "classes"} (opsweep.coverage.coverage); None:
+    #: not recorded (measured by an engine before arguments were)
+    arguments: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
 
     @property
     def counts(self) -> Counts:
@@ -251,7 +255,8 @@ def _grade_value(g: Grade | None) -> str | None:
 
 def _failures_out(groups: Iterable[FailureGroup]) -> list[dict[str, Any]]:
     return [{"dtype": g.dtype, "rank": g.rank, "stage": g.stage.value, "error": g.error,
-             "count": g.count, "example": g.example, "size": g.size} for g in groups]
+             "count": g.count, "example": g.example, "size": g.size,
+             **({"only_with": list(g.only_with)} if g.only_with else {})} for g in groups]
 
 
 def _grades_out(g: Grades) -> dict[str, Any]:
@@ -273,7 +278,10 @@ def spec_to_data(r: SpecResult) -> dict[str, Any]:
         "dynamic_failures": _failures_out(r.dynamic_failures),
         **({} if r.outcomes is None else {"outcomes": [
             {"dtype": c.dtype, "rank": c.rank, "stage": c.stage.value, "count": c.count}
-            for c in r.outcomes]})}
+            for c in r.outcomes]}),
+        **({} if r.arguments is None else {"arguments": {
+            o: {a: {"type": e["type"], "classes": list(e["classes"])} for a, e in args.items()}
+            for o, args in r.arguments.items()}})}
 
 
 def spec_from_data(d: dict[str, Any]) -> SpecResult:
@@ -287,7 +295,8 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
         {Stage(s): n for s, n in d["dynamic_stages"].items()}, d["dynamic_regressed"],
         _failures_in(d["dynamic_failures"]),
         None if "outcomes" not in d else tuple(
-            StageCount(c["dtype"], c["rank"], Stage(c["stage"]), c["count"]) for c in d["outcomes"]))
+            StageCount(c["dtype"], c["rank"], Stage(c["stage"]), c["count"]) for c in d["outcomes"]),
+        d.get("arguments"))
 
 
 def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:
@@ -375,7 +384,8 @@ def _grade_in(value: str | None) -> Grade | None:
 
 def _failures_in(items: list[dict[str, Any]]) -> tuple[FailureGroup, ...]:
     return tuple(FailureGroup(f["dtype"], f["rank"], Stage(f["stage"]), f["error"], f["count"],
-                              f["example"], f["size"]) for f in items)
+                              f["example"], f["size"], tuple(f.get("only_with", ())))
+                 for f in items)
 
 
 def _grades_in(d: dict[str, Any]) -> Grades:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from opsweep.coverage import set_apart
 from opsweep.model import UNGRADED, Grade, Mismatch, Outcome, Stage
 
 
@@ -67,10 +68,20 @@ class FailureGroup:
     count: int
     example: str  # the smallest failing signature of the group
     size: int = 0  # its total number of input elements
+    #: ``argument=class`` values every example of the group has and no example of its dtype
+    #: that got past its stage has: it fails only with them (opsweep.coverage.set_apart)
+    only_with: tuple[str, ...] = ()
+
+    @property
+    def only(self) -> str:
+        """"only with ceil_mode=True" (or several, "… or …"), or empty."""
+        return f"only with {' or '.join(self.only_with)}" if self.only_with else ""
 
     def describe(self, *, example: bool = True) -> str:
         """One line for pages and comments: where, how often, the error, an example."""
-        line = f"{self.dtype} rank {self.rank}: {self.stage.value} ×{self.count} — {self.error}"
+        only = f" {self.only}" if self.only_with else ""
+        line = (f"{self.dtype} rank {self.rank}: {self.stage.value} ×{self.count}{only} — "
+                f"{self.error}")
         return f"{line} (e.g. {self.example})" if example else line
 
 
@@ -184,9 +195,24 @@ def _key(g: FailureGroup) -> tuple:
 
 
 def failure_groups(outcomes: Iterable[Outcome]) -> tuple[FailureGroup, ...]:
-    """Group the failing outcomes of one spec."""
-    return merge_failures(FailureGroup(o.dtype, o.rank, o.stage, o.error, 1, o.signature, o.size)
-                          for o in outcomes if o.stage is not Stage.OK)
+    """Group the failing outcomes of one spec, each with the argument values that set it
+    apart from the examples of its dtype that got further."""
+    outcomes = list(outcomes)
+    groups = merge_failures(FailureGroup(o.dtype, o.rank, o.stage, o.error, 1, o.signature,
+                                         o.size)
+                            for o in outcomes if o.stage is not Stage.OK)
+    return tuple(_named(g, outcomes) for g in groups)
+
+
+def _named(g: FailureGroup, outcomes: list[Outcome]) -> FailureGroup:
+    if g.stage in UNGRADED:
+        return g
+    failing = [o.arguments for o in outcomes
+               if (o.stage, o.dtype, o.rank, o.error) == (g.stage, g.dtype, g.rank, g.error)]
+    passing = [o.arguments for o in outcomes
+               if o.dtype == g.dtype and o.stage not in UNGRADED and o.stage.depth > g.stage.depth]
+    only = set_apart(failing, passing)
+    return replace(g, only_with=only) if only else g
 
 
 def dynamic_counts(outcomes: Iterable[Outcome]) -> tuple[dict[Stage, int], int]:
@@ -215,5 +241,6 @@ def merge_failures(groups: Iterable[FailureGroup]) -> tuple[FailureGroup, ...]:
             continue
         small = min((old, g), key=lambda x: (x.size, len(x.example), x.example))
         merged[_key(g)] = FailureGroup(g.dtype, g.rank, g.stage, g.error,
-                                       old.count + g.count, small.example, small.size)
+                                       old.count + g.count, small.example, small.size,
+                                       tuple(sorted(set(old.only_with) & set(g.only_with))))
     return tuple(merged[k] for k in sorted(merged))

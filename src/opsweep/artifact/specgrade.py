@@ -21,6 +21,7 @@ from opsweep.artifact.grade import (
     outcome_counts,
     stage_counts,
 )
+from opsweep.coverage import coverage
 from opsweep.model import UNGRADED, OpSpec, Outcome, Stage
 
 if TYPE_CHECKING:  # hypothesis stays out of the page's and the bot's import path
@@ -77,4 +78,14 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
         grades=grade([counts]), nondeterministic=spec.nondeterministic, gap=gap,
         digest=digest, signatures=signatures, dynamic_stages=dynamic,
         dynamic_regressed=regressed, dynamic_failures=dynamic_failures(outcomes),
-        outcomes=outcome_counts(outcomes))
+        outcomes=outcome_counts(outcomes), arguments=arguments_reached(outcomes))
+
+
+def arguments_reached(outcomes: Sequence[Outcome]):
+    """The coverage table of the spec's signature groups (each group's outcomes share their
+    arguments); None when no outcome carries any (a worker lost before recording them)."""
+    groups: dict[str, tuple] = {}
+    for o in outcomes:
+        if o.arguments:
+            groups.setdefault(o.signature, o.arguments)
+    return coverage(groups.values()) if groups else None

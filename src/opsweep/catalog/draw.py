@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from opsweep.catalog.classes import dtype_class, plain_classes
+from opsweep.coverage import dtype_class, plain_classes
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import Example, OpSpec
 

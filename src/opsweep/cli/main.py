@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from opsweep import coverage
 from opsweep.artifact import data as art
 from opsweep.artifact import records
 from opsweep.artifact.account import beside
@@ -341,13 +342,13 @@ def cmd_coverage(args) -> int:
     problems: list[str] = []
     for item in catalog.select(args.names or None):
         groups = A.live_features(item, profile)
-        table = A.coverage(fs for _, fs in groups)
-        missed = A.bar(item, table)
+        table = coverage.coverage(fs for _, fs in groups)
+        missed = coverage.bar(item, table)
         problems += missed
         if args.unvaried and not missed:
             continue
         print(f"{item.name}  ({len(groups)} signature groups, {profile.name} profile)")
-        print(A.describe(item, table))
+        print(coverage.describe(item, table))
     for line in problems:
         print(f"BAR {line}", file=sys.stderr)
     if problems:

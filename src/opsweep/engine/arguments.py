@@ -26,25 +26,15 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from opsweep.catalog.classes import int_class, number_class, plain_classes
-from opsweep.model import OpSpec
-
-#: one measured feature: (overload, argument, schema type, value class)
-Feature = tuple[str, str, str, str]
-
-#: The pseudo-overload of the Python call's keyword arguments, as the spec draws them (a
-#: keyword that picks an overload, interpolate's `mode`, is seen here and nowhere else)
-CALL = "call"
-
-#: Marks an overload the spec reaches only through a decomposition or an alias (none of its
-#: declared rows is called eagerly): recorded, not held to the bar (its arguments are the
-#: decomposition's, not the spec's).
-INDIRECT = "~"
-
-#: Arguments whose value places or lays out a result without changing what an exporter
-#: must translate: recorded, never asked to vary.
-PLACEMENT = frozenset({"device", "layout", "pin_memory", "memory_format", "generator",
-                       "non_blocking", "copy"})
+from opsweep.coverage import (
+    CALL,
+    INDIRECT,
+    Feature,
+    int_class,
+    number_class,
+    plain_classes,
+)
+from opsweep.model import OpSpec, TensorArg
 
 
 def accepted_packets(spec: OpSpec) -> set[str]:
@@ -147,104 +137,6 @@ def features_sorted(features: Iterable[Feature]) -> tuple[Feature, ...]:
     return tuple(sorted(set(features)))
 
 
-# --- what a spec's draws reach, and whether each argument is varied ---------------------
-
-#: What an argument needs to count as varied: two value classes at least.
-VARIED = 2
-
-
-def coverage(groups: Iterable[Iterable[Feature]]) -> dict[str, dict[str, dict[str, Any]]]:
-    """overload -> argument -> {"type": schema type, "classes": sorted classes}, over the
-    features of every signature group. A keyword of the Python call (CALL) that some
-    groups leave out has the class ``absent``."""
-    table: dict[str, dict[str, dict[str, Any]]] = {}
-    seen: list[set[str]] = []
-    for features in groups:
-        named: set[str] = set()
-        for overload, arg, typ, cls in features:
-            entry = table.setdefault(overload, {}).setdefault(arg, {"type": typ,
-                                                                    "classes": set()})
-            entry["classes"].add(cls)
-            if overload == CALL:
-                named.add(arg)
-        seen.append(named)
-    for arg, entry in table.get(CALL, {}).items():
-        if any(arg not in named for named in seen):
-            entry["classes"].add("absent")
-    return {o: {a: {"type": e["type"], "classes": sorted(e["classes"])}
-                for a, e in sorted(args.items())} for o, args in sorted(table.items())}
-
-
-def is_tensor_type(typ: str) -> bool:
-    return typ.startswith("Tensor")
-
-
-def needs_varying(arg: str, typ: str) -> bool:
-    """Arguments the catalog must vary (or say why not): every non-tensor argument but the
-    placement ones, and optional tensors (None against a tensor). A tensor argument's ranks
-    and emptiness are recorded, not asked for: a schema fixes many of them."""
-    if arg.startswith("_"):  # a private keyword: fixed values that make an op deterministic
-        return False
-    if arg in PLACEMENT or typ in ("Generator?", "Device?", "Layout?", "MemoryFormat?"):
-        return False
-    if is_tensor_type(typ):
-        return typ.endswith("?")
-    return True
-
-
-def unvaried(table: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, list[str]]:
-    """argument -> the classes it reached, for each argument that needs varying and reached
-    fewer than VARIED classes (over every overload the spec traces)."""
-    reached: dict[str, set[str]] = {}
-    for overload, args in table.items():
-        if overload.startswith(INDIRECT):
-            continue
-        for arg, entry in args.items():
-            if needs_varying(arg, entry["type"]):
-                reached.setdefault(arg, set()).update(entry["classes"])
-    return {a: sorted(c) for a, c in sorted(reached.items()) if len(c) < VARIED}
-
-
-def bar(spec: OpSpec, table: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
-    """What keeps `spec` from the catalog's bar, one line each (empty: it meets it): every
-    argument its calls reach is varied over two value classes at least, or the spec's
-    `fixed` says why not; a reason must name an argument that is reached and not varied."""
-    problems = []
-    left = unvaried(table)
-    for arg, classes in left.items():
-        if arg not in spec.fixed:
-            problems.append(f"{spec.name}: argument {arg!r} is never varied (only "
-                            f"{', '.join(classes) or 'nothing'}); vary it in the strategy, "
-                            f"or say why in fixed={{{arg!r}: ...}}")
-    reached = {a for o, args in table.items() if not o.startswith(INDIRECT) for a in args}
-    for arg in spec.fixed:
-        if arg not in reached:
-            problems.append(f"{spec.name}: fixed names {arg!r}, which no call of the spec "
-                            f"reaches (reached: {', '.join(sorted(reached)) or 'none'})")
-        elif arg not in left:
-            problems.append(f"{spec.name}: fixed names {arg!r}, which the draws do vary: "
-                            "drop the reason")
-    return problems
-
-
-def describe(spec: OpSpec, table: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
-    """The coverage table as text: an overload a line, then an argument a line."""
-    left = unvaried(table)
-    lines = []
-    for overload, args in table.items():
-        via = " (reached through a decomposition: not held to the bar)" \
-            if overload.startswith(INDIRECT) else ""
-        lines.append(f"  {overload.removeprefix(INDIRECT)}{via}")
-        for arg, entry in args.items():
-            note = ""
-            if not overload.startswith(INDIRECT) and arg in left:
-                note = f"   fixed: {spec.fixed[arg]}" if arg in spec.fixed else "   NEVER VARIED"
-            elif not needs_varying(arg, entry["type"]):
-                note = "   (recorded)"
-            lines.append(f"    {arg:<22} {entry['type']:<14} {', '.join(entry['classes'])}{note}")
-    return "\n".join(lines)
-
-
 def group_features(spec: OpSpec, group: Sequence, call=None) -> tuple[Feature, ...]:
     """The features of one signature group: its first example that runs eagerly (all of a
     group's examples share their arguments). `call`, when given, is that example's built
@@ -267,8 +159,6 @@ def group_features(spec: OpSpec, group: Sequence, call=None) -> tuple[Feature, .
 def call_keywords(example) -> set[Feature]:
     """The Python call's keywords of one example, as CALL features (a tensor recipe: its
     rank and emptiness)."""
-    from opsweep.model import TensorArg
-
     features: set[Feature] = set()
     for name, value in example.kwargs:
         if isinstance(value, TensorArg):
@@ -283,7 +173,7 @@ def call_keywords(example) -> set[Feature]:
 def live_features(spec: OpSpec, profile) -> list[tuple[str, tuple[Feature, ...]]]:
     """(dtype, features) of each signature group the spec draws under `profile`, measured
     here without exporting anything (what ``opsweep coverage`` prints)."""
-    from opsweep.catalog.draw import draw_examples, group_by_signature
+    from opsweep.catalog.draw import draw_examples, group_by_signature  # hypothesis
 
     return [(group[0].dtype, group_features(spec, group))
             for group in group_by_signature(draw_examples(spec, profile))]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -133,9 +134,7 @@ def thread_only_progress_lock() -> None:
     semaphore on the user's terminal (seen in 1 of 3 sweeps). A worker runs its tasks one at
     a time and shares no bar with another process, so a thread lock is all tqdm needs."""
     try:
-        import threading
-
-        from tqdm import tqdm
+        from tqdm import tqdm  # comes with the exporter's stack; without it, no bar to lock
     except ImportError:  # no tqdm, no bar, no semaphore
         return
     tqdm.set_lock(threading.RLock())
