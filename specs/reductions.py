@@ -75,6 +75,20 @@ def _bincount(draw):
     return (x,), kwargs
 
 
+def _histogram(draw):
+    """histogram(x, bins): optional range and per-element weight."""
+    dtype = draw(st.sampled_from(F32_64))
+    x = TensorArg(draw(shapes()), dtype)
+    kwargs = {"bins": draw(st.sampled_from([1, 3, 5]))}
+    if draw(st.booleans()):
+        kwargs["density"] = draw(st.booleans())
+    if draw(st.booleans()):
+        kwargs["range"] = (-1.5, 1.5)
+    if draw(st.booleans()):
+        kwargs["weight"] = TensorArg(x.shape, dtype, 0.0, 2.0)
+    return (x,), kwargs
+
+
 def _histogramdd(draw):
     """histogramdd of N points in D dimensions: bins per dimension, optional range."""
     d = draw(st.integers(1, 3))
@@ -114,16 +128,16 @@ def _segment_reduce(draw):
 
 
 SPECS = [
-    reduction("sum", dtypes=ALL + COMPLEX),
+    reduction("sum", dtypes=ALL + COMPLEX, widen=True),
     reduction("sum_dtype", fn=torch.sum, aten=("sum",), dtypes=ALL,
               params={"dtype": st.sampled_from([torch.float64, torch.float32, torch.int64])}),
     with_nans(reduction("nansum", dtypes=ALL,
                         params={"dtype": optional(st.just(torch.float64))})),
-    reduction("mean", dtypes=FLOAT + COMPLEX),
+    reduction("mean", dtypes=FLOAT + COMPLEX, widen=True),
     reduction("mean_dtype", fn=torch.mean, aten=("mean",), dtypes=ALL,
               params={"dtype": st.sampled_from([torch.float64, torch.float32])}),
     with_nans(reduction("nanmean")),
-    reduction("prod", dim="one", dtypes=ALL + COMPLEX),
+    reduction("prod", dim="one", dtypes=ALL + COMPLEX, widen=True),
     reduction("prod_full", fn=torch.prod, aten=("prod",), dim="none", dtypes=ALL + COMPLEX,
               params={"dtype": optional(st.just(torch.float64))}),
     reduction("amax", dim="many", dtypes=ALL),
@@ -132,14 +146,15 @@ SPECS = [
     with_nans(reduction("min_full", fn=torch.min, dim="none", aten=("min",), dtypes=ALL)),
     reduction("max_dim", fn=torch.max, dim="one", aten=("max",), dtypes=ALL),
     reduction("min_dim", fn=torch.min, dim="one", aten=("min",), dtypes=ALL),
-    reduction("aminmax", dim="none", dtypes=ALL, params=KEEPDIM),
+    reduction("aminmax", dim="none", dtypes=ALL, params=KEEPDIM,
+              fixed={"dim": "a second spec measures dim given (see aminmax_dim)"}),
     reduction("aminmax_dim", fn=torch.aminmax, dim="one", aten=("aminmax",), dtypes=ALL),
     reduction("argmax", dim="one", dtypes=NUMERIC),
     reduction("argmin", dim="one", dtypes=NUMERIC),
     reduction("argmax_full", fn=torch.argmax, dim="none", aten=("argmax",), dtypes=NUMERIC,
-              params=KEEPDIM),
+              params=KEEPDIM, fixed={"dim": "a second spec measures dim given (see argmax)"}),
     reduction("argmin_full", fn=torch.argmin, dim="none", aten=("argmin",), dtypes=NUMERIC,
-              params=KEEPDIM),
+              params=KEEPDIM, fixed={"dim": "a second spec measures dim given (see argmin)"}),
     reduction("all", dtypes=ALL + COMPLEX),
     reduction("any", dtypes=ALL + COMPLEX),
     reduction("count_nonzero", keepdim=False, dtypes=ALL + COMPLEX),
@@ -148,7 +163,7 @@ SPECS = [
     reduction("var_mean", dtypes=FLOAT + COMPLEX, params=CORRECTION),
     reduction("std_mean", dtypes=FLOAT + COMPLEX, params=CORRECTION),
     reduction("logsumexp", dim="many", dtypes=ALL),
-    reduction("norm", dim="many", dtypes=FLOAT + COMPLEX,
+    reduction("norm", dim="many", dtypes=FLOAT + COMPLEX, widen=True,
               params={"ord": st.sampled_from([1, 2, 3, float("inf"), 0])},
               fn=torch.linalg.vector_norm, aten=("linalg_vector_norm",)),
     reduction("norm_legacy", fn=_legacy_norm, dim="many", aten=("norm",),
@@ -165,14 +180,13 @@ SPECS = [
     unary("histc", params={
         "bins": st.sampled_from([1, 4, 10]), "min": optional(st.sampled_from([-2.0, -1.0])),
         "max": optional(st.sampled_from([1.0, 2.0]))}),
-    unary("histogram", dtypes=F32_64, params={
-        "bins": st.sampled_from([1, 3, 5]), "density": optional(st.booleans())}),
+    spec("histogram", examples(_histogram), fn=torch.histogram, dtypes=F32_64),
     spec("histogramdd", examples(_histogramdd), fn=torch.histogramdd, dtypes=F32_64,
          ranks=(2, 2)),
     spec("bincount", examples(_bincount), fn=torch.bincount, dtypes=INTEGRAL, ranks=(1, 1)),
     unary("renorm", dtypes=FLOAT + COMPLEX, min_rank=2, params={
         "p": st.sampled_from([1, 2, 3]), "dim": st.sampled_from([0, 1, -1]),
-        "maxnorm": st.sampled_from([0.5, 1.0])}),
+        "maxnorm": st.sampled_from([0.0, 0.5, 1.0])}),
     binary("dist", dtypes=FLOAT + COMPLEX, scalar_other=False,
            params={"p": optional(st.sampled_from([0, 1, 2, 3, float("inf")]))}),
     unary("trace", dtypes=NUMERIC + COMPLEX, min_rank=2, max_rank=2),
@@ -193,5 +207,7 @@ SPECS = [
          fn=lambda data, reduce, lengths: torch.segment_reduce(
              data, reduce, lengths=torch.tensor(lengths), unsafe=True),
          dtypes=("float32", "float64"), ranks=(1, 3)),
-    unary("hash_tensor", dtypes=("float32", "float64", "int32", "int64")),
+    reduction("hash_tensor", dtypes=("float32", "float64", "int32", "int64"),
+              fixed={"mode": "the only mode torch implements (0, xor_sum): eager rejects any "
+                             "other value (Unknown hash_tensor mode)"}),
 ]

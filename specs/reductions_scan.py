@@ -43,10 +43,10 @@ def _gradient(draw):
 
 
 SPECS = [
-    reduction("cumsum", dim="one", keepdim=False, dtypes=ALL + COMPLEX),
+    reduction("cumsum", dim="one", keepdim=False, dtypes=ALL + COMPLEX, widen=True),
     reduction("cumsum_dtype", fn=torch.cumsum, aten=("cumsum",), dim="one", keepdim=False,
               dtypes=ALL, params={"dtype": st.sampled_from([torch.float64, torch.int64])}),
-    reduction("cumprod", dim="one", keepdim=False, dtypes=ALL + COMPLEX),
+    reduction("cumprod", dim="one", keepdim=False, dtypes=ALL + COMPLEX, widen=True),
     with_nans(reduction("cummax", dim="one", keepdim=False, dtypes=ALL)),
     with_nans(reduction("cummin", dim="one", keepdim=False, dtypes=ALL)),
     with_nans(reduction("logcumsumexp", dim="one", keepdim=False, dtypes=FLOAT + COMPLEX)),

@@ -212,14 +212,19 @@ def comparison(name: str, *, dtypes: Sequence[str] = ALL, **kw: Any) -> OpSpec:
     return binary(name, dtypes=dtypes, **kw)
 
 
+#: the `dtype=` a widening reduction draws, by the input's kind
+_WIDE = {"c": torch.complex128, "f": torch.float64, "i": torch.int64}
+
+
 def reduction(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = FLOAT_DTYPES,
               dim: str = "optional", keepdim: bool = True, min_rank: int = 0,
               max_rank: int = MAX_RANK, params: Mapping[str, st.SearchStrategy] | None = None,
-              namespaces: Sequence[Any] = (torch,),
+              namespaces: Sequence[Any] = (torch,), widen: bool = False,
               **fields: Any) -> OpSpec:
     """Reductions. `dim` is 'optional' (absent, one dim or several), 'one'
     (a single dim, required), 'many' (a tuple, required) or 'none' (no dim
-    argument); `keepdim` is drawn when the op takes it."""
+    argument); `keepdim` is drawn when the op takes it; with `widen`, the
+    `dtype=` keyword is drawn: absent, or the widest dtype of the input's kind."""
     if dim not in ("optional", "one", "many", "none"):
         raise ValueError(f"dim: expected optional/one/many/none for {name!r}, got {dim!r}")
     dtypes = check_dtypes(dtypes)
@@ -230,6 +235,8 @@ def reduction(name: str, *, fn: Callable | None = None, dtypes: Sequence[str] = 
         x = TensorArg(draw(shapes(min_rank=lowest_rank, max_rank=max_rank)),
                       draw(st.sampled_from(dtypes)))
         kwargs = draw_kwargs(draw, params)
+        if widen and draw(st.booleans()):
+            kwargs["dtype"] = _WIDE[x.dtype in COMPLEX and "c" or x.dtype in FLOAT and "f" or "i"]
         choice = dim if dim != "optional" else draw(st.sampled_from(["none", "one", "many"]))
         if choice == "one":
             kwargs["dim"] = draw(dims(x.rank))
