@@ -50,15 +50,18 @@ def _gqa(draw):
     return _qkv(draw, gqa=True), {"enable_gqa": True, **_scale(draw)}
 
 
-def sdpa(name, build, *, ranks=(3, 4)):
+def sdpa(name, build, *, ranks=(3, 4), fixed=None):
     return spec(name, examples(build), fn=F.scaled_dot_product_attention,
-                aten=("scaled_dot_product_attention",), dtypes=SDPA_DTYPES, ranks=ranks)
+                aten=("scaled_dot_product_attention",), dtypes=SDPA_DTYPES, ranks=ranks,
+                fixed=fixed or {})
 
 
 SPECS = [
     sdpa("scaled_dot_product_attention", _plain),
     sdpa("sdpa_bool_mask", _mask(boolean=True)),
     sdpa("sdpa_float_mask", _mask(boolean=False)),
-    sdpa("sdpa_causal", _causal),
-    sdpa("sdpa_gqa", _gqa, ranks=(4, 4)),  # grouped heads always come with a batch
+    sdpa("sdpa_causal", _causal, fixed={
+        "is_causal": "a second spec measures the other value (False: see scaled_dot_product_attention)"}),
+    sdpa("sdpa_gqa", _gqa, ranks=(4, 4), fixed={
+        "enable_gqa": "a second spec measures the other value (False: see scaled_dot_product_attention)"}),  # grouped heads always come with a batch
 ]
