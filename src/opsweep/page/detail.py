@@ -119,6 +119,17 @@ def anchor(name: str) -> str:
     return f"op-{name}"
 
 
+#: the operators page, as the site's pages (one directory each) and markdown link to it
+_DETAILS_HTML, _DETAILS_MD = "../operators/", "operators.md"
+
+
+def operator_href(name: str, *, markdown: bool = False) -> str:
+    """The one link to an operator's section: every page and the bot's comment use it.
+    `markdown`: the form a markdown link takes (mkdocs resolves it to the page), else the
+    URL a raw HTML block uses, relative to a page of the site."""
+    return f"{_DETAILS_MD if markdown else _DETAILS_HTML}#{anchor(name)}"
+
+
 def spec_ref(catalog: Catalog, name: str, source_url: str) -> SpecRef:
     spec = catalog.specs.get(name)
     if spec is None:

@@ -55,5 +55,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("opsweep", "templates"), undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
-    env.filters.update(cell=cell, code=code, html_code=html_code, fence=fence)
+    from opsweep.page.detail import operator_href  # the page's one link to an operator
+    env.filters.update(cell=cell, code=code, html_code=html_code, fence=fence,
+                       op_href=operator_href)
     return env
