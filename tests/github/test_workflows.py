@@ -65,6 +65,7 @@ def steps(wf):
 WRITE = {"write"}
 PRIVILEGED = ("onnx-command", "onnx-publish")
 UNPRIVILEGED = ("onnx-measure", "onnx-sweep")
+LIGHT = ("bot", "command", "publish", "failed", "bump")  # the modes that install no pins
 
 
 def test_the_split_unprivileged_workflows_hold_no_write_token_and_no_secret():
@@ -85,10 +86,17 @@ def test_privileged_workflows_run_default_branch_code_only():
             if uses.startswith("actions/checkout@"):
                 assert step["with"]["persist-credentials"] is False, (name, job_id, step)
             if uses.startswith("./"):  # the only local action: the default branch's, light mode
-                assert uses == "./base" and step["with"] == {"mode": "bot"}, (name, step)
+                assert uses == "./base" and step["with"]["mode"] in LIGHT, (name, step)
             assert "head" not in step.get("working-directory", "")
             script = step.get("run", "")
             assert not re.search(r"(^|\s)(\./)?head/", script), (name, step)  # nothing under head runs
+    # the action's steps of those modes: checkouts are data, nothing under a checkout runs
+    for step in yaml.safe_load(ACTION.read_text())["runs"]["steps"]:
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False, step
+        script = step.get("run", "")
+        assert not re.search(r"(^|\s)(\./)?(\.opsweep/)?(head|base)/\S*(\s|$)", script), step
+        assert "${{" not in script, step
     command = load("onnx-command")
     # the PR's code is measured only by the reusable, read-only sweep
     assert command["jobs"]["sweep"]["uses"] == "./.github/workflows/onnx-sweep.yml"
@@ -99,13 +107,16 @@ def test_publish_never_checks_out_a_fork_and_pushes_with_a_token_for_git_alone()
     wf = load("onnx-publish")
     on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as true
     assert on["workflow_run"]["workflows"] == ["onnx-measure", "onnx-command"]
-    job = wf["jobs"]["publish"]
-    (head,) = [s for s in job["steps"] if s.get("with", {}).get("path") == "head"]
+    assert [s["with"]["mode"] for s in wf["jobs"]["publish"]["steps"] if "with" in s
+            and "mode" in s["with"]] == ["publish"]
+    action = yaml.safe_load(ACTION.read_text())["runs"]["steps"]
+    (head,) = [s for s in action if s.get("with", {}).get("path") == ".opsweep/head"
+               and "resolve" in s.get("if", "")]
     assert "same_repo == 'true'" in head["if"]
-    (publish,) = [s for s in job["steps"] if s.get("id") == "publish"]
-    assert "OPSWEEP_PUSH_TOKEN" in publish["env"]
-    others = [s for s in job["steps"] if s is not publish]
-    assert not any("OPSWEEP_PUSH_TOKEN" in json.dumps(s) for s in others)
+    pushing = [s for s in action if "OPSWEEP_PUSH_TOKEN" in json.dumps(s)]
+    assert [s.get("id") or s["name"] for s in pushing] == [
+        "publish", "Open or update the bump pull request"]
+    assert "publish == 'true'" in pushing[0]["if"] and pushing[1]["if"] == "inputs.mode == 'bump'"
 
 
 def test_concurrency_holds_measuring_runs_only():
