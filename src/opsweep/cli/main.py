@@ -29,6 +29,7 @@ from opsweep.cli.bot import add_parser as add_bot_parser
 from opsweep.cli.bot import apply_settings
 from opsweep.cli.check import add_parser as add_check_parser
 from opsweep.cli.check import cmd_check
+from opsweep.cli.init import add_parser as add_init_parser
 from opsweep.cli.progress import DEFAULT_INTERVAL
 from opsweep.cli.settings import PROFILE_ENV, Settings, project, repo_url, source_url
 from opsweep.cli.summary import summary
@@ -391,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
     add_bot_parser(sub)
     add_check_parser(sub)
+    add_init_parser(sub)
     p = sub.add_parser("history", help="per-torch-version records and the history view")
     steps = p.add_subparsers(dest="step", required=True)
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
@@ -416,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     args.settings = Settings.read()
     apply_settings(args)
     try:
-        return args.run(args) if args.command == "bot" else COMMANDS[args.command](args)
+        return args.run(args) if args.command in ("bot", "init") else COMMANDS[args.command](args)
     except KeyboardInterrupt:
         _err("interrupted: the artifact was not touched; a sweep keeps its finished specs in a "
              "checkpoint beside the artifact, and running the same command again resumes it")
