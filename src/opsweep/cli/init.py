@@ -55,8 +55,10 @@ def add_parser(sub) -> None:
                    help="a directory of the project's own spec modules (repeat)")
     p.add_argument("--translations", action="append", default=[], metavar="PATH.py:TABLE",
                    help="a custom translation table measured as a further target (repeat)")
-    p.add_argument("--pages-dir", default="docs", metavar="DIR",
-                   help="where the artifact, the pages, the history and the data live")
+    p.add_argument("--pages-dir", default="docs/onnx", metavar="DIR",
+                   help="where the artifact, the pages (an index.md among them), the history "
+                        "and the data live (default docs/onnx: beside the project's own docs, "
+                        "never over them)")
     p.add_argument("--shards", type=int, default=1, help="parallel sweep jobs (1 to 32)")
     p.add_argument("--branch", default="main", help="the default branch (push re-measures it)")
     p.add_argument("--force", action="store_true", help="overwrite what exists")
