@@ -21,8 +21,18 @@ from opsweep.bot.git import TRAILER
 from opsweep.cli.main import main
 
 from .fake_github import FakeGitHub
-from .test_act import (IDENT, INSTALLED, PINNED, PR, REPO, STANDINS, git, marked,
-                       pull_request_event, workflow_run_event)
+from .test_act import (
+    IDENT,
+    INSTALLED,
+    PINNED,
+    PR,
+    REPO,
+    STANDINS,
+    git,
+    marked,
+    pull_request_event,
+    workflow_run_event,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "adopter"

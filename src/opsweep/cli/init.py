@@ -27,7 +27,7 @@ RENOVATE_FILES = (RENOVATE, "renovate.json", "renovate.json5", ".github/renovate
                   ".renovaterc", ".renovaterc.json")
 STACK = ("torch", "onnx", "onnxruntime", "onnxscript", "hypothesis")
 _ACTION = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([A-Za-z0-9_./-]+)$")
-_HEADER = re.compile(r"^\s*\[", re.M)
+_HEADER = re.compile(r"^\s*\[", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -217,11 +217,11 @@ def _write_block(pyproject: Path, block: str) -> None:
     """`block` as the [tool.opsweep] table of `pyproject`: appended, or (--force) in place
     of the existing table's lines."""
     text = pyproject.read_text("utf-8") if pyproject.is_file() else ""
-    start = re.search(r"^\[tool\.opsweep\][^\n]*\n?", text, re.M)
+    start = re.search(r"^\[tool\.opsweep\][^\n]*\n?", text, re.MULTILINE)
     if start:
         following = _HEADER.search(text, start.end())
         end = following.start() if following else len(text)
-        if re.search(r"^\[tool\.opsweep\.", text, re.M):
+        if re.search(r"^\[tool\.opsweep\.", text, re.MULTILINE):
             raise UsageError(f"{pyproject}: [tool.opsweep] has sub-tables; edit it by hand")
         text = text[:start.start()] + block + ("\n" if following else "") + text[end:]
     elif config._get(tomllib.loads(text) if text else {}, ("tool", "opsweep")) is not None:
