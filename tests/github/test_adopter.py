@@ -20,7 +20,7 @@ import pytest
 from opsweep.bot.git import TRAILER
 from opsweep.cli.main import main
 
-from .fake_github import FakeGitHub
+from .fake_github import FakeGitHub, display_title
 from .test_act import (
     IDENT,
     INSTALLED,
@@ -28,6 +28,7 @@ from .test_act import (
     PR,
     REPO,
     STANDINS,
+    comment_event,
     git,
     marked,
     pull_request_event,
@@ -94,14 +95,28 @@ def adopter(tmp_path_factory):
     head = git(tree, "rev-parse", "HEAD")
     git(tree, "checkout", "-q", "main")
     git(tree, "remote", "add", "origin", f"https://github.com/{REPO}.git")
-    origin = top / "origin.git"
-    git(top, "clone", "-q", "--bare", str(tree), str(origin))
-    git(origin, "symbolic-ref", "HEAD", "refs/heads/main")
-    return {"tree": tree, "base": base, "head": head, "origin": origin,
+    return {"tree": tree, "base": base, "head": head,
             "repos": top / "repos", "opsweep": _opsweep_repository(top / "repos")}
 
 
-def act(adopter, fake, event_name, payload, run_dir, workflow, artifacts, token="fake-token"):
+def origin_for(adopter, where):
+    """A bare repository holding the adopter at `main` and `feature`, for one test."""
+    origin = where / "origin.git"
+    git(where, "clone", "-q", "--bare", str(adopter["tree"]), str(origin))
+    git(origin, "symbolic-ref", "HEAD", "refs/heads/main")
+    return origin
+
+
+def fake_for(httpserver, adopter):
+    fake = FakeGitHub(httpserver)
+    fake.add_pull(REPO, PR, ref="feature", sha=adopter["head"], head_repo=REPO,
+                  base_sha=adopter["base"])
+    fake.repo(REPO).permissions.update({"maintainer": "admin"})
+    return fake
+
+
+def act(adopter, origin, fake, event_name, payload, run_dir, workflow, artifacts,
+        token="fake-token"):
     run_dir.mkdir(parents=True, exist_ok=True)
     event = run_dir / "event.json"
     event.write_text(json.dumps(payload))
@@ -111,7 +126,7 @@ def act(adopter, fake, event_name, payload, run_dir, workflow, artifacts, token=
            "-P", "ubuntu-latest=-self-hosted", "--no-skip-checkout",
            "--artifact-server-addr", "127.0.0.1", "--cache-server-addr", "127.0.0.1",
            "-s", f"GITHUB_TOKEN={token}",
-           "--env", f"GITHUB_API_URL={fake.base}", "--env", f"E2E_ORIGIN={adopter['origin']}",
+           "--env", f"GITHUB_API_URL={fake.base}", "--env", f"E2E_ORIGIN={origin}",
            "--env", f"E2E_ARTIFACTS={artifacts}", "--env", f"E2E_REPOS={adopter['repos']}",
            "--env", f"OPSWEEP_PYTHON_ENV={sys.prefix}", "--env", "OPSWEEP_SWEEP_ARGS=--jobs 0",
            "--local-repository", f"{ACTION}={adopter['opsweep']}"]
@@ -126,23 +141,22 @@ def act(adopter, fake, event_name, payload, run_dir, workflow, artifacts, token=
 
 
 def test_an_adopter_s_pin_bump_is_measured_commented_and_committed(adopter, httpserver, tmp_path):
-    fake = FakeGitHub(httpserver)
-    fake.add_pull(REPO, PR, ref="feature", sha=adopter["head"], head_repo=REPO,
-                  base_sha=adopter["base"])
+    fake = fake_for(httpserver, adopter)
+    origin = origin_for(adopter, tmp_path)
     artifacts = tmp_path / "artifacts"
-    log = act(adopter, fake, "pull_request", pull_request_event(adopter), tmp_path / "measure",
+    log = act(adopter, origin, fake, "pull_request", pull_request_event(adopter), tmp_path / "measure",
               "onnx-measure", artifacts, token="read-token")
     assert fake.writes == [] and fake.refused == []  # the measuring run never writes
     result = json.loads((artifacts / "onnx-result" / "docs" / "onnx" / "onnx_support_measured.json")
                         .read_text())
     assert set(result["specs"]) == {"sin", "cos"}  # the built-in catalog is off
     assert list(result["targets"]) == ["demo_lib/translations.py:TABLE"]
-    act(adopter, fake, "workflow_run", workflow_run_event(adopter, "pull_request", adopter["head"]),
-        tmp_path / "publish", "onnx-publish", artifacts)
+    act(adopter, origin, fake, "workflow_run",
+        workflow_run_event(adopter, "pull_request", adopter["head"]), tmp_path / "publish",
+        "onnx-publish", artifacts)
     (comment,) = marked(fake)
     assert f"torch 2.12.0 → {INSTALLED}" in comment.body
     assert "Committed the regenerated" in comment.body
-    origin = adopter["origin"]
     assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
     committed = json.loads(git(origin, "show", "feature:docs/onnx/onnx_support_measured.json"))
     assert committed["fingerprint"]["torch"].startswith(INSTALLED)
@@ -155,4 +169,28 @@ def test_an_adopter_s_pin_bump_is_measured_commented_and_committed(adopter, http
     checkouts = (tmp_path / "checkouts.log").read_text().splitlines()
     assert not [c for c in checkouts if "onnx-publish" in c and ".opsweep/head" not in c
                 and ".opsweep/base" not in c]
-    print(log[-300:])
+    assert "Measure one shard" in log
+
+
+def test_an_adopter_s_regen_command_is_bound_measured_and_published(adopter, httpserver,
+                                                                    tmp_path):
+    """/regen-onnx through the adopter's onnx-command caller: the run-name binding lives in
+    the adopter's file, every step in opsweep's action; 👀, then 🚀 after the publish."""
+    fake = fake_for(httpserver, adopter)
+    origin = origin_for(adopter, tmp_path)
+    comment = fake.add_comment(REPO, PR, "/regen-onnx", "maintainer")
+    event = comment_event("/regen-onnx", "maintainer", comment.id)
+    artifacts = tmp_path / "artifacts"
+    act(adopter, origin, fake, "issue_comment", event, tmp_path / "command", "onnx-command",
+        artifacts)
+    assert [r for r, _ in comment.reactions] == ["eyes"]
+    request = json.loads((artifacts / "onnx-request" / "request.json").read_text())
+    assert request["sha"] == adopter["head"] and request["comment_id"] == comment.id
+    title = display_title(adopter["tree"] / ".github" / "workflows" / "onnx-command.yml", event,
+                          default=f"PR {PR}")
+    assert title == f"/regen-onnx #{PR} comment {comment.id}"
+    act(adopter, origin, fake, "workflow_run",
+        workflow_run_event(adopter, "issue_comment", adopter["base"], branch="main", title=title),
+        tmp_path / "publish", "onnx-publish", artifacts)
+    assert [r for r, _ in comment.reactions] == ["rocket"] and len(marked(fake)) == 1
+    assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
