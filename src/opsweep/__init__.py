@@ -20,7 +20,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
+#: the one version number (pyproject.toml reads it; CHANGELOG.md names each release; the
+#: release is tagged vX.Y.Z and the moving major tag vX follows it, docs/adopting.md)
+__version__ = "0.2.0"
 
 #: module -> the public names it defines, each as (public name, its name there)
 _MODULES = {

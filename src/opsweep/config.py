@@ -283,18 +283,20 @@ class _Checker:
 
 
 def _main(argv: list[str]) -> int:
-    """``python -m opsweep.config install-args|pins|artifact PYPROJECT``: what the Action
-    installs (one pip argument a line), the exact pins (``name==version`` a line), or the
-    configured artifact's path."""
-    if len(argv) != 2 or argv[0] not in ("install-args", "pins", "artifact"):
-        print("usage: python -m opsweep.config install-args|pins|artifact PYPROJECT",
-              file=sys.stderr)
+    """``python -m opsweep.config install-args|pins|artifact|check PYPROJECT``: what the
+    Action installs (one pip argument a line), the exact pins (``name==version`` a line),
+    the configured artifact's path, or nothing (exit 2 and one line when the
+    configuration is broken or newer than this opsweep understands)."""
+    commands = ("install-args", "pins", "artifact", "check")
+    if len(argv) != 2 or argv[0] not in commands:
+        print(f"usage: python -m opsweep.config {'|'.join(commands)} PYPROJECT", file=sys.stderr)
         return 2
     pyproject = Path(argv[1])
     try:
         config = load(pyproject)
-        if argv[0] == "artifact":
-            print(config.artifact)
+        if argv[0] in ("artifact", "check"):
+            if argv[0] == "artifact":
+                print(config.artifact)
             return 0
         source = config.pins
         text_path = pyproject.parent / source.file

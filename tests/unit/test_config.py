@@ -2,6 +2,7 @@
 for a project that adopts it (opsweep.config)."""
 
 import subprocess
+import tomllib
 import sys
 from pathlib import Path
 
@@ -187,3 +188,29 @@ def test_the_actions_install_list_refuses_a_bad_configuration_in_one_line(tmp_pa
     project(tmp_path, "version = 99")
     done = action_pins(tmp_path, "pins")
     assert done.returncode == 2 and "format 99 is newer" in done.stderr
+
+
+def test_one_version_number_and_the_changelog_names_it():
+    import opsweep
+    root = Path(__file__).resolve().parents[2]
+    data = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "version" not in data["project"] and "version" in data["project"]["dynamic"]
+    assert data["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "opsweep.__version__"}
+    assert f"\n## {opsweep.__version__}\n" in (root / "CHANGELOG.md").read_text()
+
+
+@pytest.mark.parametrize("version, expected", [
+    ("2", "version: format 2 is newer than this opsweep understands (format 1)"),
+    ('"one"', "version: expected a positive integer, got 'one'"),
+])
+def test_the_action_s_check_refuses_in_one_line(tmp_path, version, expected):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.opsweep]\nversion = {version}\n")
+    found = subprocess.run([sys.executable, "-m", "opsweep.config", "check",
+                            str(tmp_path / "pyproject.toml")], capture_output=True, text=True)
+    assert found.returncode == 2 and found.stdout == ""
+    (line,) = found.stderr.splitlines()
+    assert line.startswith(f"opsweep: error: {tmp_path / 'pyproject.toml'}: [tool.opsweep] ")
+    assert expected in line
+    ok = tmp_path / "ok.toml"
+    ok.write_text("[tool.opsweep]\nversion = 1\n")
+    assert subprocess.run([sys.executable, "-m", "opsweep.config", "check", str(ok)]).returncode == 0

@@ -30,6 +30,7 @@ from opsweep.cli.bot import add_parser as add_bot_parser
 from opsweep.cli.bot import apply_settings
 from opsweep.cli.check import add_parser as add_check_parser
 from opsweep.cli.check import cmd_check
+from opsweep.cli.init import add_parser as add_init_parser
 from opsweep.cli.progress import DEFAULT_INTERVAL
 from opsweep.cli.settings import PROFILE_ENV, Settings, project, repo_url, source_url
 from opsweep.cli.summary import summary
@@ -211,7 +212,8 @@ def cmd_render(args) -> int:
     args.out = args.out or Path(root, configured.page)
     args.data_dir = args.data_dir or Path(root, configured.data_dir)
     layout = replace(configured, page=str(args.out), history_dir=str(
-        args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir))
+        args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir),
+        templates=str(Path(root, configured.templates)) if configured.templates else "")
     installed = gather(args.data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
     from opsweep.engine.standalone import Scripts  # the snippets' inline modules: torch
@@ -425,6 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="append changed/old/new to this file (default: $GITHUB_OUTPUT)")
     add_bot_parser(sub)
     add_check_parser(sub)
+    add_init_parser(sub)
     p = sub.add_parser("history", help="per-torch-version records and the history view")
     steps = p.add_subparsers(dest="step", required=True)
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
@@ -450,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     args.settings = Settings.read()
     apply_settings(args)
     try:
-        return args.run(args) if args.command == "bot" else COMMANDS[args.command](args)
+        return args.run(args) if args.command in ("bot", "init") else COMMANDS[args.command](args)
     except KeyboardInterrupt:
         _err("interrupted: the artifact was not touched; a sweep keeps its finished specs in a "
              "checkpoint beside the artifact, and running the same command again resumes it")

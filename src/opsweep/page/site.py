@@ -25,6 +25,7 @@ from opsweep.page import documented, sources
 from opsweep.page.history import render as render_history
 from opsweep.page.render import build_view, check_versions, render_details, render_home, render_page
 from opsweep.page.snippets import Scripts
+from opsweep.page.templates import overriding
 from opsweep.page.viewmodel import PageView
 
 if TYPE_CHECKING:
@@ -48,6 +49,15 @@ def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installe
     """The home page, the support page, the operators page and the spec sources page of `layout`, from
     `artifact` (None: only the claims), written once all three are rendered;
     `documented_path`: the retired listing's claims (default: the layout's)."""
+    with overriding(layout.templates):  # [tool.opsweep] templates first, then opsweep's
+        return _render(layout, artifact, catalog, installed, torch_version=torch_version,
+                       source_url=source_url, repo_url=repo_url,
+                       documented_path=documented_path, scripts=scripts)
+
+
+def _render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installed: Installed,
+            *, torch_version: str | None, source_url: str, repo_url: str,
+            documented_path: Path | None, scripts: Scripts | None) -> PageView:
     version = check_versions(artifact, installed.torch_version, torch_version)
     claims = documented.load(documented_path or documented.find(Path(layout.documented)))
     view = build_view(installed.listing, catalog, artifact, claims, installed.registered,
@@ -66,7 +76,9 @@ def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installe
 def render_history_page(layout: Layout) -> Sequence[records.Record]:
     """The history view of every record in the layout's history directory."""
     found = records.load_all(Path(layout.history_dir))
-    write_atomic(layout.history_page, render_history(found).encode("utf-8"))
+    with overriding(layout.templates):
+        text = render_history(found)
+    write_atomic(layout.history_page, text.encode("utf-8"))
     return found
 
 

@@ -5,11 +5,16 @@ installs no torch."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import html
 import re
+from pathlib import Path
 
 import jinja2
+
+from opsweep.errors import UsageError
 
 MAX_SHOWN = 300  # characters of one artifact string shown in a code span
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -48,14 +53,48 @@ def cell(text: str) -> str:
     return text.translate(_MARKDOWN_SPECIAL).replace("\n", " ")
 
 
-@functools.cache
+#: the project's template directory ([tool.opsweep] templates) while `overriding` runs
+_OVERRIDES: contextvars.ContextVar[str] = contextvars.ContextVar("opsweep_templates", default="")
+SETTING = "[tool.opsweep] templates"
+
+
 def environment() -> jinja2.Environment:
-    """Templates from the package's ``templates/``; a name the template does not get is an
-    error (StrictUndefined), never an empty string."""
+    """Templates from the project's template directory first (inside `overriding`), then
+    the package's ``templates/``; a name the template does not get is an error
+    (StrictUndefined), never an empty string."""
+    return _environment(_OVERRIDES.get())
+
+
+@functools.cache
+def _environment(overrides: str) -> jinja2.Environment:
+    loaders = [jinja2.FileSystemLoader(overrides)] if overrides else []
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("opsweep", "templates"), undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True, autoescape=False)
+        loader=jinja2.ChoiceLoader([*loaders, jinja2.PackageLoader("opsweep", "templates")]),
+        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
+        lstrip_blocks=True, autoescape=False,
+        cache_size=0 if overrides else 400)  # a project's file added later is seen
     from opsweep.page.detail import operator_href  # the page's one link to an operator
     env.filters.update(cell=cell, code=code, html_code=html_code, fence=fence,
                        op_href=operator_href)
     return env
+
+
+@contextlib.contextmanager
+def overriding(directory: str):
+    """Render with `directory`'s templates in front of the built-in ones ('' for none); a
+    missing directory or a broken template is one UsageError line naming the setting."""
+    if directory and not Path(directory).is_dir():
+        raise UsageError(f"{SETTING}: {directory}: not a directory of page templates")
+    token = _OVERRIDES.set(str(Path(directory).resolve()) if directory else "")
+    try:
+        yield
+    except jinja2.TemplateSyntaxError as exc:
+        raise UsageError(f"{SETTING}: {exc.filename or exc.name}:{exc.lineno}: "
+                         f"{exc.message}") from None
+    except jinja2.UndefinedError as exc:
+        if not directory:
+            raise
+        raise UsageError(f"{SETTING}: {directory}: a template uses a name the page does not "
+                         f"give it ({exc.message})") from None
+    finally:
+        _OVERRIDES.reset(token)

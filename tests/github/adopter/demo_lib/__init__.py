@@ -1,0 +1,1 @@
+"""The adopter's own library (unrelated to opsweep)."""

@@ -1,0 +1,101 @@
+"""opsweep init: the caller workflows, the [tool.opsweep] block and the Renovate rule,
+written into a repository; nothing that exists is overwritten without --force."""
+
+import tomllib
+
+import pytest
+import yaml
+
+from opsweep import config
+from opsweep.cli.main import main
+
+WORKFLOWS = [".github/workflows/onnx-measure.yml", ".github/workflows/onnx-command.yml",
+             ".github/workflows/onnx-publish.yml"]
+
+
+@pytest.fixture
+def repo(tmp_path):
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "onnx.txt").write_text("torch==2.12.0  # the pin\nonnx==1.20.0\n")
+    (tmp_path / "tests" / "op_specs").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "1.0"\n\n'
+                                             '[tool.ruff]\nline-length = 99\n')
+    return tmp_path
+
+
+def init(repo, *extra):
+    return main(["init", "--repo-dir", str(repo), *extra])
+
+
+def test_init_writes_callers_block_and_rule(repo, capsys):
+    assert init(repo, "--catalog", "none", "--specs", "tests/op_specs", "--action",
+                "octo/opsweep@v3", "--shards", "3") == 0
+    for name in WORKFLOWS:
+        text = (repo / name).read_text()
+        assert "octo/opsweep@v3" in text and "./" not in text.replace("../", "")
+        yaml.safe_load(text)
+    measure = yaml.safe_load((repo / WORKFLOWS[0]).read_text())
+    assert measure["jobs"]["sweep"]["uses"] == "octo/opsweep/.github/workflows/onnx-sweep.yml@v3"
+    assert measure["jobs"]["sweep"]["with"]["shards"] == 3
+    assert "run-name" in yaml.safe_load((repo / WORKFLOWS[1]).read_text())
+    data = tomllib.loads((repo / "pyproject.toml").read_text())
+    assert data["tool"]["ruff"] == {"line-length": 99}  # the rest kept
+    loaded = config.load(repo / "pyproject.toml")
+    assert (loaded.pins.kind, loaded.pins.name) == ("requirements", "requirements/onnx.txt")
+    assert loaded.catalog == "none" and loaded.specs == ("tests/op_specs",)
+    rule = (repo / ".github" / "renovate.json5").read_text()
+    assert "requirements\\\\/onnx\\\\.txt" in rule and '"torch"' in rule
+    assert "wrote pyproject.toml [tool.opsweep]" in capsys.readouterr().out
+
+
+def test_init_refuses_to_overwrite_and_names_what_exists(repo, capsys):
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / WORKFLOWS[2]).write_text("name: mine\n")
+    with (repo / "pyproject.toml").open("a") as f:
+        f.write('\n[tool.opsweep]\ncatalog = "none"\n')
+    before = (repo / "pyproject.toml").read_text()
+    assert init(repo) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert ".github/workflows/onnx-publish.yml" in err and "[tool.opsweep]" in err
+    assert "--force" in err
+    assert (repo / WORKFLOWS[2]).read_text() == "name: mine\n"
+    assert not (repo / WORKFLOWS[0]).exists() and (repo / "pyproject.toml").read_text() == before
+
+
+def test_init_force_replaces_the_block_in_place(repo):
+    with (repo / "pyproject.toml").open("a") as f:
+        f.write('\n[tool.opsweep]\ncatalog = "none"\n\n[tool.other]\nkeep = true\n')
+    assert init(repo, "--force", "--pins", "requirements=requirements/onnx.txt") == 0
+    text = (repo / "pyproject.toml").read_text()
+    assert text.count("[tool.opsweep]") == 1
+    data = tomllib.loads(text)
+    assert data["tool"]["other"] == {"keep": True} and data["tool"]["opsweep"]["catalog"] == "builtin"
+
+
+def test_init_creates_pyproject_and_finds_a_tox_pin(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.tox.env.sweep]\ndeps = ["torch==2.12.0"]\n')
+    assert init(tmp_path) == 0
+    assert config.load(tmp_path / "pyproject.toml").pins.where == "[tool.tox.env.sweep] deps"
+    assert "tool\\\\.tox\\\\.env\\\\.sweep" in (tmp_path / ".github" / "renovate.json5").read_text()
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--specs", "../elsewhere"], "specs: '../elsewhere' points outside the repository"),
+    (["--specs", "missing"], "--specs missing: no such directory"),
+    (["--action", "opsweep"], "--action: expected OWNER/NAME@REF"),
+    (["--shards", "0"], "--shards: expected 1 to 32"),
+    (["--pins", "torch"], "--pins: expected requirements=PATH"),
+])
+def test_bad_arguments_are_one_line(repo, capsys, args, expected):
+    assert init(repo, *args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and expected in err, err
+    assert not (repo / ".github").exists()
+
+
+def test_no_torch_pin_is_one_line(tmp_path, capsys):
+    assert init(tmp_path) == 2
+    err = capsys.readouterr().err.strip()
+    assert "no exact torch pin" in err and "--pins requirements=PATH" in err
+    assert not (tmp_path / "pyproject.toml").exists()
