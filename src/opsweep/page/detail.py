@@ -22,6 +22,7 @@ from opsweep.model import Stage
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate
+from opsweep.page.templates import anchor, operator_href  # noqa: F401  (the page's links)
 
 if TYPE_CHECKING:
     from opsweep.catalog.load import Catalog
@@ -113,21 +114,6 @@ class OperatorDetail:
 
 def _run_key(g: GroupView) -> tuple:
     return (g.target, g.dynamic, g.stage, g.error)
-
-
-def anchor(name: str) -> str:
-    return f"op-{name}"
-
-
-#: the operators page, as the site's pages (one directory each) and markdown link to it
-_DETAILS_HTML, _DETAILS_MD = "../operators/", "operators.md"
-
-
-def operator_href(name: str, *, markdown: bool = False) -> str:
-    """The one link to an operator's section: every page and the bot's comment use it.
-    `markdown`: the form a markdown link takes (mkdocs resolves it to the page), else the
-    URL a raw HTML block uses, relative to a page of the site."""
-    return f"{_DETAILS_MD if markdown else _DETAILS_HTML}#{anchor(name)}"
 
 
 def spec_ref(catalog: Catalog, name: str, source_url: str) -> SpecRef:

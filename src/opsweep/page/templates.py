@@ -53,6 +53,21 @@ def cell(text: str) -> str:
     return text.translate(_MARKDOWN_SPECIAL).replace("\n", " ")
 
 
+def anchor(name: str) -> str:
+    return f"op-{name}"
+
+
+#: the operators page, as the site's pages (one directory each) and markdown link to it
+_DETAILS_HTML, _DETAILS_MD = "../operators/", "operators.md"
+
+
+def operator_href(name: str, *, markdown: bool = False) -> str:
+    """The one link to an operator's section: every page and the bot's comment use it.
+    `markdown`: the form a markdown link takes (mkdocs resolves it to the page), else the
+    URL a raw HTML block uses, relative to a page of the site."""
+    return f"{_DETAILS_MD if markdown else _DETAILS_HTML}#{anchor(name)}"
+
+
 #: the project's template directory ([tool.opsweep] templates) while `overriding` runs
 _OVERRIDES: contextvars.ContextVar[str] = contextvars.ContextVar("opsweep_templates", default="")
 SETTING = "[tool.opsweep] templates"
@@ -73,7 +88,6 @@ def _environment(overrides: str) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True,
         lstrip_blocks=True, autoescape=False,
         cache_size=0 if overrides else 400)  # a project's file added later is seen
-    from opsweep.page.detail import operator_href  # the page's one link to an operator
     env.filters.update(cell=cell, code=code, html_code=html_code, fence=fence,
                        op_href=operator_href)
     return env
