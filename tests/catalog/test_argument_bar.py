@@ -3,6 +3,9 @@ from torch's own schema of the overloads it traces, is varied over two value cla
 least under the ci profile, or the spec says why in `fixed=`; and each keyword class a
 spec reaches is reached at every dtype class it draws (the covering step of the draw)."""
 
+import re
+from pathlib import Path
+
 import pytest
 
 from opsweep import coverage as C
@@ -19,10 +22,29 @@ def measured():
     return {name: A.live_features(spec, PROFILES["ci"]) for name, spec in CATALOG.specs.items()}
 
 
+#: The catalog's way still to go, one "spec argument" a line: arguments no spec varies yet
+#: and that have no reason. It only shrinks: an argument short of the bar and not listed
+#: fails, and so does a listed one that now meets it (take its line out).
+BACKLOG = Path(__file__).with_name("unvaried.txt")
+_NEVER = re.compile(r"^(\S+): argument '(\w+)' is never varied")
+
+
+def backlog() -> set[tuple[str, str]]:
+    lines = [line.split("#")[0].split() for line in BACKLOG.read_text().splitlines()]
+    return {(parts[0], parts[1]) for parts in lines if parts}
+
+
 def test_every_argument_is_varied_or_the_spec_says_why(measured):
     problems = [line for name, groups in sorted(measured.items())
                 for line in C.bar(CATALOG.specs[name], C.coverage(fs for _, fs in groups))]
-    assert not problems, f"{len(problems)} argument(s) short of the bar:\n" + "\n".join(problems)
+    listed = backlog()
+    short = {m.groups(): line for line in problems if (m := _NEVER.match(line))}
+    new = [line for key, line in short.items() if key not in listed]
+    other = [line for line in problems if not _NEVER.match(line)]  # stale or wrong reasons
+    met = sorted(f"{spec} {arg}" for spec, arg in listed - set(short))
+    assert not new and not other, "short of the bar (vary the argument, or say why in " \
+        "fixed=):\n" + "\n".join(new + other)
+    assert not met, f"these now meet the bar: remove them from {BACKLOG.name}:\n" + "\n".join(met)
 
 
 def test_choice_keywords_are_covered_at_every_dtype_class(measured):
