@@ -158,7 +158,9 @@ SPECS = [
     spec("layer_norm", examples(_layer_norm), fn=F.layer_norm, dtypes=NORM_DTYPES, ranks=(1, 4),
          traces={"layer_norm": ("native_layer_norm",)}),
     spec("batch_norm", examples(_batch_norm), fn=F.batch_norm, dtypes=("float32", "float64"),
-         ranks=(2, 4), traces={"batch_norm": ("_native_batch_norm_legit_no_training",)}),
+         ranks=(2, 4), traces={"batch_norm": ("_native_batch_norm_legit_no_training",)},
+         fixed={"training": "a second spec measures True (see batch_norm_training); this one "
+                            "measures the eval path, which traces a different aten packet"}),
     spec("group_norm", examples(_group_norm), fn=F.group_norm, dtypes=("float32", "float64"),
          ranks=(3, 4), traces={"group_norm": ("native_group_norm",)}),
     spec("instance_norm", examples(_instance_norm), fn=F.instance_norm,
@@ -196,7 +198,9 @@ SPECS += [
          dtypes=_BN, ranks=(2, 4),
          traces={"native_batch_norm": ("_native_batch_norm_legit_functional",)}),
     spec("batch_norm_training", examples(_batch_norm_training), fn=F.batch_norm,
-         aten=("batch_norm",), dtypes=NORM_DTYPES, ranks=(2, 4)),
+         aten=("batch_norm",), dtypes=NORM_DTYPES, ranks=(2, 4),
+         fixed={"training": "a second spec measures False (see batch_norm); this one "
+                            "measures the training path with optional running stats"}),
     spec("batch_norm_update_stats", examples(_batch_norm_update_stats),
          fn=torch.batch_norm_update_stats, dtypes=_BN, ranks=(2, 4)),
     spec("instance_norm_stats", examples(_instance_norm_stats), fn=F.instance_norm,
