@@ -25,6 +25,9 @@ def _embedding(*, max_norm=False):
         kwargs = {}
         if draw(st.booleans()):
             kwargs["padding_idx"] = draw(st.integers(-v, v - 1))
+        if not max_norm:  # gradient-only flags: the forward call must not change
+            kwargs["scale_grad_by_freq"] = draw(st.booleans())
+            kwargs["sparse"] = draw(st.booleans())
         if max_norm:
             kwargs["max_norm"] = draw(st.sampled_from([1.0, 0.5]))
             kwargs["norm_type"] = draw(st.sampled_from([2.0, 1.0]))
