@@ -32,9 +32,13 @@ SPECS = [
     binary("true_divide", dtypes=NUMERIC + BOOL + COMPLEX, other_min_value=0.5,
            other_max_value=4.0),
     binary("div_trunc", fn=lambda a, b: torch.div(a, b, rounding_mode="trunc"), aten=("div",),
-           dtypes=NUMERIC, other_min_value=1.0, other_max_value=4.0),
+           dtypes=NUMERIC, other_min_value=1.0, other_max_value=4.0,
+           fixed={"rounding_mode": "a second spec measures the other value (see div_floor); "
+                                   "None (true division) is measured by div"}),
     binary("div_floor", fn=lambda a, b: torch.div(a, b, rounding_mode="floor"), aten=("div",),
-           dtypes=NUMERIC, other_min_value=1.0, other_max_value=4.0),
+           dtypes=NUMERIC, other_min_value=1.0, other_max_value=4.0,
+           fixed={"rounding_mode": "a second spec measures the other value (see div_trunc); "
+                                   "None (true division) is measured by div"}),
     binary("remainder", dtypes=NUMERIC, other_min_value=1, other_max_value=5),
     unary("remainder_scalar_self", fn=lambda x, s: torch.remainder(s, x), aten=("remainder",),
           dtypes=NUMERIC, min_value=1, max_value=5, params={"s": st.sampled_from([-7, 3])}),

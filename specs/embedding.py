@@ -25,6 +25,9 @@ def _embedding(*, max_norm=False):
         kwargs = {}
         if draw(st.booleans()):
             kwargs["padding_idx"] = draw(st.integers(-v, v - 1))
+        if not max_norm:  # gradient-only flags: the forward call must not change
+            kwargs["scale_grad_by_freq"] = draw(st.booleans())
+            kwargs["sparse"] = draw(st.booleans())
         if max_norm:
             kwargs["max_norm"] = draw(st.sampled_from([1.0, 0.5]))
             kwargs["norm_type"] = draw(st.sampled_from([2.0, 1.0]))
@@ -83,13 +86,14 @@ def _bag_packet(draw):
     psw = kwargs.get("per_sample_weights")
     psw = TensorArg(idx.shape, psw.dtype) if psw is not None else None
     return (weight, idx, idx.shape[0], draw(st.integers(1, 3)), mode, psw,
-            kwargs.get("padding_idx", -1)), {}
+            kwargs.get("padding_idx", -1), draw(st.booleans()), draw(st.booleans())), {}
 
 
-def _bag_packet_fn(weight, idx, n, size, mode, psw, padding_idx):
+def _bag_packet_fn(weight, idx, n, size, mode, psw, padding_idx, scale_grad, sparse):
+    """scale_grad_by_freq and sparse are gradient-only flags, drawn both ways."""
     offsets = torch.arange(0, n, size, dtype=idx.dtype)
-    return torch.ops.aten._embedding_bag(weight, idx, offsets, False, mode, False, psw, False,
-                                         padding_idx)
+    return torch.ops.aten._embedding_bag(weight, idx, offsets, scale_grad, mode, sparse, psw,
+                                         False, padding_idx)
 
 
 def _one_hot(draw):

@@ -19,7 +19,14 @@ def _layer_norm(draw):
     affine = draw(st.booleans())
     weight = TensorArg(normalized, dtype) if affine else None
     bias = TensorArg(normalized, dtype) if affine else None
-    return (TensorArg(shape, dtype), normalized, weight, bias), {}
+    kwargs = {"eps": _eps(draw, TensorArg(normalized, dtype).numel)} if draw(st.booleans()) else {}
+    return (TensorArg(shape, dtype), normalized, weight, bias), kwargs
+
+
+def _eps(draw, per_group):
+    """eps, with the edge 0 only where each normalized group has more than one
+    value (a single value has variance 0, and 0/0 is nan)."""
+    return draw(st.sampled_from([1e-5, 1e-3, 0.0] if per_group > 1 else [1e-5, 1e-3]))
 
 
 def _batch_norm(draw):
@@ -35,8 +42,18 @@ def _group_norm(draw):
     dtype = draw(st.sampled_from(("float32", "float64")))
     groups = draw(st.integers(1, 3))
     c = groups * draw(st.integers(1, 2))
-    shape = (draw(st.integers(1, 2)), c, *draw(shapes(min_rank=1, max_rank=2, min_side=2)))
-    return (TensorArg(shape, dtype), groups, TensorArg((c,), dtype), TensorArg((c,), dtype)), {}
+    spatial = draw(shapes(min_rank=1, max_rank=2, min_side=2))
+    edge = draw(st.integers(0, 2))
+    if edge == 0:  # C = 1: one channel, one group
+        groups, c = 1, 1
+    elif edge == 1:  # HxW = 1: one value per channel (F.group_norm wants more than
+        spatial = (1,) * len(spatial)  # one value per group: two channels per group)
+        c = 2 * groups
+    shape = (draw(st.integers(1, 2)), c, *spatial)
+    weight = TensorArg((c,), dtype) if draw(st.booleans()) else None
+    bias = TensorArg((c,), dtype) if draw(st.booleans()) else None
+    x = TensorArg(shape, dtype)
+    return (x, groups, weight, bias), {"eps": _eps(draw, x.numel // (shape[0] * groups))}
 
 
 def _instance_norm(draw):
@@ -70,7 +87,7 @@ def _affine(draw, c, dtype):
     return (TensorArg((c,), dtype), TensorArg((c,), dtype)) if draw(st.booleans()) else (None, None)
 
 
-def _native_batch_norm(*, stats="drawn"):
+def _native_batch_norm(*, stats="drawn", optional_stats=False):
     """Positional native batch-norm calls; `stats` is 'drawn' (running stats, training
     drawn), 'none' (the no_stats overload: training only) or 'eval' (no training flag)."""
     def build(draw):
@@ -78,10 +95,14 @@ def _native_batch_norm(*, stats="drawn"):
         x, c = _bn_input(draw, training=training)
         args = [x, *_affine(draw, c, x.dtype)]
         if stats != "none":
-            args += _stats(c, x.dtype)
+            # training may leave the running stats out (None) where the schema allows it
+            none = optional_stats and training and draw(st.booleans())
+            args += (None, None) if none else _stats(c, x.dtype)
         if stats != "eval":
             args.append(training)
-        return (*args, 0.1, 1e-5), {}
+        momentum = draw(st.sampled_from([0.1, 0.5, 0.0]))
+        eps = draw(st.sampled_from([1e-5, 1e-3, 0.0]))
+        return (*args, momentum, eps), {}
     return build
 
 
@@ -95,12 +116,13 @@ def _batch_norm_training(draw):
 
 def _batch_norm_update_stats(draw):
     x, c = _bn_input(draw, training=True)
-    return (x, *_stats(c, x.dtype), draw(st.sampled_from([0.1, 0.5]))), {}
+    running = (None, None) if draw(st.booleans()) else _stats(c, x.dtype)
+    return (x, *running, draw(st.sampled_from([0.1, 0.5, 0.0]))), {}
 
 
 def _native_layer_norm(draw):
     (x, normalized, weight, bias), _ = _layer_norm(draw)
-    return (x, normalized, weight, bias, draw(st.sampled_from([1e-5, 1e-3]))), {}
+    return (x, normalized, weight, bias, _eps(draw, TensorArg(normalized, x.dtype).numel)), {}
 
 
 def _native_group_norm(draw):
@@ -109,7 +131,7 @@ def _native_group_norm(draw):
         weight, bias = None, None
     n, c = x.shape[:2]
     hxw = x.numel // (n * c)
-    return (x, weight, bias, n, c, hxw, groups, 1e-5), {}
+    return (x, weight, bias, n, c, hxw, groups, _eps(draw, x.numel // (n * groups))), {}
 
 
 def _rms_norm(draw):
@@ -136,7 +158,9 @@ SPECS = [
     spec("layer_norm", examples(_layer_norm), fn=F.layer_norm, dtypes=NORM_DTYPES, ranks=(1, 4),
          traces={"layer_norm": ("native_layer_norm",)}),
     spec("batch_norm", examples(_batch_norm), fn=F.batch_norm, dtypes=("float32", "float64"),
-         ranks=(2, 4), traces={"batch_norm": ("_native_batch_norm_legit_no_training",)}),
+         ranks=(2, 4), traces={"batch_norm": ("_native_batch_norm_legit_no_training",)},
+         fixed={"training": "a second spec measures True (see batch_norm_training); this one "
+                            "measures the eval path, which traces a different aten packet"}),
     spec("group_norm", examples(_group_norm), fn=F.group_norm, dtypes=("float32", "float64"),
          ranks=(3, 4), traces={"group_norm": ("native_group_norm",)}),
     spec("instance_norm", examples(_instance_norm), fn=F.instance_norm,
@@ -152,7 +176,8 @@ SPECS += [
          dtypes=NORM_DTYPES, ranks=(1, 4)),
     spec("native_group_norm", examples(_native_group_norm), fn=torch.native_group_norm,
          dtypes=_BN, ranks=(3, 4)),
-    spec("native_batch_norm", examples(_native_batch_norm()), fn=torch.native_batch_norm,
+    spec("native_batch_norm", examples(_native_batch_norm(optional_stats=True)),
+         fn=torch.native_batch_norm,
          dtypes=_BN, ranks=(2, 4)),
     # the core packets batch_norm decomposes into, called directly
     spec("native_batch_norm_legit", examples(_native_batch_norm()),
@@ -160,7 +185,10 @@ SPECS += [
          dtypes=_BN, ranks=(2, 4), traces=_LEGIT),
     spec("native_batch_norm_legit_no_stats", examples(_native_batch_norm(stats="none")),
          fn=torch.ops.aten._native_batch_norm_legit.no_stats, aten=("native_batch_norm",),
-         dtypes=_BN, ranks=(2, 4), traces=_LEGIT),
+         dtypes=_BN, ranks=(2, 4), traces=_LEGIT,
+         fixed={"training": "eager CPU rejects False on the no_stats overload (ValueError: "
+                            "running_mean must be defined in evaluation mode); the default "
+                            "overload's spec native_batch_norm_legit measures False"}),
     spec("native_batch_norm_legit_no_training", examples(_native_batch_norm(stats="eval")),
          fn=torch.ops.aten._native_batch_norm_legit_no_training, aten=("native_batch_norm",),
          dtypes=_BN, ranks=(2, 4),
@@ -170,7 +198,9 @@ SPECS += [
          dtypes=_BN, ranks=(2, 4),
          traces={"native_batch_norm": ("_native_batch_norm_legit_functional",)}),
     spec("batch_norm_training", examples(_batch_norm_training), fn=F.batch_norm,
-         aten=("batch_norm",), dtypes=NORM_DTYPES, ranks=(2, 4)),
+         aten=("batch_norm",), dtypes=NORM_DTYPES, ranks=(2, 4),
+         fixed={"training": "a second spec measures False (see batch_norm); this one "
+                            "measures the training path with optional running stats"}),
     spec("batch_norm_update_stats", examples(_batch_norm_update_stats),
          fn=torch.batch_norm_update_stats, dtypes=_BN, ranks=(2, 4)),
     spec("instance_norm_stats", examples(_instance_norm_stats), fn=F.instance_norm,

@@ -139,19 +139,44 @@ def _unfold(draw):
     return (x, k), {"dilation": dilation, "padding": padding, "stride": stride}
 
 
+#: the sibling specs by the mode each measures, for the `mode=` reasons below
+_UPSAMPLE = {1: {"nearest": "upsample_nearest1d", "linear": "upsample_linear1d"},
+             2: {"nearest": "upsample_nearest2d", "bilinear": "upsample_bilinear2d",
+                 "bicubic": "upsample_bicubic2d"},
+             3: {"nearest": "upsample_nearest3d", "trilinear": "upsample_trilinear3d"}}
+_PAD = {1: {"reflect": "reflection_pad1d", "replicate": "replication_pad1d"},
+        2: {"constant": "pad_constant", "reflect": "reflection_pad2d",
+            "replicate": "replication_pad2d", "circular": "pad_circular"},
+        3: {"reflect": "reflection_pad3d", "replicate": "replication_pad3d"}}
+
+
+def _one_mode(siblings, nd, mode):
+    """The `fixed=` reason for a spec that measures one `mode` of F.interpolate/F.pad."""
+    others = ", ".join(f"{m!r} by {name}" for m, name in siblings[nd].items() if m != mode)
+    return {"mode": f"each mode lowers to a different aten operator and this spec measures "
+                    f"{mode!r}; sibling specs measure other {nd}-d modes ({others})"}
+
+
 def rs(name, build, fn, *, dtypes=RS_DTYPES, ranks=(3, 5), **fields):
     return spec(name, examples(build), fn=fn, dtypes=dtypes, ranks=ranks,
                 **fields)
 
 
 SPECS = [
-    rs("upsample_nearest1d", _interpolate(1, "nearest"), F.interpolate, ranks=(3, 3)),
-    rs("upsample_nearest2d", _interpolate(2, "nearest"), F.interpolate, ranks=(4, 4)),
-    rs("upsample_nearest3d", _interpolate(3, "nearest"), F.interpolate, ranks=(5, 5)),
-    rs("upsample_linear1d", _interpolate(1, "linear"), F.interpolate, ranks=(3, 3)),
-    rs("upsample_bilinear2d", _interpolate(2, "bilinear"), F.interpolate, ranks=(4, 4)),
-    rs("upsample_bicubic2d", _interpolate(2, "bicubic"), F.interpolate, ranks=(4, 4)),
-    rs("upsample_trilinear3d", _interpolate(3, "trilinear"), F.interpolate, ranks=(5, 5)),
+    rs("upsample_nearest1d", _interpolate(1, "nearest"), F.interpolate, ranks=(3, 3),
+       fixed=_one_mode(_UPSAMPLE, 1, "nearest")),
+    rs("upsample_nearest2d", _interpolate(2, "nearest"), F.interpolate, ranks=(4, 4),
+       fixed=_one_mode(_UPSAMPLE, 2, "nearest")),
+    rs("upsample_nearest3d", _interpolate(3, "nearest"), F.interpolate, ranks=(5, 5),
+       fixed=_one_mode(_UPSAMPLE, 3, "nearest")),
+    rs("upsample_linear1d", _interpolate(1, "linear"), F.interpolate, ranks=(3, 3),
+       fixed=_one_mode(_UPSAMPLE, 1, "linear")),
+    rs("upsample_bilinear2d", _interpolate(2, "bilinear"), F.interpolate, ranks=(4, 4),
+       fixed=_one_mode(_UPSAMPLE, 2, "bilinear")),
+    rs("upsample_bicubic2d", _interpolate(2, "bicubic"), F.interpolate, ranks=(4, 4),
+       fixed=_one_mode(_UPSAMPLE, 2, "bicubic")),
+    rs("upsample_trilinear3d", _interpolate(3, "trilinear"), F.interpolate, ranks=(5, 5),
+       fixed=_one_mode(_UPSAMPLE, 3, "trilinear")),
     rs("grid_sampler_2d", _grid_sample(2, ["bilinear", "nearest", "bicubic"]), F.grid_sample,
        dtypes=F64, ranks=(4, 4), aten=("grid_sampler_2d", "grid_sampler")),
     rs("grid_sampler_3d", _grid_sample(3, ["bilinear", "nearest"]), F.grid_sample,
@@ -166,16 +191,23 @@ SPECS = [
     rs("native_channel_shuffle", _channel_shuffle, torch.native_channel_shuffle,
        dtypes=RS_DTYPES + ("int64",), ranks=(3, 4)),
     rs("pad_constant", _pad(2, "constant"), F.pad, aten=("constant_pad_nd", "pad"),
-       ranks=(3, 4)),
+       ranks=(3, 4), fixed=_one_mode(_PAD, 2, "constant")),
     rs("constant_pad_nd", _constant_pad_nd, torch.constant_pad_nd,
        dtypes=RS_DTYPES + ("int64", "bool"), ranks=(1, 4)),
-    rs("reflection_pad1d", _pad(1, "reflect"), F.pad, ranks=(2, 3)),
-    rs("reflection_pad2d", _pad(2, "reflect"), F.pad, ranks=(3, 4)),
-    rs("reflection_pad3d", _pad(3, "reflect"), F.pad, ranks=(4, 5)),
-    rs("replication_pad1d", _pad(1, "replicate"), F.pad, ranks=(2, 3)),
-    rs("replication_pad2d", _pad(2, "replicate"), F.pad, ranks=(3, 4)),
-    rs("replication_pad3d", _pad(3, "replicate"), F.pad, ranks=(4, 5)),
-    rs("pad_circular", _pad(2, "circular"), F.pad, aten=("pad",), ranks=(3, 4)),
+    rs("reflection_pad1d", _pad(1, "reflect"), F.pad, ranks=(2, 3),
+       fixed=_one_mode(_PAD, 1, "reflect")),
+    rs("reflection_pad2d", _pad(2, "reflect"), F.pad, ranks=(3, 4),
+       fixed=_one_mode(_PAD, 2, "reflect")),
+    rs("reflection_pad3d", _pad(3, "reflect"), F.pad, ranks=(4, 5),
+       fixed=_one_mode(_PAD, 3, "reflect")),
+    rs("replication_pad1d", _pad(1, "replicate"), F.pad, ranks=(2, 3),
+       fixed=_one_mode(_PAD, 1, "replicate")),
+    rs("replication_pad2d", _pad(2, "replicate"), F.pad, ranks=(3, 4),
+       fixed=_one_mode(_PAD, 2, "replicate")),
+    rs("replication_pad3d", _pad(3, "replicate"), F.pad, ranks=(4, 5),
+       fixed=_one_mode(_PAD, 3, "replicate")),
+    rs("pad_circular", _pad(2, "circular"), F.pad, aten=("pad",), ranks=(3, 4),
+       fixed=_one_mode(_PAD, 2, "circular")),
     rs("col2im", _fold, F.fold, dtypes=F64, ranks=(2, 3)),
     rs("im2col", _unfold, F.unfold, dtypes=F64, ranks=(3, 4)),
 ]
