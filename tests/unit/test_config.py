@@ -95,7 +95,7 @@ def test_a_bad_key_is_one_line_naming_the_file_and_the_key(tmp_path, body, key):
 
 
 @pytest.mark.parametrize("body", [
-    "artifact = '../elsewhere/onnx.json'", "pages-dir = '/tmp/pages'",
+    "artifact = '../elsewhere/onnx.json'", "pages-dir = '/elsewhere/pages'",
     "specs = ['specs', '../../etc']", "pins = { requirements = '../requirements.txt' }",
     "translations = ['../tables.py:TABLE']", "templates = 'link'"])
 def test_a_path_outside_the_repository_is_refused(tmp_path, body):
