@@ -142,7 +142,8 @@ def breakdown(specs, profile) -> dict[str, float]:
     try:
         for spec in specs:
             for group in group_by_signature(draw_examples(spec, profile)):
-                wanted_outcomes(spec, group, exporters, (STOCK, _target_name()), ignore, True, True)
+                wanted_outcomes(spec, group, exporters, (STOCK, _target_name()), ignore, True,
+                                config.tuning)
     finally:
         for owner, name, original in patches:
             setattr(owner, name, original)

@@ -1,106 +1,109 @@
-"""What the TorchScript exporter would cost as a third target (issue 33), measured side by
-side in one run on the benchmark sample (not a timed test).
+"""What the main command pays for the TorchScript target (issue 33) and for recording
+arguments (issue 32), the real engine measured side by side in one run on the benchmark
+sample (not a timed test).
 
-  main   the main command's work today on the sample: the engine, both targets (stock and
-         the example table), each with the dynamic axis, --jobs workers;
-  ts     the same drawn examples, one export per signature as the engine does, through the
-         public ``torch.onnx.export(..., dynamo=False)`` at the same opset, checked, loaded
-         in onnxruntime and run once; then re-exported with ``dynamic_axes`` on the leading
-         dimension of the first tensor input (what the dynamo plan makes dynamic first).
-         Inline in one process: its time over --jobs is what it would add with the same
-         workers.
+  main     the main command's work on the sample: the engine, the stock exporter and the
+           example table, each with the dynamic axis, --jobs workers, arguments recorded;
+  +ts      the same with the `torchscript` target (``SweepConfig.torchscript``): the public
+           ``torch.onnx.export(..., dynamo=False)`` on the same drawn examples, checked,
+           run in onnxruntime, compared, and again with ``dynamic_axes``;
+  no-args  the same as main without recording arguments (``Tuning(arguments=False)``),
+           the engine before them.
 
-Prints both, the growth of the main command's wall time the third target would cost (the
-issue's budget: at most 30 %), the TorchScript exporter's outcome counts per stage, and its
-cost per export beside the engine's.
+The three take turns for --rounds rounds (the order rotates each round, so a slow
+moment of a shared machine does not fall on one of them). Prints each round's seconds,
+the growths against main and against no-args with their budgets (issue 33: the main
+command grows by at most 30 % with the new target; issue 32: at most 25 % with
+arguments), and the torchscript target's outcomes per stage beside the stock exporter's.
 
-    python benchmarks/bench_torchscript.py [--jobs 2] [--specs N ...]
+    python benchmarks/bench_torchscript.py [--jobs 2] [--rounds 2] [--specs N ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import statistics
 import sys
 import time
-import warnings
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_sweep import SAMPLE, sweep
+from bench_sweep import SAMPLE, TABLE, _target_name
 
-from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.artifact.data import STOCK
+from opsweep.catalog.draw import PROFILES
 from opsweep.catalog.load import load_catalog
-from opsweep.engine.runner import build_call, make_session, run_session
+from opsweep.engine.adapter import quiet_exporter
+from opsweep.engine.config import SweepConfig, Tuning
+from opsweep.engine.torchscript import TORCHSCRIPT
+from opsweep.sweep.driver import Job, measure
+from opsweep.sweep.reuse import spec_digest
 
-OPSET = 20
-
-
-def torchscript(call, dynamic: bool) -> str:
-    """Export one call with the TorchScript exporter, check, load and run it: its stage."""
-    import onnx
-    import torch
-    inputs = tuple(t.clone() for t in call.inputs)
-    names = [f"x{i}" for i in range(len(inputs))]
-    lead = next((i for i, t in enumerate(inputs) if t.dim() >= 1), None)
-    axes = {names[lead]: {0: "batch"}} if dynamic and lead is not None else None
-    buffer = io.BytesIO()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(call, inputs, buffer, dynamo=False, opset_version=OPSET,
-                              input_names=names, dynamic_axes=axes)
-    except Exception as exc:  # noqa: BLE001  (a measurement: every refusal is an outcome)
-        return f"export:{type(exc).__name__}"
-    try:
-        model = onnx.load_from_string(buffer.getvalue())
-        onnx.checker.check_model(model, full_check=True)
-    except Exception:  # noqa: BLE001
-        return "checker"
-    try:
-        session = make_session(model)
-        run_session(session, [t for t in inputs])
-    except Exception:  # noqa: BLE001
-        return "runtime"
-    return "ok"
+SETTINGS = {
+    "main": {},
+    "+ts": {"torchscript": True},
+    "no-args": {"tuning": Tuning(arguments=False)},
+}
 
 
-def measure_torchscript(specs, profile) -> tuple[int, float, Counter]:
-    exports, stages, start = 0, Counter(), time.perf_counter()
-    for spec in specs:
-        for group in group_by_signature(draw_examples(spec, profile)):
-            try:
-                call = build_call(spec, group[0])
-            except Exception as exc:  # noqa: BLE001  (eager PyTorch rejected it: no export either way)
-                stages[f"invalid {type(exc).__name__}"] += 1
-                continue
-            for dynamic in (False, True):
-                stage = torchscript(call, dynamic)
-                stages[("dynamic " if dynamic else "") + stage.split(":")[0]] += 1
-                exports += 1
-    return exports, time.perf_counter() - start, stages
+def sweep(specs, profile, jobs: int, setting: str):
+    """(results by (target, spec), seconds) with one of `SETTINGS`."""
+    options = SETTINGS[setting]
+    config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), **options)
+    targets = (STOCK, _target_name()) + ((TORCHSCRIPT,) if config.torchscript else ())
+    results: dict = {}
+    start = time.perf_counter()
+    measure([Job(s, spec_digest(s), targets) for s in specs], config,
+            lambda job, t, r: results.__setitem__((t, job.spec.name), r))
+    return results, time.perf_counter() - start
+
+
+def stages(results, target: str) -> Counter:
+    counts: Counter = Counter()
+    for (t, _), result in results.items():
+        if t == target:
+            counts.update({s.value: n for s, n in result.stages.items()})
+    return counts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--specs", nargs="+", default=SAMPLE)
     args = parser.parse_args()
-    catalog = load_catalog(check_draws=False)
-    specs = [catalog.specs[n] for n in args.specs]
+    quiet_exporter()
+    specs = load_catalog(check_draws=False).select(args.specs)
     profile = PROFILES["ci"]
-    _, examples, main_s = sweep(specs, profile, args.jobs)
-    exports, ts_s, stages = measure_torchscript(specs, profile)
-    added = ts_s / max(args.jobs, 1)
-    print(f"sample: {len(specs)} specs, profile ci, --jobs {args.jobs}")
-    print(f"  main   {main_s:7.1f} s  ({examples} examples over both targets, dynamic axis)")
-    print(f"  ts     {ts_s:7.1f} s inline  ({exports} exports, static + dynamic_axes; "
-          f"{1000 * ts_s / max(exports, 1):.0f} ms each)")
-    print(f"  growth of the main command with a torchscript target: +{100 * added / main_s:.0f}% "
-          f"(budget 30%: {'within' if added <= 0.3 * main_s else 'over'})")
-    print("  torchscript outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(stages.items())))
+    names = list(SETTINGS)
+    seconds: dict[str, list[float]] = {n: [] for n in names}
+    last: dict = {}
+    for round_ in range(args.rounds):
+        order = names[round_ % len(names):] + names[:round_ % len(names)]
+        for name in order:
+            last[name], took = sweep(specs, profile, args.jobs, name)
+            seconds[name].append(took)
+        print(f"round {round_ + 1}: " + ", ".join(f"{n} {seconds[n][-1]:.1f} s" for n in order),
+              flush=True)
+    mean = {n: statistics.mean(v) for n, v in seconds.items()}
+    print(f"sample: {len(specs)} specs, profile ci, --jobs {args.jobs}, {args.rounds} rounds")
+    for name in names:
+        print(f"  {name:8} {mean[name]:7.1f} s on average ({', '.join(f'{s:.1f}' for s in seconds[name])})")
+    ts = mean["+ts"] / mean["main"] - 1
+    paired = [b / a - 1 for a, b in zip(seconds["main"], seconds["+ts"])]
+    print(f"  torchscript target: +{100 * ts:.0f}% on main (per round: "
+          f"{', '.join(f'{100 * p:+.0f}%' for p in paired)}; budget 30%: "
+          f"{'within' if ts <= 0.30 else 'over'})")
+    arg = mean["main"] / mean["no-args"] - 1
+    paired = [a / b - 1 for a, b in zip(seconds["main"], seconds["no-args"])]
+    print(f"  arguments recorded: {100 * arg:+.0f}% on the engine without them (per round: "
+          f"{', '.join(f'{100 * p:+.0f}%' for p in paired)}; budget 25%: "
+          f"{'within' if arg <= 0.25 else 'over'})")
+    for target in (STOCK, TORCHSCRIPT):
+        counts = stages(last["+ts"], target)
+        print(f"  {target} outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
 if __name__ == "__main__":

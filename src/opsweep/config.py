@@ -11,6 +11,8 @@ The keys (all optional)::
     catalog = "builtin"              # opsweep's own specs too, or "none"
     specs = ["tests/op_specs"]       # the project's spec directories
     translations = ["path.py:TABLE"] # custom translation tables, measured as further targets
+    torchscript = false              # also the TorchScript exporter (dynamo=False): the
+                                     # `torchscript` target and the migration view
     artifact = "docs/onnx_support_measured.json"
     pages-dir = "docs"               # the support page, operators, specs, history view, index
     history-dir = "docs/history"
@@ -40,8 +42,8 @@ from opsweep.errors import UsageError
 VERSION = 1
 TABLE = "[tool.opsweep]"
 DEFAULT_TOX_ENV = "proptest_onnx"
-_KEYS = ("version", "pins", "catalog", "specs", "translations", "artifact", "pages-dir",
-         "history-dir", "data-dir", "templates", "source-url", "repo-url", "models")
+_KEYS = ("version", "pins", "catalog", "specs", "translations", "torchscript", "artifact",
+         "pages-dir", "history-dir", "data-dir", "templates", "source-url", "repo-url", "models")
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
@@ -125,6 +127,7 @@ class Config:
     catalog: str = "builtin"
     specs: tuple[str, ...] = ()
     translations: tuple[str, ...] = ()
+    torchscript: bool = False
     artifact: str = "docs/onnx_support_measured.json"
     pages_dir: str = "docs"
     history_dir: str = "docs/history"
@@ -196,12 +199,15 @@ def parse(table: dict, pyproject: Path) -> Config:
             check.fail("translations", f"{item!r} is not 'path.py:NAME' or 'module:NAME'")
         if path.endswith(".py"):
             check.inside("translations", path)
+    torchscript = table.get("torchscript", False)
+    if not isinstance(torchscript, bool):
+        check.fail("torchscript", f"expected true or false, got {torchscript!r}")
     paths = {key: check.path(key, table[key]) for key in
              ("artifact", "pages-dir", "history-dir", "data-dir", "templates") if key in table}
     return Config(
         version=version, pins=_pins(check, table.get("pins"), pyproject.name), catalog=catalog,
         specs=tuple(check.path("specs", s) for s in check.strings("specs", table)),
-        translations=translations,
+        translations=translations, torchscript=torchscript,
         artifact=paths.get("artifact", Config.artifact),
         pages_dir=paths.get("pages-dir", Config.pages_dir),
         history_dir=paths.get("history-dir", Config.history_dir),

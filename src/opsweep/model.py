@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # kept out of the import path of the light bot commands
 
 
 STOCK = "stock"  # the target measured without a custom translation table
+#: the TorchScript exporter's target (``--torchscript``: ``torch.onnx.export(..., dynamo=False)``)
+TORCHSCRIPT = "torchscript"
 
 
 class Stage(str, enum.Enum):

@@ -86,7 +86,7 @@ def test_export_verdicts_are_the_public_calls(swept, specs, name):
     assert got == expected
 
 
-def test_reused_like_the_other_targets_and_diffed(swept, tmp_path):
+def test_reused_like_the_other_targets_and_diffed(swept, tmp_path, monkeypatch):
     out = tmp_path / "b.json"
     assert main(["sweep", "--only", *SPECS, "--torchscript", "--jobs", "0", "--quiet",
                  "--previous", str(swept), "--out", str(out)]) == 0
@@ -94,7 +94,16 @@ def test_reused_like_the_other_targets_and_diffed(swept, tmp_path):
     assert again.targets["torchscript"] == art.load(swept).targets["torchscript"]
     lines = out.with_name(out.name + ".run.jsonl").read_text()
     assert '"torchscript"' in lines
-    # without --torchscript the target is not measured, and the diff says it went
+    # opsweep's own [tool.opsweep] says torchscript = true: measured without the flag
+    configured = tmp_path / "configured.json"
+    assert main(["sweep", "--only", *SPECS, "--jobs", "0", "--quiet", "--previous",
+                 str(swept), "--out", str(configured)]) == 0
+    assert art.load(configured).targets["torchscript"] == art.load(swept).targets["torchscript"]
+    # a project that does not ask for it: the target is not measured, and the diff says it went
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.opsweep]\ntorchscript = false\n")
+    monkeypatch.chdir(project)
     plain = tmp_path / "c.json"
     assert main(["sweep", "--only", *SPECS, "--jobs", "0", "--quiet", "--previous",
                  str(swept), "--out", str(plain)]) == 0

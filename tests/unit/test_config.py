@@ -89,6 +89,7 @@ def test_a_newer_format_is_refused_naming_both_versions(tmp_path):
     ("repo-url = 'github.com/o/r'", "repo-url"),
     ("models = ['a:b', 'a:b']", "models"),
     ("artifact = 3", "artifact"),
+    ("torchscript = 'yes'", "torchscript"),
 ])
 def test_a_bad_key_is_one_line_naming_the_file_and_the_key(tmp_path, body, key):
     assert f"[tool.opsweep] {key}:" in refused(tmp_path, body)

@@ -24,7 +24,7 @@ from opsweep.artifact.migrations import MIGRATIONS as _MIGRATIONS
 from opsweep.artifact.migrations import migrate
 from opsweep.errors import ArtifactError
 from opsweep.files import read_json, validate, write_atomic
-from opsweep.model import STOCK, Grade, Stage, Translations
+from opsweep.model import STOCK, TORCHSCRIPT, Grade, Stage, Translations  # noqa: F401  (re-exported)
 
 #: Since version 4 a custom target is written as what differs from the stock target:
 #: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
@@ -108,8 +108,6 @@ class OperatorResult:
     dynamic_tally: DynamicTally = DynamicTally()
 
 
-#: The TorchScript exporter's target (``--torchscript``; engine.torchscript.TORCHSCRIPT)
-TORCHSCRIPT = "torchscript"
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,8 @@ def _add_sweep(sub) -> None:
     p.add_argument("--torchscript", action="store_true",
                    help="also measure the TorchScript exporter (torch.onnx.export(..., "
                         "dynamo=False)) on the same examples: the 'torchscript' target "
-                        "(opt-in for now; recorded absent when this torch no longer has it)")
+                        "(also [tool.opsweep] torchscript = true; recorded absent when this torch "
+                        "no longer has it)")
     p.add_argument("--no-dynamic", action="store_true",
                    help="skip the dynamic axis (re-export with the leading dimension dynamic)")
     p.add_argument("--public-exporter", action="store_true",
@@ -153,7 +154,8 @@ def cmd_sweep(args) -> int:
                          spec_dirs=tuple(p.resolve() for p in specs),
                          fast=not args.public_exporter, translations=translations,
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
-                         preload=not args.spawn, torchscript=args.torchscript)
+                         preload=not args.spawn,
+                         torchscript=args.torchscript or configured.torchscript)
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)

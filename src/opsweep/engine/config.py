@@ -28,13 +28,17 @@ class Tuning:
     re-traced (fastpath.FastExporter.export). `traces`: record a Python stack trace per
     traced node, as the public call does (only the model's metadata holds them).
     `phases_in_memory`: workers write their phase files under a memory-backed directory
-    where the system has one (engine.pool.phase_root)."""
+    where the system has one (engine.pool.phase_root). `arguments`: record the schema
+    arguments each group reaches (engine.arguments; not a shortcut: off, the artifact
+    loses its argument columns, so only benchmarks/bench_torchscript.py turns it off to
+    price it)."""
 
     shortcut: bool = True
     skip: bool = True
     single: bool = True
     traces: bool = False
     phases_in_memory: bool = True
+    arguments: bool = True
 
 
 @dataclass(frozen=True)

@@ -42,15 +42,17 @@ def _prefixed(phase: Phase, target: str) -> Phase:
 def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, Exporter],
                 phase: Phase = ignore, *, dynamic: bool = False,
                 checkpoint: Progress = lambda _s, _f: None,
-                shortcut: bool = True) -> dict[str, list[Outcome]]:
+                shortcut: bool = True, arguments: bool = True) -> dict[str, list[Outcome]]:
     """Outcomes per target, each target finished (static, then dynamic) before the
     next. The first exporter is the stock one, the base of the shortcut.
-    `shortcut=False` measures every target in full (the previous engine)."""
+    `shortcut=False` measures every target in full (the previous engine); `arguments=False`
+    records no arguments (the engine before them, for the benchmarks only)."""
     names = list(exporters)
     invalid, references, call = references_of(spec, group, _prefixed(phase, names[0]))
     if call is None:
         outcomes = [invalid[i] for i in range(len(group))]
-        return with_arguments(spec, group, dict.fromkeys(names, outcomes))
+        final = dict.fromkeys(names, outcomes)
+        return with_arguments(spec, group, final) if arguments else final
     static: dict[str, list[Outcome]] = {}
     final: dict[str, list[Outcome]] = {}
     traces: dict[str, object] = {}  # the stock exports' traces: "static", "dynamic"
@@ -77,7 +79,7 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
             if name == names[0]:
                 traces["dynamic"] = exporter.last_trace
         checkpoint(static, final)
-    return with_arguments(spec, group, final)
+    return with_arguments(spec, group, final) if arguments else final
 
 
 def with_arguments(spec: OpSpec, group: Sequence[Example],

@@ -185,7 +185,7 @@ class Workers:
         if self._pool is None:
             return _Deferred(lambda: wanted_outcomes(spec, group, self._exporters,  # type: ignore[arg-type]
                                                      targets, ignore, config.dynamic,
-                                                     config.tuning.shortcut))
+                                                     config.tuning))
         phase_file = self._phases / str(self._count)  # type: ignore[operator]
         self._count += 1
         try:

@@ -20,18 +20,20 @@ Stages, from its own error types (``torch.onnx.errors``):
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import onnx
 import torch
 
 from opsweep.catalog.registry import default_opset
-from opsweep.model import Stage
+from opsweep.model import TORCHSCRIPT, Stage
 
-TORCHSCRIPT = "torchscript"
 #: Where torch's tracer lives: an error raised under one of its frames is a tracer failure.
 _TRACER_FILES = ("torch/jit/_trace.py", "torch\\jit\\_trace.py")
 
@@ -89,6 +91,24 @@ def dynamic_axes_of(dynamic_shapes: Any, count: int) -> dict[str, dict[int, str]
     return axes
 
 
+@contextlib.contextmanager
+def _stdout_dropped() -> Iterator[None]:
+    """File descriptor 1 pointed at the null device: on a refusal the exporter's C++ side
+    prints both graphs to standard output ("ONNX graph being constructed during
+    exception"), which would land in the middle of a sweep's progress. The exception
+    itself keeps the message."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 class TorchScriptExporter:
     """The public call with ``dynamo=False`` at a fixed opset; same interface as
     :class:`opsweep.engine.adapter.Exporter` (`export`, `classify`)."""
@@ -97,8 +117,9 @@ class TorchScriptExporter:
     last_trace = None  # no trace: never the base of the translation tables' shortcut
     custom_translation_table = None
 
-    def __init__(self, opset: int | None = None) -> None:
+    def __init__(self, opset: int | None = None, verbose: bool = False) -> None:
         self.opset = opset_for(opset)
+        self.verbose = verbose  # let the exporter's own printing through
 
     @staticmethod
     def classify(exc: BaseException) -> Stage:
@@ -110,6 +131,8 @@ class TorchScriptExporter:
         buffer = io.BytesIO()
         names = input_names(len(args))
         axes = None if dynamic_shapes is None else dynamic_axes_of(dynamic_shapes, len(args))
-        torch.onnx.export(module, tuple(args), buffer, dynamo=False, opset_version=self.opset,
-                          input_names=names, dynamic_axes=axes, verbose=False)
+        with contextlib.nullcontext() if self.verbose else _stdout_dropped():
+            torch.onnx.export(module, tuple(args), buffer, dynamo=False,
+                              opset_version=self.opset, input_names=names,
+                              dynamic_axes=axes, verbose=False)
         return onnx.load_from_string(buffer.getvalue())

@@ -85,15 +85,15 @@ def make_exporters(fast: bool, translations: Sequence[str],
 
 
 def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
-                targets: tuple[str, ...], phase: Phase, dynamic: bool, shortcut: bool,
+                targets: tuple[str, ...], phase: Phase, dynamic: bool, tuning: Tuning,
                 checkpoint=lambda _s, _f: None) -> Outcomes:
-    """The wanted targets' outcomes (engine.group.run_targets over them); the stock
-    exporter always runs first (the base of the shortcut), even when only a custom target
-    is wanted."""
+    """The wanted targets' outcomes (engine.group.run_targets over them, with `tuning`'s
+    shortcut and argument recording); the stock exporter always runs first (the base of
+    the shortcut), even when only a custom target is wanted."""
     from opsweep.engine.group import run_targets as run_all  # the measuring stack, as above
     used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
     got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
-                  checkpoint=checkpoint, shortcut=shortcut)
+                  checkpoint=checkpoint, shortcut=tuning.shortcut, arguments=tuning.arguments)
     return {t: got[t] for t in targets}
 
 
@@ -153,7 +153,7 @@ def canary() -> dict[str, str]:
 
 def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
         phase_file: str, dynamic: bool) -> Outcomes:
-    """One group, in a worker: the shortcut as the worker's set-up says (`SetUp.options`)."""
+    """One group, in a worker: the shortcuts as the worker's set-up says (`SetUp.options`)."""
     _ready()
     catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
 
@@ -167,4 +167,4 @@ def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
 
     setup: SetUp = _WORKER["setup"]  # type: ignore[assignment]
     return wanted_outcomes(catalog.specs[spec_name], group, _WORKER["exporters"],  # type: ignore[arg-type]
-                           targets, phase, dynamic, setup.options.shortcut, checkpoint)
+                           targets, phase, dynamic, setup.options, checkpoint)
