@@ -11,7 +11,9 @@ sample (not a timed test).
            the engine before them.
 
 The three take turns for --rounds rounds (the order rotates each round, so a slow
-moment of a shared machine does not fall on one of them). Prints each round's seconds,
+moment of a shared machine does not fall on one of them). Each is timed twice: wall time,
+and the CPU time of this process and every process under it (the workers, read from
+/proc every 0.2 s), which another job on the machine moves far less. Prints each round's seconds,
 the growths against main and against no-args with their budgets (issue 33: the main
 command grows by at most 30 % with the new target; issue 32: at most 25 % with
 arguments), and the torchscript target's outcomes per stage beside the stock exporter's.
@@ -22,8 +24,10 @@ arguments), and the torchscript target's outcomes per stage beside the stock exp
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -48,16 +52,67 @@ SETTINGS = {
 }
 
 
+class TreeCPU:
+    """CPU seconds (user + system) of this process and its descendants, from /proc: every
+    descendant's latest reading, sampled every `interval` seconds while running."""
+
+    def __init__(self, interval: float = 0.2) -> None:
+        self.interval, self.seen, self._stop = interval, {}, threading.Event()
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        parents, ticks = {}, {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parents[int(entry)] = int(fields[1])
+            ticks[int(entry)] = int(fields[11]) + int(fields[12])  # utime, stime
+        mine = {os.getpid()}
+        changed = True
+        while changed:
+            changed = False
+            for pid, parent in parents.items():
+                if parent in mine and pid not in mine:
+                    mine.add(pid)
+                    changed = True
+        for pid in mine - {os.getpid()}:
+            self.seen[pid] = max(self.seen.get(pid, 0), ticks[pid])
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def __enter__(self) -> TreeCPU:
+        self.start = os.times()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_) -> None:
+        self._sample()
+        self._stop.set()
+        self._thread.join()
+        end = os.times()
+        own = (end.user - self.start.user) + (end.system - self.start.system)
+        self.seconds = own + sum(self.seen.values()) / self._tick
+
+
 def sweep(specs, profile, jobs: int, setting: str):
-    """(results by (target, spec), seconds) with one of `SETTINGS`."""
+    """(results by (target, spec), wall seconds, CPU seconds) with one of `SETTINGS`."""
     options = SETTINGS[setting]
     config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), **options)
     targets = (STOCK, _target_name()) + ((TORCHSCRIPT,) if config.torchscript else ())
     results: dict = {}
     start = time.perf_counter()
-    measure([Job(s, spec_digest(s), targets) for s in specs], config,
-            lambda job, t, r: results.__setitem__((t, job.spec.name), r))
-    return results, time.perf_counter() - start
+    with TreeCPU() as cpu:
+        measure([Job(s, spec_digest(s), targets) for s in specs], config,
+                lambda job, t, r: results.__setitem__((t, job.spec.name), r))
+    return results, time.perf_counter() - start, cpu.seconds
 
 
 def stages(results, target: str) -> Counter:
@@ -66,6 +121,15 @@ def stages(results, target: str) -> Counter:
         if t == target:
             counts.update({s.value: n for s, n in result.stages.items()})
     return counts
+
+
+def _growth(label: str, base: dict, other: dict, budget: float) -> None:
+    for kind in ("wall", "cpu"):
+        mean = statistics.mean(other[kind]) / statistics.mean(base[kind]) - 1
+        paired = [b / a - 1 for a, b in zip(base[kind], other[kind])]
+        print(f"  {label}, {kind:4}: {100 * mean:+.0f}% (per round: "
+              f"{', '.join(f'{100 * p:+.0f}%' for p in paired)}; budget {100 * budget:.0f}%: "
+              f"{'within' if mean <= budget else 'over'})")
 
 
 def main() -> None:
@@ -78,29 +142,23 @@ def main() -> None:
     specs = load_catalog(check_draws=False).select(args.specs)
     profile = PROFILES["ci"]
     names = list(SETTINGS)
-    seconds: dict[str, list[float]] = {n: [] for n in names}
+    took: dict[str, dict[str, list[float]]] = {n: {"wall": [], "cpu": []} for n in names}
     last: dict = {}
     for round_ in range(args.rounds):
         order = names[round_ % len(names):] + names[:round_ % len(names)]
         for name in order:
-            last[name], took = sweep(specs, profile, args.jobs, name)
-            seconds[name].append(took)
-        print(f"round {round_ + 1}: " + ", ".join(f"{n} {seconds[n][-1]:.1f} s" for n in order),
-              flush=True)
-    mean = {n: statistics.mean(v) for n, v in seconds.items()}
+            last[name], wall, cpu = sweep(specs, profile, args.jobs, name)
+            took[name]["wall"].append(wall)
+            took[name]["cpu"].append(cpu)
+        print(f"round {round_ + 1}: " + ", ".join(
+            f"{n} {took[n]['wall'][-1]:.1f} s wall / {took[n]['cpu'][-1]:.1f} s CPU" for n in order),
+            flush=True)
     print(f"sample: {len(specs)} specs, profile ci, --jobs {args.jobs}, {args.rounds} rounds")
     for name in names:
-        print(f"  {name:8} {mean[name]:7.1f} s on average ({', '.join(f'{s:.1f}' for s in seconds[name])})")
-    ts = mean["+ts"] / mean["main"] - 1
-    paired = [b / a - 1 for a, b in zip(seconds["main"], seconds["+ts"])]
-    print(f"  torchscript target: +{100 * ts:.0f}% on main (per round: "
-          f"{', '.join(f'{100 * p:+.0f}%' for p in paired)}; budget 30%: "
-          f"{'within' if ts <= 0.30 else 'over'})")
-    arg = mean["main"] / mean["no-args"] - 1
-    paired = [a / b - 1 for a, b in zip(seconds["main"], seconds["no-args"])]
-    print(f"  arguments recorded: {100 * arg:+.0f}% on the engine without them (per round: "
-          f"{', '.join(f'{100 * p:+.0f}%' for p in paired)}; budget 25%: "
-          f"{'within' if arg <= 0.25 else 'over'})")
+        print(f"  {name:8} wall {statistics.mean(took[name]['wall']):7.1f} s, "
+              f"CPU {statistics.mean(took[name]['cpu']):7.1f} s on average")
+    _growth("torchscript target on main", took["main"], took["+ts"], 0.30)
+    _growth("arguments on the engine without them", took["no-args"], took["main"], 0.25)
     for target in (STOCK, TORCHSCRIPT):
         counts = stages(last["+ts"], target)
         print(f"  {target} outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))

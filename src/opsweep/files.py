@@ -69,6 +69,11 @@ class Layout:
         return _beside(self.page, HOME_NAME)
 
     @property
+    def migrating(self) -> str:
+        """The migration view (TorchScript exporter beside dynamo), beside the support page."""
+        return _beside(self.page, MIGRATING_NAME)
+
+    @property
     def documented(self) -> str:
         """The retired TorchScript listing's claims (scripts/recompute_documented.py)."""
         return f"{self.data_dir}/documented.json"
@@ -76,7 +81,8 @@ class Layout:
     @property
     def pages(self) -> tuple[str, ...]:
         """Every page the main job renders."""
-        return (self.home, self.page, self.details, self.specs, self.history_page)
+        return (self.home, self.page, self.details, self.specs, self.migrating,
+                self.history_page)
 
     def under(self, root: str | os.PathLike) -> Layout:
         """The same layout, every path under `root`."""
@@ -88,6 +94,7 @@ class Layout:
 DETAILS_NAME = "operators.md"
 SPECS_NAME = "specs.md"
 HOME_NAME = "index.md"
+MIGRATING_NAME = "migrating.md"
 DEFAULT = Layout()
 
 

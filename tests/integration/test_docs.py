@@ -20,6 +20,7 @@ ARTIFACT = ROOT / "docs" / "onnx_support_measured.json"
 PAGE = ROOT / "docs" / "supported_operators.md"
 DETAILS = ROOT / "docs" / "operators.md"
 SOURCES = ROOT / "docs" / "specs.md"
+MIGRATING = ROOT / "docs" / "migrating.md"
 SHOTS = ROOT / "test-artifacts"
 
 
@@ -39,6 +40,8 @@ def test_committed_page_is_the_render_of_the_committed_artifact(tmp_path):
         "docs/operators.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
     assert (tmp_path / "specs.md").read_text("utf-8") == SOURCES.read_text("utf-8"), (
         "docs/specs.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
+    assert (tmp_path / "migrating.md").read_text("utf-8") == MIGRATING.read_text("utf-8"), (
+        "docs/migrating.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
 
 
 def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(tmp_path):

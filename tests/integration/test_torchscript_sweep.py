@@ -11,6 +11,7 @@ import subprocess
 import sys
 import warnings
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,52 @@ def test_a_torch_without_the_torchscript_exporter_records_it_absent(tmp_path, jo
     said = done.stdout + done.stderr
     assert said.count("removed in this release") == 1  # one line of the summary
     assert " target torchscript: absent from this pin set (the canary (x + y)" in said
+
+
+def test_the_migration_view_pairs_both_calls_on_the_smallest_example(swept, tmp_path):
+    """cdist is what a team loses by switching: the view lists it with the smallest example
+    dynamo fails, and of its two snippets (written as the page writes them) the dynamo one
+    fails at its export step and the TorchScript one runs every step."""
+    from opsweep.catalog.load import load_catalog
+    from opsweep.engine.standalone import Scripts
+    from opsweep.page import migration
+
+    artifact = art.load(swept)
+    # claims: sin listed at opset 9 (TorchScript exports it), cdist only beyond the measured
+    # opset (not checked), relu not listed (exported anyway: unlisted)
+    view = migration.build(artifact, {"sin": 9, "cdist": 99},
+                           scripts=Scripts(load_catalog(check_draws=False)).for_example)
+    rows = {r.name: r for r in view.rows}
+    assert view.measured and view.opset == opset_for()
+    assert rows["cdist"].kind == "lose" and [r.name for r in dict(
+        (k, v) for k, _, _, v in view.lists)["lose"]] == ["cdist"]
+    for name, row in rows.items():  # every row's kind follows from its two grades
+        assert row.kind == migration.kind_of(artifact.grades(name, "torchscript"),
+                                             artifact.grades(name))
+    pair = rows["cdist"].pair
+    assert pair.worse == "dynamo" and pair.stage == "no-translation" and pair.better_clean
+    failures = artifact.specs[pair.spec].failures
+    assert pair.signature == min((g for g in failures if g.stage is Stage.NO_TRANSLATION),
+                                 key=lambda g: (g.size, len(g.example), g.example)).example
+    dynamo, torchscript = pair.repros
+    assert "dynamo=True" in dynamo.code and "dynamo=False" in torchscript.code
+    ran = {}
+    for label, repro in (("dynamo", dynamo), ("torchscript", torchscript)):
+        path = tmp_path / f"{label}.py"
+        path.write_text(repro.code)
+        ran[label] = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                                    timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert ran["dynamo"].returncode != 0
+    failed_at = [line for line in ran["dynamo"].stderr.splitlines() if line.strip().endswith("# export")]
+    assert failed_at, ran["dynamo"].stderr[-2000:]
+    assert ran["torchscript"].returncode == 0, ran["torchscript"].stderr[-2000:]
+    assert "no failure: every step passed" in ran["torchscript"].stdout
+    assert {n: (r.documented, r.claim) for n, r in rows.items()} == {
+        "sin": ("since opset 9", ""), "cdist": ("since opset 99", ""), "relu": ("no", "unlisted")}
+    # a claim the measurement contradicts: listed at the measured opset, nothing exported
+    entry = artifact.targets["torchscript"]
+    sin = entry.operators["sin"]
+    refused = replace(sin, grades=replace(sin.grades, export=Grade.NONE))
+    broken = replace(artifact, targets={"torchscript": replace(
+        entry, operators={**entry.operators, "sin": refused})})
+    assert [r.name for r in migration.build(broken, {"sin": 9}).contradicted] == ["sin"]

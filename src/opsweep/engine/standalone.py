@@ -26,8 +26,8 @@ import torch
 
 from opsweep.catalog.draw import PROFILES, draw_examples
 from opsweep.engine.runner import MIN_DYNAMIC_SIZE, build_call, choose_plan, resize, target_of
-from opsweep.engine.torchscript import TORCHSCRIPT
-from opsweep.model import Example, OpSpec, TensorArg
+from opsweep.engine.torchscript import opset_for
+from opsweep.model import TORCHSCRIPT, Example, OpSpec, TensorArg
 
 _NAMESPACES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
                "torch.Tensor", "torch.nn", "torch.nn.init")
@@ -224,6 +224,20 @@ def _inputs_named(example: Example, name: str) -> str:
     return _inputs_fn(example)[0].replace("def inputs(", f"def {name}(", 1)
 
 
+def _torchscript_export(example: Example, dynamic_inputs, export_with: str) -> str:
+    """The TorchScript exporter's call, as the `torchscript` target makes it: the opset the
+    sweep measured at (``engine.torchscript.opset_for``), the inputs named as the script feeds
+    them, the dynamic axis through ``dynamic_axes`` on the inputs the dynamo plan makes
+    dynamic."""
+    names = [f"x{i}" for i in range(len(example.tensors))]
+    axes = {names[k]: {0: "batch"} for k in dynamic_inputs}
+    dynamic = f", dynamic_axes={axes!r}" if axes else ""
+    return ("import io\n_buffer = io.BytesIO()\n"
+            f"torch.onnx.export(module, {export_with}, _buffer, dynamo=False, "
+            f"opset_version={opset_for()}, input_names={names!r}{dynamic})  # export\n"
+            "model = onnx.load_from_string(_buffer.getvalue())\n")
+
+
 def script(spec: OpSpec, examples: list[Example], *, dynamic: bool = False, target: str = "",
            title: str = "") -> str | None:
     """A script that runs `examples` (one signature, several seeds) through the public export,
@@ -252,9 +266,16 @@ def script(spec: OpSpec, examples: list[Example], *, dynamic: bool = False, targ
     tolerance = {d: (t.rtol, t.atol) for d in ("float64", "float32", "float16", "bfloat16",
                                                "complex64", "complex128")
                  if (t := spec.tolerance(d)) is not None}
-    options = ", dynamic_shapes=dynamic_shapes" if dynamic else ""
-    table = _table(target) if target else ""
-    options += ", custom_translation_table=TABLE" if target else ""
+    if target == TORCHSCRIPT:
+        export = _torchscript_export(first, plan.inputs if dynamic else (), export_with)
+        shapes = ""
+        table = ""
+    else:
+        options = ", dynamic_shapes=dynamic_shapes" if dynamic else ""
+        table = _table(target) if target else ""
+        options += ", custom_translation_table=TABLE" if target else ""
+        export = (f"program = torch.onnx.export(module, {export_with}, dynamo=True{options})"
+                  "  # export\nmodel = program.model_proto\n")
     run = "run_inputs" if dynamic else "inputs"
     check = "" if spec.nondeterministic else \
         "    compare(want, got)  # numerics\n"
@@ -269,9 +290,9 @@ def script(spec: OpSpec, examples: list[Example], *, dynamic: bool = False, targ
         f"TOLERANCE = {tolerance!r}  # (rtol, atol) per dtype; other dtypes compare exactly\n"
         f"{_HELPERS}\n\n{inputs_def}\n\n{module}\n\n{table}"
         f"module = Repro().eval()\n{shapes}"
-        f"program = torch.onnx.export(module, {export_with}, dynamo=True{options})  # export\n"
-        "onnx.checker.check_model(program.model_proto, full_check=True)  # checker\n"
-        "session = ort.InferenceSession(program.model_proto.SerializeToString(), "
+        f"{export}"
+        "onnx.checker.check_model(model, full_check=True)  # checker\n"
+        "session = ort.InferenceSession(model.SerializeToString(), "
         "providers=['CPUExecutionProvider'])  # runtime\n"
         "for seed in SEEDS:\n"
         f"    x = {run}(seed)\n"
@@ -300,7 +321,7 @@ class Scripts:
     def for_example(self, spec_name: str, signature: str, dynamic: bool = False,
                     target: str = "", title: str = "") -> str | None:
         spec = self.catalog.specs.get(spec_name)
-        if spec is None or target == TORCHSCRIPT:  # not yet written out for dynamo=False
+        if spec is None:
             return None
         if spec_name not in self._draws:
             self._draws[spec_name] = list(draw_examples(spec, self.profile))

@@ -21,6 +21,7 @@ from opsweep.model import Grade, Stage
 from opsweep.page.detail import detail, releases
 from opsweep.page.dtypes import CLASSES, SHORT
 from opsweep.page.glyphs import GLYPHS, UNMEASURED, glyph_code, glyphs
+from opsweep.page.migration import MigrationView
 from opsweep.page.snippets import Scripts
 from opsweep.page.templates import environment
 from opsweep.page.view import absent_rows, last_bump, matrices, result_grades, target_cells
@@ -174,6 +175,11 @@ def render_home(view: PageView, repo_url: str = "") -> str:
 def render_details(view: PageView) -> str:
     """The operators page: one anchored section per operator of the support page."""
     return environment().get_template("operators.md.j2").render(page=view, glyph=glyph_code)
+
+
+def render_migration(view: MigrationView) -> str:
+    """The migration page: the TorchScript exporter beside the dynamo exporter."""
+    return environment().get_template("migrating.md.j2").render(mig=view)
 
 
 def check_versions(artifact: Artifact | None, installed: str, explicit: str | None) -> str:

@@ -21,9 +21,16 @@ from opsweep.artifact import records
 from opsweep.artifact.shard import partial_reason
 from opsweep.errors import UsageError
 from opsweep.files import Layout, write_atomic
-from opsweep.page import documented, sources
+from opsweep.page import documented, migration, sources
 from opsweep.page.history import render as render_history
-from opsweep.page.render import build_view, check_versions, render_details, render_home, render_page
+from opsweep.page.render import (
+    build_view,
+    check_versions,
+    render_details,
+    render_home,
+    render_migration,
+    render_page,
+)
 from opsweep.page.snippets import Scripts
 from opsweep.page.templates import overriding
 from opsweep.page.viewmodel import PageView
@@ -67,7 +74,9 @@ def _render(layout: Layout, artifact: Artifact | None, catalog: Catalog, install
     spec_page = sources.build(catalog, {d.name for d in view.details}, source_url, version)
     pages = {layout.home: render_home(view, repo_url), layout.page: render_page(view),
              layout.details: render_details(view),
-             layout.specs: sources.render(spec_page)}
+             layout.specs: sources.render(spec_page),
+             layout.migrating: render_migration(migration.build(
+                 artifact, claims[1], scripts=scripts, listed=[r.name for r in view.rows]))}
     for path, text in pages.items():
         write_atomic(path, text.encode("utf-8"))
     return view
