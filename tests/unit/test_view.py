@@ -70,6 +70,22 @@ def test_with_outcome_counts_a_cell_tells_passed_from_not_drawn():
                                             "rank ≥ 1: 3 failing of 8 (numerics ×3)"]
 
 
+def test_a_cell_whose_failures_are_an_arguments_says_so_instead_of_blaming_the_dtype():
+    outcomes = [StageCount("float64", 2, Stage.OK, 5), StageCount("float64", 2, Stage.CHECKER, 2),
+                StageCount("float32", 2, Stage.OK, 4), StageCount("float32", 2, Stage.CHECKER, 1)]
+    apart = replace(group("float64", 2, Stage.CHECKER, 2), only_with=("ceil_mode=True",))
+    plain = group("float32", 2, Stage.CHECKER, 1)
+    row = dtype_row("x", [spec(("float32", "float64"))], [apart, plain], outcomes)
+    cells = dict(zip(row.columns, row.cells, strict=True))
+    assert cells["float64"].text == "chk 2/7 only with ceil_mode=True"
+    assert cells["float64"].title.endswith(", only with ceil_mode=True") and "args" in cells["float64"].css
+    assert cells["float32"].text == "chk 1/5" and cells["float32"].only == ""
+    # one failing group of the class without an argument of its own: the dtype is not cleared
+    row = dtype_row("x", [spec(("float64",))],
+                    [apart, group("float64", 1, Stage.NUMERICS, 1)], outcomes)
+    assert dict(zip(row.columns, row.cells, strict=True))["float64"].only == ""
+
+
 def test_rank_row_only_where_rank_zero_differs():
     same = [group("float32", 0, Stage.CHECKER), group("float32", 3, Stage.CHECKER)]
     assert rank_row("x", [spec()], same) is None

@@ -35,6 +35,10 @@ class Cell:
     failures: int  # failing examples in this class
     title: str
     drawn: int | None = None  # examples measured in this class (None: not known)
+    #: the argument values every failing example of the class is set apart by
+    #: (FailureGroup.only_with of each of its groups): the failure is the argument's, not
+    #: the dtype's; "" when some failing group has none
+    only: str = ""
 
     @property
     def thin(self) -> bool:
@@ -43,7 +47,8 @@ class Cell:
 
     @property
     def css(self) -> str:
-        return "s-" + (self.stage or "none") + (" thin" if self.thin else "")
+        return "s-" + (self.stage or "none") + (" thin" if self.thin else "") + \
+            (" args" if self.only else "")
 
     @property
     def text(self) -> str:
@@ -56,7 +61,8 @@ class Cell:
             count = "" if self.drawn is None else f" {self.drawn}"
         else:
             count = f" {self.failures}" + ("" if self.drawn is None else f"/{self.drawn}")
-        return short + count + (" (thin)" if self.thin else "")
+        only = f" only with {self.only}" if self.only else ""
+        return short + count + only + (" (thin)" if self.thin else "")
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,11 @@ def _cell(label: str, drawn: int | None, groups: Sequence[FailureGroup]) -> Cell
         by_stage[g.stage.value] = by_stage.get(g.stage.value, 0) + g.count
     total = sum(by_stage.values())
     detail = ", ".join(f"{s} ×{n}" for s, n in by_stage.items())
-    return Cell(earliest.value, total, f"{label}: {total} failing{of} ({detail})", drawn)
+    only = " or ".join(sorted({v for g in groups for v in g.only_with})) \
+        if all(g.only_with for g in groups) else ""
+    said = f", only with {only}" if only else ""
+    return Cell(earliest.value, total, f"{label}: {total} failing{of} ({detail}){said}", drawn,
+                only)
 
 
 def _failing(groups: Iterable[FailureGroup]) -> list[FailureGroup]:
