@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.catalog.families import gap, spec
+from opsweep.catalog.families import draw_kwargs, gap, optional, spec
 from opsweep.model import TensorArg
 from opsweep.catalog.strategies import dims, examples, shapes
 
@@ -86,10 +86,17 @@ def _addmv(draw):
             {"beta": draw(st.sampled_from([1, 0.5])), "alpha": draw(st.sampled_from([1, 2]))})
 
 
+#: (beta, alpha) of addr, drawn together to keep the signature count; beta=0 ignores the
+#: input. Integral tensors take integral scalars only (eager rejects a float beta)
+_ADDR_SCALES = {"int64": ((1, 1), (2, 3), (0, -1)), "float": ((1, 1), (0.5, 2), (0, -1.5))}
+
+
 def _addr(draw):
     dtype = _float(draw, ("float32", "float64", "int64"))
     n, m = _side(draw), _side(draw)
-    return (TensorArg((n, m), dtype), TensorArg((n,), dtype), TensorArg((m,), dtype)), {}
+    beta, alpha = draw(st.sampled_from(_ADDR_SCALES["int64" if dtype == "int64" else "float"]))
+    return ((TensorArg((n, m), dtype), TensorArg((n,), dtype), TensorArg((m,), dtype)),
+            {"beta": beta, "alpha": alpha})
 
 
 def _batched_add(*, reduce):
@@ -234,7 +241,10 @@ def _frobenius(draw):
 
 def _powsum(draw):
     x = _matrix(draw)
-    return (x,), {"ord": draw(st.sampled_from([2, 1, 3])), "dim": [draw(dims(x.rank))]}
+    other = "float64" if x.dtype == "float32" else "float32"  # dtype=: a real cast either way
+    return (x,), {"ord": draw(st.sampled_from([2, 1, 3])), "dim": [draw(dims(x.rank))],
+                  "keepdim": draw(st.booleans()),
+                  **draw_kwargs(draw, {"dtype": optional(st.just(getattr(torch, other)))})}
 
 
 def _square_well(draw):
@@ -357,8 +367,10 @@ SPECS += [
     spec("det_tensor", examples(_square), fn=torch.det, aten=("det",), **SQUARE),
     spec("inverse_tensor", examples(_square_well), fn=lambda a: torch.inverse(_well(a)),
          aten=("inverse",), **SQUARE),
-    spec("linalg_inv_ex", examples(_square_well), fn=lambda a: torch.linalg.inv_ex(_well(a)),
-         **SQUARE),
+    # `_well` makes every drawn matrix invertible: check_errors=True never raises
+    spec("linalg_inv_ex", examples(lambda d: (_square_well(d)[0],
+                                              {"check_errors": d(st.booleans())})),
+         fn=lambda a, **kw: torch.linalg.inv_ex(_well(a), **kw), **SQUARE),
     spec("logdet", examples(_square_well), fn=lambda a: torch.logdet(_well(a)), **SQUARE),
     spec("slogdet", examples(_square), fn=torch.slogdet, **SQUARE),
     spec("linalg_slogdet", examples(_square), fn=torch.linalg.slogdet, **SQUARE),

@@ -9,7 +9,7 @@ eigenvectors) are compared by absolute value.
 import torch
 from hypothesis import strategies as st
 
-from opsweep.catalog.families import no_translation, spec
+from opsweep.catalog.families import draw_kwargs, no_translation, spec
 from opsweep.model import TensorArg, Tolerance
 from opsweep.catalog.strategies import examples
 
@@ -30,10 +30,10 @@ def _mat(draw, dtype, *, square=True, max_batch=1):
 
 
 def _square(**kwargs):
-    """One square matrix and drawn keyword arguments."""
+    """One square matrix and drawn keyword arguments (ABSENT ones left out)."""
     def build(draw):
         dtype = draw(st.sampled_from(F64))
-        return (_mat(draw, dtype),), {k: draw(v) for k, v in kwargs.items()}
+        return (_mat(draw, dtype),), draw_kwargs(draw, kwargs)
     return build
 
 
@@ -64,13 +64,26 @@ def _pivots(lu_shape):
     return TensorArg(lu_shape[:-2] + (min(m, n),), "int32", 1, m + 1)
 
 
-def _lu_inputs(draw, *, with_rhs=False, square=True):
+def _lu_inputs(draw, *, with_rhs=False, square=True, left=True):
+    """(LU, pivots[, B]); B is (n, k) for a left solve A X = B, (k, n) for X A = B."""
     dtype = draw(st.sampled_from(F64))
     lu = _mat(draw, dtype, square=square)
     piv = _pivots(lu.shape)
     if not with_rhs:
         return lu, piv
-    return lu, piv, TensorArg(lu.shape[:-1] + (draw(st.integers(1, 3)),), dtype)
+    n, k = lu.shape[-1], draw(st.integers(1, 3))
+    return lu, piv, TensorArg(lu.shape[:-2] + ((n, k) if left else (k, n)), dtype)
+
+
+def _lu_solve(draw):
+    left = draw(st.booleans())
+    return _lu_inputs(draw, with_rhs=True, left=left), {"adjoint": draw(st.booleans()),
+                                                        "left": left}
+
+
+def _lu_unpack(draw):
+    return _lu_inputs(draw, square=False), {"unpack_data": draw(st.booleans()),
+                                            "unpack_pivots": draw(st.booleans())}
 
 
 def _well(a):
@@ -103,9 +116,12 @@ def _qr(draw, *, legacy):
 
 def _svd(draw, *, legacy):
     dtype = draw(st.sampled_from(F64))
+    if legacy:  # complete U, V of a non-square matrix have arbitrary extra columns
+        some = draw(st.booleans())
+        return (_mat(draw, dtype, square=not some),), {"some": some}
     a = _mat(draw, dtype, square=False)
     full = a.shape[-1] == a.shape[-2] and draw(st.booleans())
-    return (a,), ({"some": not full} if legacy else {"full_matrices": full})
+    return (a,), {"full_matrices": full}
 
 
 def _householder(draw, *, ormqr=False):
@@ -124,15 +140,43 @@ def _householder(draw, *, ormqr=False):
     return (a, tau, c), {"left": left, "transpose": draw(st.booleans())}
 
 
+#: (driver, rcond) pairs, drawn together to keep the signature count: every CPU driver
+#: (gels assumes a full-rank A, which a drawn matrix is almost surely), the default (None:
+#: gelsy), and rcond None, 0 and a positive cut-off where the driver reads it
+_LSTSQ = ((None, None), ("gelsy", 1e-3), ("gelsd", 0.0), ("gelss", 1e-3), ("gels", None),
+          (None, 0.0))
+
+
 def _lstsq(draw):
     dtype = draw(st.sampled_from(F64))
     a = _mat(draw, dtype, square=False, max_batch=0)
-    return (a, TensorArg((a.shape[0], draw(st.integers(1, 3))), dtype)), {}
+    driver, rcond = draw(st.sampled_from(_LSTSQ))
+    kw = {k: v for k, v in (("driver", driver), ("rcond", rcond)) if v is not None}
+    return (a, TensorArg((a.shape[0], draw(st.integers(1, 3))), dtype)), kw
+
+
+#: atol / rtol of pinv, drawn together: none (the default cut-off), either alone, both 0
+_PINV_TOL = ({}, {"atol": 1e-3}, {"rtol": 1e-2}, {"atol": 0.0, "rtol": 0.0})
+
+
+def _pinv(draw):
+    """hermitian=True reads one triangle only, so `_pinv_fn` symmetrizes the (then square)
+    matrix: a real symmetric matrix is hermitian."""
+    dtype = draw(st.sampled_from(F64))
+    hermitian = draw(st.booleans())
+    a = _mat(draw, dtype, square=hermitian)
+    return (a,), {"hermitian": hermitian, **draw(st.sampled_from(_PINV_TOL))}
+
+
+def _pinv_fn(a, *, hermitian, **kw):
+    return torch.linalg.pinv(_sym(a) if hermitian else a, hermitian=hermitian, **kw)
 
 
 _UPPER = {"upper": st.booleans()}
+_CHECK = {"check_errors": st.booleans()}  # every drawn input is valid: True never raises
 _UPLO = {"UPLO": st.sampled_from(["L", "U"])}
 S = dict(dtypes=F64, ranks=(2, 3), tolerances=TOL)
+_NO_PIVOT = "eager CPU rejects pivot=False ('LU without pivoting is not implemented on the CPU')"
 
 SPECS = [
     # Cholesky
@@ -140,7 +184,7 @@ SPECS = [
          **S),
     spec("linalg_cholesky", examples(_square(**_UPPER)),
          fn=lambda a, **kw: torch.linalg.cholesky(_spd(a), **kw), **S),
-    spec("linalg_cholesky_ex", examples(_square(**_UPPER)),
+    spec("linalg_cholesky_ex", examples(_square(**_UPPER, **_CHECK)),
          fn=lambda a, **kw: torch.linalg.cholesky_ex(_spd(a), **kw), **S),
     spec("cholesky_solve", examples(_rhs(**_UPPER)),
          fn=lambda a, b, **kw: torch.cholesky_solve(b, _well(a), **kw), **S,
@@ -161,12 +205,22 @@ SPECS = [
          gap=no_translation("ormqr")),
     # SVD and eigendecompositions
     spec("linalg_svd", examples(lambda d: _svd(d, legacy=False)),
-         fn=lambda a, **kw: _abs_all(torch.linalg.svd(a, **kw)), **S),
+         fn=lambda a, **kw: _abs_all(torch.linalg.svd(a, **kw)), **S,
+         fixed={"compute_uv": "torch.linalg.svd always passes True; only torch.linalg.svdvals "
+                              "(spec linalg_svdvals) passes False, in plain eager: traced by "
+                              "torch.export (or under any dispatch mode) it passes True too, "
+                              "so no exported graph holds False",
+                "driver": "eager CPU rejects any driver= (only supported on CUDA inputs with "
+                          "cuSOLVER), so None is the only value a CPU sweep can run"}),
     spec("svd", examples(lambda d: _svd(d, legacy=True)),
          fn=lambda a, **kw: _abs_all(torch.svd(a, **kw)), **S),
     spec("linalg_svdvals", examples(_rect), fn=torch.linalg.svdvals, **S),
     spec("linalg_eigh", examples(_square(**_UPLO)),
-         fn=lambda a, **kw: _abs_all(torch.linalg.eigh(_sym(a), **kw)), **S),
+         fn=lambda a, **kw: _abs_all(torch.linalg.eigh(_sym(a), **kw)), **S,
+         fixed={"compute_v": "torch.linalg.eigh always passes True; only torch.linalg.eigvalsh "
+                             "(spec linalg_eigvalsh) passes False, in plain eager: traced by "
+                             "torch.export (or under any dispatch mode) it passes True too, "
+                             "so no exported graph holds False"}),
     spec("linalg_eigvalsh", examples(_square(**_UPLO)),
          fn=lambda a, **kw: torch.linalg.eigvalsh(_sym(a), **kw), **S),
     # eigenvalue order and eigenvector phase of a general matrix are implementation-defined
@@ -177,7 +231,7 @@ SPECS = [
     # solvers
     spec("linalg_solve", examples(_rhs(left_flag=True)),
          fn=lambda a, b, **kw: torch.linalg.solve(_well(a), b, **kw), **S),
-    spec("linalg_solve_ex", examples(_rhs(left_flag=True)),
+    spec("linalg_solve_ex", examples(_rhs(left_flag=True, **_CHECK)),
          fn=lambda a, b, **kw: torch.linalg.solve_ex(_well(a), b, **kw), **S),
     spec("linalg_solve_triangular", examples(_rhs(left_flag=True, unitriangular=st.booleans(),
                                                   **_UPPER)),
@@ -189,7 +243,7 @@ SPECS = [
          gap=no_translation("triangular_solve")),
     spec("linalg_lstsq", examples(_lstsq), fn=torch.linalg.lstsq, dtypes=F64, ranks=(2, 2),
          tolerances=TOL),
-    spec("linalg_pinv", examples(_rect), fn=torch.linalg.pinv, **S),
+    spec("linalg_pinv", examples(_pinv), fn=_pinv_fn, **S),
     spec("pinverse", examples(_rect), fn=torch.pinverse, **S),
     spec("linalg_matrix_rank", examples(_rect), fn=torch.linalg.matrix_rank, **S),
     spec("linalg_cond", examples(_square(p=st.sampled_from([None, "fro", "nuc", 1, -1, 2, -2,
@@ -197,23 +251,26 @@ SPECS = [
          fn=lambda a, **kw: torch.linalg.cond(_well(a), **kw), **S),
     # LU
     spec("linalg_lu", examples(lambda d: (_rect(d)[0], {"pivot": True})), fn=torch.linalg.lu,
-         **S, gap=no_translation("linalg_lu")),
+         **S, gap=no_translation("linalg_lu"), fixed={"pivot": _NO_PIVOT}),
     spec("linalg_lu_factor", examples(_rect), fn=torch.linalg.lu_factor, **S),
-    spec("linalg_lu_factor_ex", examples(_rect), fn=torch.linalg.lu_factor_ex, **S),
-    spec("linalg_lu_solve", examples(lambda d: (_lu_inputs(d, with_rhs=True),
-                                                {"adjoint": d(st.booleans())})),
+    spec("linalg_lu_factor_ex", examples(lambda d: (_rect(d)[0], draw_kwargs(d, _CHECK))),
+         fn=torch.linalg.lu_factor_ex, **S, fixed={"pivot": _NO_PIVOT}),
+    spec("linalg_lu_solve", examples(_lu_solve),
          fn=lambda lu, piv, b, **kw: torch.linalg.lu_solve(_well(lu), piv, b, **kw), **S,
          gap=no_translation("linalg_lu_solve")),
     spec("lu_solve", examples(lambda d: (_lu_inputs(d, with_rhs=True), {})),
          fn=lambda lu, piv, b: torch.lu_solve(b, _well(lu), piv), **S),
-    spec("lu_unpack", examples(lambda d: (_lu_inputs(d, square=False), {})), fn=torch.lu_unpack,
+    spec("lu_unpack", examples(_lu_unpack), fn=torch.lu_unpack,
          **S, gap=no_translation("lu_unpack")),
     # LDL
     spec("linalg_ldl_factor", examples(_square()),
          fn=lambda a: torch.linalg.ldl_factor(_sym(a)), **S),
-    spec("linalg_ldl_factor_ex", examples(_square()),
-         fn=lambda a: torch.linalg.ldl_factor_ex(_sym(a)), **S),
-    spec("linalg_ldl_solve", examples(lambda d: (_lu_inputs(d, with_rhs=True), {})),
-         fn=lambda ld, piv, b: torch.linalg.ldl_solve(_well(ld), piv, b), **S,
+    # the factored matrix is real symmetric, hence hermitian: both hermitian= values hold
+    spec("linalg_ldl_factor_ex", examples(_square(hermitian=st.booleans(), **_CHECK)),
+         fn=lambda a, **kw: torch.linalg.ldl_factor_ex(_sym(a), **kw), **S),
+    # real factors: hermitian= (conjugate or not) reads the same values either way
+    spec("linalg_ldl_solve", examples(lambda d: (_lu_inputs(d, with_rhs=True),
+                                                 {"hermitian": d(st.booleans())})),
+         fn=lambda ld, piv, b, **kw: torch.linalg.ldl_solve(_well(ld), piv, b, **kw), **S,
          gap=no_translation("linalg_ldl_solve")),
 ]
