@@ -76,12 +76,9 @@ def adopter(tmp_path_factory):
     assert set(data["specs"]) == {"sin", "cos"}
     data["fingerprint"]["torch"] = "2.12.0"
     artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    # KNOWN GAP of this harness, not of a real run: the runner's prepared env imports opsweep
-    # from src/ (PYTHONPATH), where the claims the wheel ships as opsweep/data do not
-    # resolve; a real run installs the action's wheel (tests/integration/test_packaging.py
-    # proves that fallback), so here the project keeps a copy of its own
-    (tree / "docs" / "onnx" / "data").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(ROOT / "docs" / "data" / "documented.json", tree / "docs" / "onnx" / "data")
+    # the project keeps no copy of the retired listing's claims: the action's steps import
+    # opsweep from its source checkout, whose docs/data holds them (page.documented.find)
+    assert not (tree / "docs" / "onnx" / "data" / "documented.json").exists()
     for leftover in tree.glob("docs/onnx/*.jsonl"):
         leftover.unlink()
     git(tree, "init", "-q", "-b", "main")

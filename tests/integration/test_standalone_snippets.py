@@ -24,9 +24,13 @@ ARTIFACT = ROOT / "docs" / "onnx_support_measured.json"
 #: the artifact's failure stage -> the step (a script line's closing comment) that must raise
 STEP = {"no-translation": "export", "translation-error": "export", "raw-error": "export",
         "checker": "checker", "runtime": "runtime", "numerics": "numerics"}
-KINDS = [("no-translation", False), ("translation-error", False), ("checker", False),
-         ("runtime", False), ("numerics", False), ("no-translation", True),
-         ("checker", True), ("runtime", True), ("numerics", True)]
+KINDS = [("", "no-translation", False), ("", "translation-error", False), ("", "checker", False),
+         ("", "runtime", False), ("", "numerics", False), ("", "no-translation", True),
+         ("", "checker", True), ("", "runtime", True), ("", "numerics", True),
+         # the TorchScript exporter's call (dynamo=False), as the migration page writes it
+         ("torchscript", "no-translation", False), ("torchscript", "raw-error", False),
+         ("torchscript", "checker", False), ("torchscript", "runtime", False),
+         ("torchscript", "numerics", False), ("torchscript", "runtime", True)]
 #: run each script in turn in one interpreter (one torch import) and print, per script, the
 #: line of the script's own top level that raised (0: none did), with the error's last line
 BOOT = """import importlib.abc, json, runpy, sys, traceback
@@ -66,15 +70,17 @@ def _paths() -> list[str]:
     return list(dict.fromkeys(p for p in keep + dynload if p and "opsweep" not in p))
 
 
-def _sample() -> list[tuple[str, bool, str, str]]:
-    specs = json.loads(ARTIFACT.read_text("utf-8"))["specs"]
+def _sample() -> list[tuple[str, str, bool, str, str]]:
+    artifact = json.loads(ARTIFACT.read_text("utf-8"))
     out = []
-    for stage, dynamic in KINDS:
+    for target, stage, dynamic in KINDS:
+        specs = artifact["targets"][target]["specs"] if target else artifact["specs"]
         key = "dynamic_failures" if dynamic else "failures"
         found = next(((name, f["example"]) for name in sorted(specs) for f in specs[name][key]
                       if f["stage"] == stage), None)
-        assert found is not None, f"the artifact has no {stage} failure (dynamic={dynamic})"
-        out.append((stage, dynamic, *found))
+        assert found is not None, f"the artifact has no {target or 'stock'} {stage} failure " \
+                                  f"(dynamic={dynamic})"
+        out.append((target, stage, dynamic, *found))
     return out
 
 
@@ -91,13 +97,13 @@ def test_snippets_fail_at_their_stage_without_opsweep(tmp_path):
     boot.write_text(BOOT.format(paths=_paths()), "utf-8")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONNOUSERSITE": "1"}
     jobs = []
-    for i, (stage, dynamic, spec, example) in enumerate(_sample()):
-        script = scripts.for_example(spec, example, dynamic, "", f"{spec}: {stage}")
+    for i, (target, stage, dynamic, spec, example) in enumerate(_sample()):
+        script = scripts.for_example(spec, example, dynamic, target, f"{spec}: {stage}")
         assert script is not None, f"{spec} {example}: no inline script"
         assert "opsweep" not in script, f"{spec}: the script names opsweep"
         path = tmp_path / f"repro_{i}.py"
         path.write_text(script, "utf-8")
-        jobs.append((stage, dynamic, spec, example, script, path))
+        jobs.append((f"{target + ' ' if target else ''}{stage}", dynamic, spec, example, script, path))
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-I", "-S", str(boot), *(str(j[5]) for j in jobs)],
                           check=False, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
@@ -110,6 +116,6 @@ def test_snippets_fail_at_their_stage_without_opsweep(tmp_path):
                for job in jobs]
     for (stage, dynamic, spec, example, _, _), got, err in results:
         print(f"{stage:18} dynamic={dynamic!s:5} {spec:24} {example:30} failed at {got}")
-        assert got == STEP[stage], f"{spec} {example} ({stage}, dynamic={dynamic}): failed at " \
-                                   f"{got}, expected {STEP[stage]}: {err}"
+        assert got == STEP[stage.split()[-1]], f"{spec} {example} ({stage}, dynamic={dynamic}): failed at " \
+                                   f"{got}, expected {STEP[stage.split()[-1]]}: {err}"
     print(f"{len(results)} snippets in {time.monotonic() - started:.1f} s")

@@ -27,3 +27,17 @@ def test_bad_claims_file(tmp_path):
     (tmp_path / "d.json").write_text(json.dumps({"source": "x", "since_opset": {"a": "nine"}}))
     with pytest.raises(DataFileError, match=r"d\.json at since_opset\.a: 'nine' is not of type"):
         documented.load(tmp_path / "d.json")
+
+
+def test_a_project_without_its_own_copy_gets_opsweeps_claims(tmp_path):
+    """Installed, the claims ship as opsweep/data; from a source checkout (the Action's steps
+    import src/), the checkout's docs/data: either way the same file, never 'no such file'."""
+    from pathlib import Path
+
+    from opsweep.page import documented
+    found = documented.find(tmp_path / "docs" / "data" / "documented.json")
+    repo = Path(__file__).resolve().parents[2] / "docs" / "data" / "documented.json"
+    assert found.is_file() and found.read_bytes() == repo.read_bytes()
+    own = tmp_path / "mine.json"
+    own.write_bytes(repo.read_bytes())
+    assert documented.find(own) == own  # a project's own copy comes first

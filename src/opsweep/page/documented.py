@@ -136,15 +136,21 @@ def save(path: Path, claims: Mapping[str, int], source: str) -> None:
 
 
 PACKAGED = "data/documented.json"  # the copy the installed package ships (pyproject.toml)
+CHECKOUT = "docs/data/documented.json"  # the same file in opsweep's source tree
 
 
 def find(path: Path) -> Path:
     """`path` when the project keeps its own copy of the claims, else the copy the installed
-    package ships (an adopter's repository has none), else `path` (load names it)."""
+    package ships (an adopter's repository has none), else, when opsweep runs from a source
+    checkout (``src/`` on the path: the Action's own steps, a developer's tree), that
+    checkout's ``docs/data`` copy, else `path` (load names it)."""
     if Path(path).is_file():
         return Path(path)
-    shipped = Path(str(resources.files("opsweep").joinpath(PACKAGED)))
-    return shipped if shipped.is_file() else Path(path)
+    package = Path(str(resources.files("opsweep")))
+    for found in (package / PACKAGED, package.parents[1] / CHECKOUT):
+        if found.is_file():
+            return found
+    return Path(path)
 
 
 def load(path: Path) -> tuple[str, dict[str, int]]:

@@ -67,7 +67,9 @@ def _exporter_line(t) -> str:
     if not isinstance(t, ExporterEntry):
         return ""
     said = (f"The TorchScript exporter, `torch.onnx.export(..., dynamo=False)` of torch "
-            f"{t.torch}, at opset {t.opset}, on the same examples.")
+            f"{t.torch}, at opset {t.opset}, on the same examples. What a switch to the dynamo "
+            "exporter loses and gains, operator by operator: "
+            "[Migrating from the TorchScript exporter](migrating.md).")
     return said + (f" Absent from this pin set: {t.absent}." if t.absent else "")
 
 
