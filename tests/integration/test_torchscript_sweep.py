@@ -201,3 +201,7 @@ def test_the_migration_view_pairs_both_calls_on_the_smallest_example(swept, tmp_
     broken = replace(artifact, targets={"torchscript": replace(
         entry, operators={**entry.operators, "sin": refused})})
     assert [r.name for r in migration.build(broken, {"sin": 9}).contradicted] == ["sin"]
+    # and the diff (the bot's comment) reports the torchscript target's transition like any other
+    (moved,) = diff(artifact, broken).transitions
+    assert (moved.op, moved.axis, moved.target, str(moved.kind)) == ("sin", "export", "torchscript",
+                                                                     "regression")
