@@ -170,22 +170,34 @@ def _index_put_accumulate(draw):
 
 
 def _index_put_mask(draw):
+    """A boolean mask over the leading dims, alone or followed by one long index of
+    shape (1,) on the next dim (x[mask, i] = v: the index broadcasts to the mask's
+    nonzero count, whatever the mask's values)."""
     x = _tensor(draw, min_rank=1)
     k = draw(st.integers(1, x.rank))
-    rest = x.shape[k:]
+    indices = (TensorArg(x.shape[:k], "bool"),)
+    if k < x.rank and draw(st.booleans()):
+        indices += (TensorArg((1,), "int64", -x.shape[k], x.shape[k]),)
+    rest = x.shape[len(indices) - 1 + k:]
     rank = draw(st.integers(0, len(rest)))
     values = TensorArg(tuple(s if draw(st.booleans()) else 1 for s in rest[len(rest) - rank:]),
                        x.dtype)
-    return (x, (TensorArg(x.shape[:k], "bool"),), values), {}
+    # a mask selects each place once, so accumulating is deterministic too
+    return (x, indices, values), present(accumulate=draw(optional(st.booleans())))
 
 
 def _setitem(draw):
+    """x[i] = v, or x[i, j] = v on rank >= 2; v broadcasts along the indexed dims, so
+    duplicate indices write identical values."""
     x = _tensor(draw, min_rank=1)
-    index = TensorArg((draw(st.integers(1, 5)),), "int64", -x.shape[0], x.shape[0])
-    rank = draw(st.integers(0, x.rank - 1))
+    k = draw(st.integers(1, min(x.rank, 2)))
+    n = draw(st.integers(1, 5))
+    index = tuple(TensorArg((n if d == 0 or draw(st.booleans()) else 1,), "int64",
+                            -x.shape[d], x.shape[d]) for d in range(k))
+    rank = draw(st.integers(0, x.rank - k))
     values = TensorArg(tuple(s if draw(st.booleans()) else 1
                              for s in x.shape[x.rank - rank:]), x.dtype)
-    return (x, index, values), {}
+    return (x, index[0] if k == 1 else index, values), {}
 
 
 def _setitem_inplace(x, index, values):
@@ -251,16 +263,24 @@ SPECS = [
     spec("masked_scatter", examples(_masked_scatter), fn=torch.masked_scatter, dtypes=ALL),
     spec("index_put", examples(_index_put), fn=torch.index_put, dtypes=ALL, ranks=(1, 4)),
     spec("index_put_accumulate", examples(_index_put_accumulate), fn=torch.index_put,
-         aten=("index_put",), dtypes=ALL, ranks=(1, 4)),
+         aten=("index_put",), dtypes=ALL, ranks=(1, 4),
+         fixed={"accumulate": "a second spec measures False (see index_put); this one draws "
+                              "values spread over duplicate indices, which only "
+                              "accumulate=True makes deterministic"}),
     spec("index_put_mask", examples(_index_put_mask), fn=torch.index_put, aten=("index_put",),
          dtypes=ALL, ranks=(1, 4)),
     # x[i] = v in place on the input, as models write it
     spec("index_put_setitem", examples(_setitem), fn=_setitem_inplace, aten=("index_put",),
-         dtypes=ALL, ranks=(1, 4)),
+         dtypes=ALL, ranks=(1, 4),
+         fixed={"accumulate": "x[i] = v always calls index_put_ with False; True is "
+                              "measured through torch.index_put (see index_put_accumulate)"}),
     spec("index_add", examples(_index_add), fn=torch.index_add, dtypes=NUMERIC),
     spec("index_copy", examples(_index_copy), fn=torch.index_copy, dtypes=ALL),
     spec("index_reduce", examples(_index_reduce), fn=torch.index_reduce, dtypes=NUMERIC),
     spec("put", examples(lambda draw: _put(draw, accumulate=False)), fn=torch.put, dtypes=ALL),
     spec("put_accumulate", examples(lambda draw: _put(draw, accumulate=True)), fn=torch.put,
-         aten=("put",), dtypes=ALL),
+         aten=("put",), dtypes=ALL,
+         fixed={"accumulate": "a second spec measures False (see put); this one draws "
+                              "many, possibly duplicate, indices, which only accumulate=True "
+                              "makes deterministic"}),
 ]
