@@ -50,11 +50,23 @@ def _like(dtypes, *, value=False):
 
 
 def _new(dtypes, *, value=False):
+    """An input, a size, a fill value maybe, and sometimes a dtype other than the input's."""
     def build(draw):
         x = TensorArg(draw(shapes(max_rank=2)), draw(st.sampled_from(dtypes)))
+        dtype = draw(_other_dtype(x.dtype, dtypes))
         args = (x, draw(shapes()))
-        return (args + (_fill_value(draw, x.dtype),) if value else args), {}
+        out = x.dtype if dtype is ABSENT else dtype
+        return (args + (_fill_value(draw, out),) if value else args), _dtype_kwarg(dtype)
     return examples(build)
+
+
+def _other_dtype(dtype, dtypes):
+    """ABSENT (keep the input's dtype) or a different one."""
+    return optional(st.sampled_from([d for d in dtypes if d != dtype]))
+
+
+def _dtype_kwarg(dtype):
+    return present(dtype=ABSENT if dtype is ABSENT else getattr(torch, dtype))
 
 
 def _strides(draw, size):
@@ -75,8 +87,9 @@ def _empty_strided(draw):
 
 def _new_empty_strided(draw):
     x = TensorArg(draw(shapes(max_rank=2)), draw(st.sampled_from(ALL)))
+    dtype = draw(_other_dtype(x.dtype, ALL))
     size = draw(shapes())
-    return (x, size, _strides(draw, size)), {}
+    return (x, size, _strides(draw, size)), _dtype_kwarg(dtype)
 
 
 def _empty_permuted(draw):
@@ -119,7 +132,7 @@ def _linspace(draw):
 def _logspace(draw):
     x = _dummy(draw, NUMERIC)
     return (x, draw(st.integers(-2, 1)) if x.dtype in FLOAT else draw(st.integers(0, 2)),
-            draw(st.sampled_from([0.5, 2.0, 3.0])), draw(st.integers(0, 6))), present(
+            draw(st.sampled_from([-1.5, 0.0, 0.5, 2.0, 3.0])), draw(st.integers(0, 6))), present(
         base=draw(optional(st.sampled_from([2.0, 10.0, 0.5]))))
 
 
@@ -190,15 +203,17 @@ SPECS = [
     spec("ones_like", _like(ALL), fn=torch.ones_like, dtypes=ALL),
     spec("full_like", _like(ALL, value=True), fn=torch.full_like, dtypes=ALL),
     spec("empty_like", _like(ALL), fn=torch.empty_like, dtypes=ALL, nondeterministic=True),
-    spec("new_zeros", _new(ALL), fn=lambda x, size: x.new_zeros(size), dtypes=ALL,
+    spec("new_zeros", _new(ALL), fn=lambda x, size, **kw: x.new_zeros(size, **kw), dtypes=ALL,
          ranks=(0, 2)),
-    spec("new_ones", _new(ALL), fn=lambda x, size: x.new_ones(size), dtypes=ALL, ranks=(0, 2)),
-    spec("new_full", _new(ALL, value=True), fn=lambda x, size, value: x.new_full(size, value),
-         dtypes=ALL, ranks=(0, 2)),
-    spec("new_empty", _new(ALL), fn=lambda x, size: x.new_empty(size), dtypes=ALL,
+    spec("new_ones", _new(ALL), fn=lambda x, size, **kw: x.new_ones(size, **kw), dtypes=ALL,
+         ranks=(0, 2)),
+    spec("new_full", _new(ALL, value=True),
+         fn=lambda x, size, value, **kw: x.new_full(size, value, **kw), dtypes=ALL,
+         ranks=(0, 2)),
+    spec("new_empty", _new(ALL), fn=lambda x, size, **kw: x.new_empty(size, **kw), dtypes=ALL,
          ranks=(0, 2), nondeterministic=True),
     spec("new_empty_strided", examples(_new_empty_strided),
-         fn=lambda x, size, stride: x.new_empty_strided(size, stride), dtypes=ALL,
+         fn=lambda x, size, stride, **kw: x.new_empty_strided(size, stride, **kw), dtypes=ALL,
          ranks=(0, 2), nondeterministic=True),
     spec("scalar_tensor", examples(_scalar_tensor), fn=_f(torch.scalar_tensor), dtypes=ALL,
          ranks=(0, 0)),
