@@ -7,7 +7,7 @@ import torch
 from hypothesis import strategies as st
 
 from opsweep.catalog.families import (ALL, COMPLEX, FLOAT, INTEGRAL, NUMERIC, binary, optional,
-                              reduction, spec, unary)
+                              present, reduction, spec, unary)
 from opsweep.model import TensorArg
 from opsweep.catalog.strategies import dims, examples, shapes
 
@@ -118,13 +118,33 @@ def _sum_to_size(draw):
 
 
 def _segment_reduce(draw):
+    """Segments along `axis` of `data`, given as lengths or as offsets (the same for every
+    index of the leading dims); `unsafe` skips eager's checks of them."""
     n = draw(st.integers(1, 3))
     lengths = [draw(st.integers(0, 3)) for _ in range(n)]
-    rest = draw(shapes(min_rank=0, max_rank=2))
-    data = TensorArg((sum(lengths) or 1, *rest), draw(st.sampled_from(("float32", "float64"))))
     if not sum(lengths):
         lengths[0] = 1
-    return (data, draw(st.sampled_from(["sum", "mean", "max", "min", "prod"])), tuple(lengths)), {}
+    rest = draw(shapes(min_rank=0, max_rank=2))
+    axis = draw(st.integers(0, len(rest)))
+    lead = rest[:axis]
+    data = TensorArg((*lead, sum(lengths), *rest[axis:]),
+                     draw(st.sampled_from(("float32", "float64"))))
+    offsets = [sum(lengths[:i]) for i in range(n + 1)]
+    by_offsets = draw(st.booleans())
+    segments = tuple(offsets if by_offsets else lengths)
+    for side in reversed(lead):
+        segments = (segments,) * side
+    return (data, draw(st.sampled_from(["sum", "mean", "max", "min", "prod"]))), present(
+        **{"offsets" if by_offsets else "lengths": segments}, axis=axis,
+        unsafe=draw(st.booleans()), initial=draw(optional(st.sampled_from([0.0, -1.5, 2.0]))))
+
+
+def _segment_reduce_call(data, reduce, **kw):
+    """The lengths or offsets as a constant int64 tensor."""
+    for name in ("lengths", "offsets"):
+        if name in kw:
+            kw[name] = torch.tensor(kw[name], dtype=torch.int64)
+    return torch.segment_reduce(data, reduce, **kw)
 
 
 SPECS = [
@@ -203,10 +223,10 @@ SPECS = [
           traces={"corrcoef": ("mm",)}),
     spec("sum_to_size", examples(_sum_to_size), fn=lambda x, size: x.sum_to_size(size),
          dtypes=NUMERIC, ranks=(1, 4)),
-    spec("segment_reduce", examples(_segment_reduce),
-         fn=lambda data, reduce, lengths: torch.segment_reduce(
-             data, reduce, lengths=torch.tensor(lengths), unsafe=True),
-         dtypes=("float32", "float64"), ranks=(1, 3)),
+    spec("segment_reduce", examples(_segment_reduce), fn=_segment_reduce_call,
+         dtypes=("float32", "float64"), ranks=(1, 3),
+         fixed={"indices": "eager rejects any tensor (segment_reduce(): indices based "
+                           "reduction is not supported yet)"}),
     reduction("hash_tensor", dtypes=("float32", "float64", "int32", "int64"),
               fixed={"mode": "the only mode torch implements (0, xor_sum): eager rejects any "
                              "other value (Unknown hash_tensor mode)"}),
