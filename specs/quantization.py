@@ -10,10 +10,16 @@ from opsweep.model import TensorArg
 from opsweep.catalog.strategies import examples, shapes
 
 FQ_DTYPES = ("float32", "float64", "float16", "bfloat16")
-#: (quant_min, quant_max) pairs: uint8, int8, 4-bit
-RANGES = ((0, 255), (-128, 127), (0, 15))
+#: (quant_min, quant_max) pairs: uint8, int8, 4-bit, ternary
+RANGES = ((0, 255), (-128, 127), (0, 15), (-1, 1))
 #: quantized dtype name -> zero-point range
 QDTYPES = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-100, 100)}
+
+
+#: why a float `scale` is drawn positive only
+_SCALE = ("a quantization step is > 0 (observers clamp it to at least eps): eager does not "
+          "check, but 0 divides by zero and negative, inf or nan steps quantize nothing; "
+          "only positive steps are drawn")
 
 
 def _per_tensor(*, tensor_qparams=False, dtypes=FQ_DTYPES):
@@ -106,13 +112,13 @@ SPECS = [
     q("fake_quantize_per_channel_affine", _per_channel(), torch.fake_quantize_per_channel_affine,
       ranks=(1, 4)),
     q("fake_quantize_per_tensor_affine_cachemask", _per_tensor(),
-      torch.ops.aten.fake_quantize_per_tensor_affine_cachemask),
+      torch.ops.aten.fake_quantize_per_tensor_affine_cachemask, fixed={"scale": _SCALE}),
     q("fake_quantize_per_channel_affine_cachemask", _per_channel(),
       torch.ops.aten.fake_quantize_per_channel_affine_cachemask, ranks=(1, 4)),
     q("fused_moving_avg_obs_fake_quant", _fused_observer, torch.fused_moving_avg_obs_fake_quant,
       dtypes=("float32",), ranks=(1, 3)),
     q("quantize_per_tensor", _quantize(), _roundtrip_tensor, dtypes=("float32",),
-      aten=("quantize_per_tensor", "dequantize")),
+      aten=("quantize_per_tensor", "dequantize"), fixed={"scale": _SCALE}),
     q("quantize_per_channel", _quantize(per_channel=True), _roundtrip_channel,
       dtypes=("float32",), ranks=(1, 4), aten=("quantize_per_channel", "dequantize")),
     q("quantize_per_tensor_dynamic", _dynamic,
