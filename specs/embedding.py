@@ -29,8 +29,9 @@ def _embedding(*, max_norm=False):
             kwargs["scale_grad_by_freq"] = draw(st.booleans())
             kwargs["sparse"] = draw(st.booleans())
         if max_norm:
-            kwargs["max_norm"] = draw(st.sampled_from([1.0, 0.5]))
-            kwargs["norm_type"] = draw(st.sampled_from([2.0, 1.0]))
+            # max_norm 0 renormalises every looked-up row to zero; norm_type inf: max |w|
+            kwargs["max_norm"] = draw(st.sampled_from([1.0, 0.5, 0.0]))
+            kwargs["norm_type"] = draw(st.sampled_from([2.0, 1.0, float("inf")]))
         return (weight, idx), kwargs
     return build
 
@@ -86,14 +87,19 @@ def _bag_packet(draw):
     psw = kwargs.get("per_sample_weights")
     psw = TensorArg(idx.shape, psw.dtype) if psw is not None else None
     return (weight, idx, idx.shape[0], draw(st.integers(1, 3)), mode, psw,
-            kwargs.get("padding_idx", -1), draw(st.booleans()), draw(st.booleans())), {}
+            kwargs.get("padding_idx", -1), draw(st.booleans()), draw(st.booleans()),
+            draw(st.booleans())), {}
 
 
-def _bag_packet_fn(weight, idx, n, size, mode, psw, padding_idx, scale_grad, sparse):
-    """scale_grad_by_freq and sparse are gradient-only flags, drawn both ways."""
+def _bag_packet_fn(weight, idx, n, size, mode, psw, padding_idx, scale_grad, sparse,
+                   include_last):
+    """scale_grad_by_freq and sparse are gradient-only flags, drawn both ways; with
+    include_last_offset the offsets end with the index count (the last bag's end)."""
     offsets = torch.arange(0, n, size, dtype=idx.dtype)
+    if include_last:
+        offsets = torch.cat([offsets, torch.full((1,), n, dtype=idx.dtype)])
     return torch.ops.aten._embedding_bag(weight, idx, offsets, scale_grad, mode, sparse, psw,
-                                         False, padding_idx)
+                                         include_last, padding_idx)
 
 
 def _one_hot(draw):
