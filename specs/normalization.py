@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-from opsweep.catalog.families import spec
+from opsweep.catalog.families import optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.catalog.strategies import examples, shapes
 
@@ -65,7 +65,9 @@ def _instance_norm(draw):
 def _normalize(draw):
     dtype = draw(st.sampled_from(NORM_DTYPES))
     shape = draw(shapes(min_rank=1, max_rank=4))
-    return (TensorArg(shape, dtype),), {"dim": draw(st.integers(-len(shape), len(shape) - 1))}
+    p = draw(optional(st.sampled_from([1.0, 3.0, float("inf"), 0.0])))  # 0: nonzero count
+    return (TensorArg(shape, dtype),), present(
+        p=p, dim=draw(st.integers(-len(shape), len(shape) - 1)))
 
 
 def _bn_input(draw, dtypes=("float32", "float64"), *, training=False):
@@ -166,7 +168,12 @@ SPECS = [
     spec("instance_norm", examples(_instance_norm), fn=F.instance_norm,
          dtypes=("float32", "float64"), ranks=(3, 4)),
     spec("normalize", examples(_normalize), fn=F.normalize, aten=("linalg_vector_norm",),
-         dtypes=NORM_DTYPES, ranks=(1, 4)),
+         dtypes=NORM_DTYPES, ranks=(1, 4),
+         fixed={"keepdim": "F.normalize always takes the norm with keepdim=True (the "
+                           "denominator broadcasts back over the input); its call has no "
+                           "keepdim argument",
+                "dtype": "F.normalize never passes a dtype to the norm; its call has no "
+                         "dtype argument"}),
 ]
 
 _BN = ("float32", "float64")
