@@ -149,11 +149,15 @@ def _ctc(draw):
     n, c, s = draw(st.integers(1, 2)), draw(st.integers(2, 4)), draw(st.integers(1, 2))
     t = draw(st.integers(2 * s + 1, 6))  # room for every target with blanks between repeats
     log_probs = TensorArg((t, n, c), dtype)
-    targets = TensorArg((n, s), "int64", 1, c)  # 0 is the blank
-    input_lengths = [draw(st.integers(2 * s + 1, t)) for _ in range(n)]
+    blank = draw(st.sampled_from([0, c - 1]))  # the first or the last class
+    low = 1 if blank == 0 else 0
+    targets = TensorArg((n, s), "int64", low, low + c - 1)  # every class but the blank
     target_lengths = [draw(st.integers(1, s)) for _ in range(n)]
+    # room for a target of length l with blanks between repeats: 2l - 1 frames (1 for l=1)
+    input_lengths = [draw(st.integers(2 * length - 1, t)) for length in target_lengths]
     return ((log_probs, targets, input_lengths, target_lengths),
-            draw_kwargs(draw, {"reduction": REDUCTIONS, "zero_infinity": optional(st.booleans())}))
+            draw_kwargs(draw, {"blank": st.just(blank) if blank else optional(st.just(0)),
+                               "reduction": REDUCTIONS, "zero_infinity": optional(st.booleans())}))
 
 
 def _ctc_fn(log_probs, targets, input_lengths, target_lengths, **kwargs):
