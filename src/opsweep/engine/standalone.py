@@ -19,6 +19,7 @@ import ast
 import inspect
 import math
 import textwrap
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -324,11 +325,16 @@ class Scripts:
         if spec is None:
             return None
         if spec_name not in self._draws:
-            self._draws[spec_name] = list(draw_examples(spec, self.profile))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._draws[spec_name] = list(draw_examples(spec, self.profile))
         found = [e for e in self._draws[spec_name] if e.signature == signature]
         if not found:
             return None
         try:
-            return script(spec, _same_signature(found), dynamic=dynamic, target=target, title=title)
+            with warnings.catch_warnings():  # eager PyTorch's own advice, at render time
+                warnings.simplefilter("ignore")
+                return script(spec, _same_signature(found), dynamic=dynamic, target=target,
+                              title=title)
         except Exception:  # noqa: BLE001 - a plan eager PyTorch refuses: no inline script
             return None
