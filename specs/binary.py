@@ -4,7 +4,7 @@ import torch
 from hypothesis import strategies as st
 
 from opsweep.catalog.families import (BOOL, COMPLEX, EDGE_FLOATS, FLOAT, INTEGRAL, NUMERIC, SIGNED_ZEROS,
-                              binary, optional, spec, unary)
+                              binary, draw_scalar, optional, spec, unary)
 from opsweep.model import TensorArg
 from opsweep.catalog.strategies import broadcast_shapes, examples, shapes
 
@@ -17,6 +17,22 @@ def _ldexp_int_exponent(draw):
     x = TensorArg(shape, draw(st.sampled_from(FLOAT)))
     e = TensorArg(draw(broadcast_shapes(shape)), draw(st.sampled_from(INTEGRAL)), -3, 4)
     return (x, e), {}
+
+
+def _remainder(draw):
+    """remainder(x, other) with a divisor of either sign (the result takes the divisor's
+    sign, unlike fmod's), never zero (an integer division by zero raises); the divisor is
+    a Python scalar (the Scalar overload) one example in four."""
+    dtype = draw(st.sampled_from(NUMERIC))
+    shape = draw(shapes())
+    x = TensorArg(shape, dtype)
+    lo, hi = (1, 5) if draw(st.booleans()) else (-5, -1)
+    if draw(st.integers(0, 3)) == 0:
+        return (x, draw_scalar(draw, dtype, lo, hi)), {}
+    other = TensorArg(draw(broadcast_shapes(shape)), dtype, lo, hi)
+    if draw(st.booleans()):  # broadcasting from either side
+        x, other = TensorArg(other.shape, dtype), TensorArg(x.shape, dtype, lo, hi)
+    return (x, other), {}
 
 
 SPECS = [
@@ -39,7 +55,7 @@ SPECS = [
            dtypes=NUMERIC, other_min_value=1.0, other_max_value=4.0,
            fixed={"rounding_mode": "a second spec measures the other value (see div_trunc); "
                                    "None (true division) is measured by div"}),
-    binary("remainder", dtypes=NUMERIC, other_min_value=1, other_max_value=5),
+    spec("remainder", examples(_remainder), fn=torch.remainder, dtypes=NUMERIC),
     unary("remainder_scalar_self", fn=lambda x, s: torch.remainder(s, x), aten=("remainder",),
           dtypes=NUMERIC, min_value=1, max_value=5, params={"s": st.sampled_from([-7, 3])}),
     binary("fmod", dtypes=NUMERIC, other_min_value=1, other_max_value=5),

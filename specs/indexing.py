@@ -5,7 +5,7 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from opsweep.catalog.families import ABSENT, ALL, FLOAT, draw_scalar, optional, spec
+from opsweep.catalog.families import ABSENT, ALL, FLOAT, draw_scalar, optional, present, spec
 from opsweep.model import TensorArg
 from opsweep.catalog.strategies import dims, examples, shapes
 
@@ -25,7 +25,8 @@ def _gather(draw):
     x = _source(draw)
     dim = draw(dims(x.rank))
     shape = tuple(draw(st.integers(1, side)) for side in x.shape)
-    return (x, dim, TensorArg(shape, "int64", 0, x.shape[dim])), {}
+    return (x, dim, TensorArg(shape, "int64", 0, x.shape[dim])), present(
+        sparse_grad=draw(optional(st.booleans())))
 
 
 def _select(draw):
@@ -90,9 +91,11 @@ def _index_tensors(draw):
 
 
 def _index_mask(draw):
+    """x[m] or x[:, m]: a mask over k dims, after `lead` full slices (a None slot each)."""
     x = _source(draw)  # a 0-d mask takes another path (unsqueeze + item)
     k = draw(st.integers(1, x.rank))
-    return (x, TensorArg(x.shape[:k], "bool")), {}
+    lead = draw(st.integers(0, x.rank - k))
+    return (x, TensorArg(x.shape[lead:lead + k], "bool"), lead), {}
 
 
 def _index_dim(draw):
@@ -187,10 +190,14 @@ SPECS = [
     spec("nonzero_static", examples(_nonzero_static), fn=torch.nonzero_static, dtypes=ALL),
     spec("argwhere", examples(_any_rank), fn=torch.argwhere, dtypes=ALL),
     spec("index", examples(_index_tensor), fn=lambda x, i: x[i], dtypes=ALL, ranks=(1, 4),
-         traces={"index": ("index",)}),
+         traces={"index": ("index",)},
+         fixed={"indices": "the spec measures x[i], one index tensor on the leading dim; "
+                           "index_tensors measures one to three broadcast index tensors "
+                           "(negative too), index_dim None slots (full slices) before one"}),
     spec("index_tensors", examples(_index_tensors), fn=lambda x, *idx: x[idx], aten=("index",),
          dtypes=ALL, ranks=(1, 4)),
-    spec("index_bool_mask", examples(_index_mask), fn=lambda x, m: x[m], aten=("index",),
+    spec("index_bool_mask", examples(_index_mask),
+         fn=lambda x, m, lead: x[(slice(None),) * lead + (m,)], aten=("index",),
          dtypes=ALL, ranks=(1, 4)),
     spec("index_dim", examples(_index_dim),
          fn=lambda x, i, dim: x[(slice(None),) * dim + (i,)], aten=("index",), dtypes=ALL,

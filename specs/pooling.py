@@ -50,13 +50,16 @@ def _adaptive(nd, *, indices=False):
     return build
 
 
-def _unpool(nd):
+def _unpool(nd, *, padded=False):
     def build(draw):
         dtype = draw(st.sampled_from(("float32", "float64")))
         k = draw(st.integers(1, 3))
         spatial = tuple(draw(st.integers(k, 6)) for _ in range(nd))
         x = TensorArg((draw(st.integers(1, 2)), draw(st.integers(1, 3)), *spatial), dtype)
-        return (x, k, draw(st.integers(1, 2))), {}
+        args = (x, k, draw(st.integers(1, 2)))
+        if padded:  # the pooling's padding, handed on to the unpooling
+            args += (draw(st.integers(0, k // 2)),)
+        return args, {}
     return build
 
 
@@ -76,24 +79,32 @@ def _fractional(nd):
 
 def _unpooled(pool, unpool):
     """Unpool what `pool` picked, so the indices are always valid."""
-    def fn(x, k, stride):
+    def fn(x, k, stride, padding=0):
         nd = x.dim() - 2
-        return unpool(*pool(x, k, stride, return_indices=True), k, stride,
+        return unpool(*pool(x, k, stride, padding, return_indices=True), k, stride, padding,
                       output_size=x.shape[-nd:])
     return fn
+
+
+def _indices_fixed(plain):
+    return {"return_indices": "the spec measures the form that returns the indices too "
+                              f"(return_indices=True); {plain} measures return_indices=False"}
 
 
 SPECS = [
     spec("max_pool1d", examples(_pool(1, dilation=True)), fn=F.max_pool1d, dtypes=POOL_DTYPES,
          ranks=(2, 3)),
     spec("max_pool1d_with_indices", examples(_pool(1, dilation=True, indices=True)),
-         fn=F.max_pool1d, dtypes=POOL_DTYPES, ranks=(2, 3)),
+         fn=F.max_pool1d, dtypes=POOL_DTYPES, ranks=(2, 3),
+         fixed=_indices_fixed("max_pool1d")),
     spec("max_pool2d_with_indices", examples(_pool(2, dilation=True, indices=True)),
-         fn=F.max_pool2d, dtypes=POOL_DTYPES, ranks=(3, 4)),
+         fn=F.max_pool2d, dtypes=POOL_DTYPES, ranks=(3, 4),
+         fixed=_indices_fixed("max_pool2d")),
     spec("max_pool3d", examples(_pool(3, dilation=True)), fn=F.max_pool3d, dtypes=POOL_DTYPES,
          ranks=(4, 5), traces={"max_pool3d": ("max_pool3d_with_indices",)}),
     spec("max_pool3d_with_indices", examples(_pool(3, dilation=True, indices=True)),
-         fn=F.max_pool3d, dtypes=POOL_DTYPES, ranks=(4, 5)),
+         fn=F.max_pool3d, dtypes=POOL_DTYPES, ranks=(4, 5),
+         fixed=_indices_fixed("max_pool3d")),
     spec("avg_pool1d", examples(_pool(1, avg=True)), fn=F.avg_pool1d, dtypes=POOL_DTYPES,
          ranks=(2, 3)),
     spec("avg_pool3d", examples(_pool(3, avg=True, dtypes=("float32", "float64"))),
@@ -113,7 +124,7 @@ SPECS = [
          aten=("max_unpool2d",), dtypes=("float32", "float64"), ranks=(3, 3)),
     spec("max_unpool2d", examples(_unpool(2)), fn=_unpooled(F.max_pool2d, F.max_unpool2d),
          dtypes=("float32", "float64"), ranks=(4, 4)),
-    spec("max_unpool3d", examples(_unpool(3)), fn=_unpooled(F.max_pool3d, F.max_unpool3d),
+    spec("max_unpool3d", examples(_unpool(3, padded=True)), fn=_unpooled(F.max_pool3d, F.max_unpool3d),
          dtypes=("float32", "float64"), ranks=(5, 5)),
     spec("fractional_max_pool2d", examples(_fractional(2)), fn=F.fractional_max_pool2d,
          dtypes=("float32", "float64"), ranks=(4, 4), gap=no_translation("fractional_max_pool2d")),

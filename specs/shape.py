@@ -179,9 +179,10 @@ def _expand_target(draw, shape, *, lead=True):
     return extra + target
 
 
-def _expand(draw):
+def _expand(draw, *, implicit=False):
     x = _tensor(draw, max_rank=3)
-    return (x, _expand_target(draw, x.shape)), {}
+    kwargs = present(implicit=draw(optional(st.booleans()))) if implicit else {}
+    return (x, _expand_target(draw, x.shape)), kwargs
 
 
 def _expand_as(draw):
@@ -243,12 +244,26 @@ def _repeat_interleave_tensor(draw):
     x = _tensor(draw, min_rank=1)
     dim = draw(dims(x.rank))
     n = 1 if draw(st.integers(0, 3)) == 0 else x.shape[dim]  # one count for all, or one each
-    return (x, TensorArg((n,), "int64", 0, 4)), {"dim": dim}
+    repeats, c = _counts(draw, n, "int64")
+    kwargs = {"dim": dim}
+    if c is not None:  # the output's length along dim, known when every count is c
+        kwargs["output_size"] = c * x.shape[dim]
+    return (x, repeats), kwargs
+
+
+def _counts(draw, n, dtype):
+    """n counts in [0, 4], and None; or, half the time, n times one count c (so that
+    output_size, which must be their sum, can be given), and c."""
+    if draw(st.booleans()):
+        c = draw(st.integers(0, 4))
+        return TensorArg((n,), dtype, choices=(c,)), c
+    return TensorArg((n,), dtype, 0, 4), None
 
 
 def _repeat_counts(draw):
-    return (TensorArg((draw(st.integers(1, 6)),), draw(st.sampled_from(("int64", "int32"))),
-                      0, 4),), {}
+    n, dtype = draw(st.integers(1, 6)), draw(st.sampled_from(("int64", "int32")))
+    repeats, c = _counts(draw, n, dtype)
+    return (repeats,), ({} if c is None else {"output_size": n * c})
 
 
 # --- joining ------------------------------------------------------------------
@@ -408,7 +423,8 @@ SPECS = [
     spec("dsplit", examples(_axis_split(lambda r: 2, 3)), fn=torch.dsplit, dtypes=ALL,
          ranks=(3, 4)),
     # broadcasting, tiling, reordering
-    spec("expand", examples(_expand), fn=lambda x, size: x.expand(size), dtypes=ALL,
+    spec("expand", examples(lambda draw: _expand(draw, implicit=True)),
+         fn=lambda x, size, **kw: x.expand(size, **kw), dtypes=ALL,
          ranks=(0, 3)),
     spec("expand_as", examples(_expand_as), fn=lambda x, other: x.expand_as(other), dtypes=ALL,
          ranks=(0, 3)),

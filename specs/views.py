@@ -163,7 +163,8 @@ def _narrow(draw):
 def _expand(draw):
     x = _tensor(draw, max_rank=3)
     target = tuple(draw(st.integers(1, 4)) if side == 1 else side for side in x.shape)
-    return (x, tuple(draw(st.lists(st.integers(1, 3), max_size=1))) + target), {}
+    kwargs = present(implicit=draw(optional(st.booleans())))
+    return (x, tuple(draw(st.lists(st.integers(1, 3), max_size=1))) + target), kwargs
 
 
 def _squeeze(draw):
