@@ -74,18 +74,18 @@ def test_the_measuring_digest_names_the_specs_and_their_digests():
 
 
 def test_the_record_names_what_measured_it_and_a_rewrite_is_byte_identical(tmp_path):
-    from datetime import datetime, timezone
-    first = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    from datetime import UTC, datetime
+    first = datetime(2026, 1, 1, tzinfo=UTC)
     path = history.write(measured(FP), tmp_path, now=first)
     before = path.read_bytes()
     data = json.loads(before)
     assert data["opsweep"] == opsweep.__version__
     assert data["measured_by"] == measured_by(measured(FP))
-    assert history.write(measured(FP), tmp_path, now=datetime(2026, 2, 1, tzinfo=timezone.utc))
+    assert history.write(measured(FP), tmp_path, now=datetime(2026, 2, 1, tzinfo=UTC))
     assert path.read_bytes() == before  # same content: same bytes, date included
     # a spec digest alone changes the record's content, so its date moves
     history.write(measured(FP, sin_digest=NEW_DIGEST), tmp_path,
-                  now=datetime(2026, 3, 1, tzinfo=timezone.utc))
+                  now=datetime(2026, 3, 1, tzinfo=UTC))
     assert json.loads(path.read_text())["generated_at"].startswith("2026-03-01")
 
 
@@ -141,3 +141,12 @@ def test_full_since_does_not_walk_back_across_a_changed_catalog(tmp_path):
     records = history.load_all(tmp_path)
     assert releases(records, "cos")[1].version == "2.13.0"  # the same specs throughout
     assert releases(records, "sin")[1].version == "2.14.1"  # measured anew there
+
+
+def test_the_support_pages_changed_filter_leaves_out_an_operator_measured_anew(tmp_path):
+    from opsweep.page.view import last_bump
+    history.write(measured(FP), tmp_path)
+    failing = (Stage.OK, Stage.NO_TRANSLATION)
+    history.write(measured(NEW_FP, failing, failing, sin_digest=NEW_DIGEST), tmp_path)
+    bump, changed = last_bump(history.load_all(tmp_path))
+    assert bump == ("2.13.0", "2.14.1") and changed["stock"] == frozenset({"cos"})
