@@ -150,3 +150,22 @@ def test_the_support_pages_changed_filter_leaves_out_an_operator_measured_anew(t
     history.write(measured(NEW_FP, failing, failing, sin_digest=NEW_DIGEST), tmp_path)
     bump, changed = last_bump(history.load_all(tmp_path))
     assert bump == ("2.13.0", "2.14.1") and changed["stock"] == frozenset({"cos"})
+
+
+def test_a_newer_opsweep_measuring_the_same_leaves_the_record_as_it_is(tmp_path, monkeypatch):
+    path = history.write(measured(FP), tmp_path)
+    before = path.read_bytes()
+    monkeypatch.setattr(opsweep, "__version__", "9.9.9")
+    history.write(measured(FP), tmp_path)
+    assert path.read_bytes() == before
+    history.write(measured(FP, sin_digest=NEW_DIGEST), tmp_path)  # content moved: it says so
+    assert json.loads(path.read_text())["opsweep"] == "9.9.9"
+
+
+def test_measured_anew_is_kept_within_the_comment_limit():
+    from opsweep.bot.comment import GITHUB_COMMENT_LIMIT
+    old, new = both_regress(sin_digest=NEW_DIGEST)
+    d = diff(old, new)
+    many = replace(d, transitions=d.transitions * 1500)
+    text = to_markdown(many, new)
+    assert len(text) <= GITHUB_COMMENT_LIMIT and "### Measured anew" in text

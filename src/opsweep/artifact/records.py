@@ -75,8 +75,10 @@ class Record:
     #: stock operator -> the short digest of the specs that measured it (diff.measured_by);
     #: None: a record from before records named it (an unnamed catalog and engine)
     measured_by: Mapping[str, str] | None = None
-    #: the opsweep version that wrote it ("" when the record does not say)
-    opsweep: str = ""
+    #: the opsweep version that wrote its content ("" when the record does not say); not
+    #: compared: a newer opsweep measuring the same leaves the record as it is (what
+    #: measured an operator is `measured_by`, whose spec digests cover the engine)
+    opsweep: str = field(default="", compare=False)
     #: how views name the point: the torch version, and the pins that tell it apart from
     #: other points of the same torch (set by load_all; "" for a lone record)
     label: str = field(default="", compare=False)
