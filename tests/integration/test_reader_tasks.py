@@ -110,7 +110,8 @@ def task_b(reader):
     page = reader.page
     shown = page.locator("section.opsweep-pair:visible")
     assert shown.count() == 1
-    want = history.transitions(old.targets["stock"], new.targets["stock"])
+    want = history.transitions(old.targets["stock"], new.targets["stock"],
+                               measured=(old.measured_by, new.measured_by))
     regressions = {(c.op, c.axis) for c in want if c.kind == "regression"}
     stock = shown.locator("details.opsweep-kind[data-kind=regression]").first
     got = {(li.get_attribute("data-op"), li.get_attribute("data-axis"))

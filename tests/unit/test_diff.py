@@ -68,8 +68,8 @@ def test_markdown_names_stage_error_smallest_example_and_a_snippet():
 
 def test_json_and_counts():
     data = to_json(diff(*artifacts()))
-    assert data["counts"] == {"regression": 1, "improvement": 1, "newly measured": 1,
-                              "no longer measured": 1, "changed": 0}
+    assert data["counts"] == {"regression": 1, "improvement": 1, "measured anew": 0,
+                              "newly measured": 1, "no longer measured": 1, "changed": 0}
     json.dumps(data)
 
 
@@ -109,8 +109,8 @@ def test_a_kind_reads_as_its_value_wherever_it_is_shown():
     import json
 
     from opsweep.artifact.diff import KINDS_ORDER, Kind
-    assert [str(k) for k in KINDS_ORDER] == ["regression", "improvement", "newly measured",
-                                             "no longer measured", "changed"]
+    assert [str(k) for k in KINDS_ORDER] == ["regression", "improvement", "measured anew",
+                                             "newly measured", "no longer measured", "changed"]
     assert f"{Kind.NEWLY_MEASURED}" == "newly measured" and Kind.REGRESSION == "regression"
     assert json.dumps({Kind.CHANGED: [Kind.IMPROVEMENT]}) == '{"changed": ["improvement"]}'
     assert {k for k in Kind if k.whole_operator} == {Kind.NEWLY_MEASURED, Kind.NO_LONGER_MEASURED}

@@ -3,11 +3,17 @@
 Improvements: none→full, partial→full, none→partial, blocked→anything.
 Regressions: full→partial, full→none, partial→none, anything→blocked.
 Operators appearing or disappearing are newly / no longer measured.
+Measured anew: an operator whose grade moved while the specs measuring it changed (a
+spec's own source, or the engine's shared source, both named by the spec's digest): a
+difference of what is measured, neither a regression nor an improvement of the exporter.
+`comparable` is the one rule, shared with the history view (artifact.records).
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from opsweep.artifact.data import (
@@ -29,6 +35,9 @@ class Kind(str, enum.Enum):
 
     REGRESSION = "regression"
     IMPROVEMENT = "improvement"
+    #: the grade moved, and so did the specs measuring the operator (a changed catalog or
+    #: engine): newly measured behaviour, not the exporter's
+    MEASURED_ANEW = "measured anew"
     NEWLY_MEASURED = "newly measured"
     NO_LONGER_MEASURED = "no longer measured"
     CHANGED = "changed"
@@ -43,6 +52,41 @@ class Kind(str, enum.Enum):
 
 
 KINDS_ORDER = tuple(Kind)
+
+#: hex digits of an operator's measuring digest (records keep one per operator)
+MEASURED_DIGITS = 8
+
+
+def measuring_digest(artifact: Artifact, op: str) -> str | None:
+    """What measured `op`'s grades: a short digest of the names and digests of the stock
+    target's specs measuring it (a spec's digest covers its own source and the engine's
+    shared source); None when the stock target did not measure it."""
+    result = artifact.operators.get(op)
+    if result is None:
+        return None
+    h = hashlib.sha256()
+    for name in sorted(result.specs):
+        h.update(f"{name}\0{artifact.specs[name].digest}\n".encode())
+    return h.hexdigest()[:MEASURED_DIGITS]
+
+
+def measured_by(artifact: Artifact) -> dict[str, str]:
+    """Per stock operator, its measuring digest (`measuring_digest`)."""
+    return {op: measuring_digest(artifact, op) for op in sorted(artifact.operators)}  # type: ignore[misc]
+
+
+def comparable(old: str | None, new: str | None) -> bool:
+    """Whether an operator's grades in two measurements may be compared as the exporter's
+    change: the same specs (catalog entries and engine) measured both sides. None is an
+    unnamed measurement (a history record from before records named what measured them):
+    comparable only with another unnamed one."""
+    return old == new
+
+
+def comparable_in(old: Mapping[str, str] | None, new: Mapping[str, str] | None, op: str) -> bool:
+    """`comparable` for `op` between two measurements' measuring digests per operator (None
+    or an operator missing: unnamed)."""
+    return comparable((old or {}).get(op), (new or {}).get(op))
 
 
 @dataclass(frozen=True)
@@ -96,6 +140,10 @@ class Diff:
     @property
     def improvements(self) -> tuple[Transition, ...]:
         return self.of_kind(Kind.IMPROVEMENT)
+
+    @property
+    def measured_anew(self) -> tuple[Transition, ...]:
+        return self.of_kind(Kind.MEASURED_ANEW)
 
 
 def classify(old: Grade | None, new: Grade | None) -> Kind | None:
@@ -152,14 +200,16 @@ def diff(old: Artifact, new: Artifact) -> Diff:
             what = "exporter" if isinstance(after, ExporterEntry) else "translation table"
             changes.append(f"target {target}: {what} changed "
                            f"({before.digest} → {after.digest})")  # type: ignore[union-attr]
-        transitions += _target_transitions(a, b, target)
+        transitions += _target_transitions(a, b, target, (measured_by(old), measured_by(new)))
     return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes))
 
 
-def grade_changes(old: Grades | None, new: Grades | None) -> list[tuple[str, Grade | None,
-                                                                      Grade | None, Kind]]:
+def grade_changes(old: Grades | None, new: Grades | None, same_specs: bool = True
+                  ) -> list[tuple[str, Grade | None, Grade | None, Kind]]:
     """(axis, before, after, kind) of one operator between two measurements (None:
-    not measured). Used by `diff` and by the history view, so both classify alike."""
+    not measured); `same_specs`: `comparable` said the same specs measured both (else a
+    moved axis is measured anew). Used by `diff` and by the history view, so both
+    classify alike."""
     if old is None or new is None:
         return [("export", old and old.export, new and new.export,
                  Kind.NEWLY_MEASURED if old is None else Kind.NO_LONGER_MEASURED)]
@@ -170,16 +220,19 @@ def grade_changes(old: Grades | None, new: Grades | None) -> list[tuple[str, Gra
             continue  # an axis no example reached: implied by the export transition
         kind = classify(before, after)
         if kind is not None:
-            changes.append((axis, before, after, kind))
+            changes.append((axis, before, after, kind if same_specs else Kind.MEASURED_ANEW))
     return changes
 
 
-def _target_transitions(old: Artifact, new: Artifact, target: str) -> list[Transition]:
+def _target_transitions(old: Artifact, new: Artifact, target: str,
+                        measured: tuple[Mapping[str, str], Mapping[str, str]]) -> list[Transition]:
+    """`measured`: each side's measuring digests (the stock target's, for every target)."""
     transitions = []
     for op in sorted(set(old.operators) | set(new.operators)):
         a, b = old.operators.get(op), new.operators.get(op)
         spec = (b or a).specs[0]
-        for axis, before, after, kind in grade_changes(a and a.grades, b and b.grades):
+        same = comparable_in(*measured, op)
+        for axis, before, after, kind in grade_changes(a and a.grades, b and b.grades, same):
             if a is None or b is None:
                 transitions.append(Transition(op, axis, before, after, kind,
                                               tuple(sorted((b or a).failures, key=_key)), spec,

@@ -14,10 +14,19 @@ runtime, numerics, dynamic): ``f`` full, ``p`` partial, ``n`` none,
 version again replaces its record; a record's ``generated_at`` is when its content
 last changed: measuring again with the same grades leaves the file untouched, so a
 regeneration that changes nothing changes nothing here either.
+
+A record also says what measured it: per stock operator, a short digest of the digests
+of the specs measuring it (``measured_by``: each spec digest covers the spec's catalog
+entry and the engine's shared source), and the opsweep version. Two points' grades of an
+operator are compared as a transition only when the same specs measured both
+(`opsweep.artifact.diff.comparable`); otherwise the step shows it *measured anew*, and
+"full since" does not walk back across it. A record from before this field names nothing:
+comparable only with another such record.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -27,9 +36,16 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import opsweep
 from opsweep import files
 from opsweep.artifact.data import PINS, STOCK, Artifact
-from opsweep.artifact.diff import KINDS_ORDER, _axis_failures, grade_changes
+from opsweep.artifact.diff import (
+    KINDS_ORDER,
+    _axis_failures,
+    comparable_in,
+    grade_changes,
+    measured_by,
+)
 from opsweep.artifact.grade import AXES, Grades
 from opsweep.artifact.points import order, version_key
 from opsweep.errors import ArtifactError, DataFileError, UsageError
@@ -56,6 +72,13 @@ class Record:
     failing: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: spec -> why this pin set's torch does not have it (not measured)
     absent: Mapping[str, str] = field(default_factory=dict)
+    #: stock operator -> the short digest of the specs that measured it (diff.measured_by);
+    #: None: a record from before records named it (an unnamed catalog and engine)
+    measured_by: Mapping[str, str] | None = None
+    #: the opsweep version that wrote its content ("" when the record does not say); not
+    #: compared: a newer opsweep measuring the same leaves the record as it is (what
+    #: measured an operator is `measured_by`, whose spec digests cover the engine)
+    opsweep: str = field(default="", compare=False)
     #: how views name the point: the torch version, and the pins that tell it apart from
     #: other points of the same torch (set by load_all; "" for a lone record)
     label: str = field(default="", compare=False)
@@ -67,6 +90,15 @@ class Record:
     @property
     def name(self) -> str:
         return self.label or self.version
+
+    @property
+    def catalog(self) -> str:
+        """A short name of what measured the whole point (every operator's measuring digest;
+        "" for an unnamed record), for the reader to tell points measured alike."""
+        if self.measured_by is None:
+            return ""
+        text = "".join(f"{op}\0{d}\n" for op, d in sorted(self.measured_by.items()))
+        return hashlib.sha256(text.encode()).hexdigest()[:8]
 
     @property
     def pins(self) -> tuple[tuple[str, str], ...]:
@@ -98,7 +130,8 @@ def record(artifact: Artifact, generated_at: str = "") -> Record:
             entry["overrides"] = list(entry["overrides"])
     return Record(artifact.fingerprint.torch, asdict(artifact.fingerprint), artifact.profile,
                   artifact.examples, generated_at, targets, translations,
-                  _smallest_failures(artifact), dict(artifact.absent))
+                  _smallest_failures(artifact), dict(artifact.absent), measured_by(artifact),
+                  opsweep.__version__)
 
 
 def _smallest_failures(artifact: Artifact) -> dict[str, dict[str, str]]:
@@ -154,7 +187,9 @@ def to_data(r: Record) -> dict[str, Any]:
             "axes": list(AXES), "targets": {t: dict(ops) for t, ops in r.targets.items()},
             "translations": {t: dict(v) for t, v in r.translations.items()},
             "failing": {op: dict(axes) for op, axes in r.failing.items()},
-            **({"absent": dict(r.absent)} if r.absent else {})}
+            **({"absent": dict(r.absent)} if r.absent else {}),
+            **({"measured_by": dict(r.measured_by)} if r.measured_by is not None else {}),
+            **({"opsweep": r.opsweep} if r.opsweep else {})}
 
 
 def write(artifact: Artifact, directory: Path, now: datetime | None = None) -> Path:
@@ -197,7 +232,8 @@ def load(path: Path) -> Record:
                             "file name")
     return Record(data["torch"], data["fingerprint"], data["profile"], data["examples"],
                   data["generated_at"], data["targets"], data["translations"],
-                  data.get("failing", {}), data.get("absent", {}))
+                  data.get("failing", {}), data.get("absent", {}), data.get("measured_by"),
+                  data.get("opsweep", ""))
 
 
 def load_all(directory: Path) -> list[Record]:
@@ -273,17 +309,34 @@ class Bump:
     def count(self, target: str, kind: str) -> int:
         return sum(c.kind == kind for c in self.changes.get(target, ()))
 
+    @property
+    def anew(self) -> tuple[int, int]:
+        """(operators measured by different specs at this step, operators both points
+        measured with the stock exporter): a changed catalog or engine, not torch."""
+        both = set(self.old.targets.get(STOCK, {})) & set(self.new.targets.get(STOCK, {}))
+        return sum(not same_specs(self.old, self.new, op) for op in both), len(both)
+
 
 def grades(code: str | None) -> Grades | None:
     """Four grade letters back to grades (None: not measured in that version)."""
     return None if code is None else Grades(*(GRADES[c] for c in code))
 
 
+def same_specs(old: Record, new: Record, op: str) -> bool:
+    """The one rule (diff.comparable) over two points: the same specs measured `op` in both
+    (or neither point names what measured it)."""
+    return comparable_in(old.measured_by, new.measured_by, op)
+
+
 def transitions(old: Mapping[str, str], new: Mapping[str, str],
                 failing: tuple[Mapping[str, Mapping[str, str]], Mapping[str, Mapping[str, str]]]
-                = ({}, {})) -> tuple[Change, ...]:
+                = ({}, {}),
+                measured: tuple[Mapping[str, str] | None, Mapping[str, str] | None]
+                = (None, None)) -> tuple[Change, ...]:
     """The same classification as `opsweep diff` (`grade_changes`), over compact records;
-    `failing`: the old and new points' smallest failing examples, per operator and axis."""
+    `failing`: the old and new points' smallest failing examples, per operator and axis;
+    `measured`: the points' measuring digests (Record.measured_by): a moved grade of an
+    operator measured by different specs is measured anew, never a regression."""
     def label(code: str | None, grade: Grade | None) -> str:
         return "unmeasured" if code is None else grade.value if grade is not None else "n/a"
 
@@ -294,17 +347,20 @@ def transitions(old: Mapping[str, str], new: Mapping[str, str],
     changes = [Change(op, axis, label(old.get(op), before), label(new.get(op), after), kind,
                       example(op, axis, kind))
                for op in sorted(set(old) | set(new))
-               for axis, before, after, kind in grade_changes(grades(old.get(op)),
-                                                               grades(new.get(op)))]
+               for axis, before, after, kind in grade_changes(
+                   grades(old.get(op)), grades(new.get(op)), comparable_in(*measured, op))]
     return tuple(sorted(changes, key=lambda c: (KINDS_ORDER.index(c.kind), c.op, c.axis)))
 
 
 def compare(old: Record, new: Record, *, beside: bool = False) -> Bump:
-    """The transitions from one point to another, per target both measured."""
+    """The transitions from one point to another, per target both measured (whether the
+    same specs measured an operator is the stock target's measuring digest, for every
+    target)."""
     shared = [t for t in new.targets if t in old.targets]
     shared.sort(key=lambda t: (t != STOCK, t))
     examples = {t: (old.failing, new.failing) if t == STOCK else ({}, {}) for t in shared}
-    return Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t])
+    measured = (old.measured_by, new.measured_by)
+    return Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t], measured)
                            for t in shared}, beside)
 
 

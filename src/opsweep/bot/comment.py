@@ -26,6 +26,8 @@ from opsweep.page.templates import code, environment
 #: The sticky comment's marker: the bot edits the one comment of its own that carries it.
 MARKER = "<!-- opsweep:onnx-support -->"
 GITHUB_COMMENT_LIMIT = 65_536
+#: kinds the comment lists in sections of their own (the rest: operator names per kind)
+_APART = (Kind.REGRESSION, Kind.IMPROVEMENT, Kind.MEASURED_ANEW)
 
 
 
@@ -99,15 +101,17 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
     template = environment().get_template("diff.md.j2")
     regressions = [_view(t, new) for t in d.regressions]
     improvements = [_view(t, new) for t in d.improvements]
+    anew = [_view(t, new) for t in d.measured_anew]
     others = [(k, [code(t.op) + ("" if t.kind.whole_operator else f" {t.axis}")
                    + ("" if t.target == STOCK else f" (with {code(t.target)})")
-                   for t in d.of_kind(k)]) for k in KINDS[2:]]
+                   for t in d.of_kind(k)]) for k in KINDS if k not in _APART]
 
-    def render(regs, imps, other, truncated=False) -> str:
+    def render(regs, imps, other, truncated=False, new_anew=None) -> str:
         return template.render(marker=MARKER, title=title, d=d, history=history, pins=PINS,
                                account=account_lines(account),
                                counts=[(k, counts[k]) for k in KINDS], regressions=regs,
-                               improvements=imps, others=other, truncated=truncated)
+                               improvements=imps, anew=anew if new_anew is None else new_anew,
+                               others=other, truncated=truncated)
 
     text = render(regressions, improvements, others)
     if len(text) <= limit:
@@ -115,7 +119,8 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
     # keep regressions first; drop detail until the comment fits: the most regressions that
     # fit, found by bisection (each one kept lengthens the comment)
     def cut(keep: int) -> str:
-        return render(regressions[:keep], [], [(k, items[:50]) for k, items in others], True)
+        return render(regressions[:keep], [], [(k, items[:50]) for k, items in others], True,
+                      anew[:50])
     low, high = 0, len(regressions)
     while low < high:
         middle = (low + high + 1) // 2

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from opsweep.artifact.data import STOCK, Artifact, OperatorResult
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.points import order
-from opsweep.artifact.records import Record
+from opsweep.artifact.records import Record, same_specs
 from opsweep.model import Stage
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
@@ -175,11 +175,11 @@ def releases(records: Sequence[Record], op: str
 
     def grade(r: Record) -> ReleaseGrade:
         return ReleaseGrade(r.name, r.targets.get(STOCK, {}).get(op, ""), r.version)
-    since = None
-    for r in reversed(found.chain):
-        if not grade(r).code.startswith("f"):
+    since, later = None, None
+    for r in reversed(found.chain):  # never back across a step measured by other specs
+        if not grade(r).code.startswith("f") or (later is not None and not same_specs(r, later, op)):
             break
-        since = grade(r)
+        since, later = grade(r), r
     return tuple(grade(r) for r in found.points), since
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from opsweep.artifact.data import STOCK
-from opsweep.artifact.diff import KINDS_ORDER
+from opsweep.artifact.diff import KINDS_ORDER, Kind
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record, bumps, compare
 from opsweep.errors import DataFileError
@@ -45,6 +45,7 @@ def render(records: Sequence[Record]) -> str:
     beside = {side.name: at.name for side, at in found.beside}
     template = environment().get_template("history.md.j2")
     return template.render(records=points, beside=beside, bumps=bumps(records), kinds=KINDS_ORDER,
+                           anew_kind=Kind.MEASURED_ANEW,
                            tables=[(t, rows(points, t)) for t in targets], stock=STOCK,
                            chart=svg(found.chain), chart_table=table(found.chain), pairs=pairs,
                            newest=points.index(found.chain[-1]), oldest=points.index(found.chain[0]),

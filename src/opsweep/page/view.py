@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from opsweep.artifact.data import STOCK, Artifact
 from opsweep.artifact.grade import Grades
-from opsweep.artifact.records import Record, chain, removed_in
+from opsweep.artifact.records import Record, chain, removed_in, same_specs
 from opsweep.page.dtypes import dtype_row, rank_row
 from opsweep.page.glyphs import glyph_cell
 from opsweep.page.viewmodel import AbsentRow
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 def last_bump(records: Sequence[Record]) -> tuple[tuple[str, str] | None, Mapping[str, frozenset]]:
     """The last step of the points' chain (no pin moves backwards) and, per target both hold, the operators whose
-    four grades differ between them (measured in one and not the other counts)."""
+    four grades differ between them (measured in one and not the other counts; a difference
+    of an operator measured by other specs at each end does not: a changed catalog or engine,
+    not torch, records.same_specs)."""
     line = chain(records)
     if len(line) < 2:
         return None, {}
@@ -35,7 +37,9 @@ def last_bump(records: Sequence[Record]) -> tuple[tuple[str, str] | None, Mappin
     changed = {}
     for target in set(old.targets) & set(new.targets):
         a, b = old.targets[target], new.targets[target]
-        changed[target] = frozenset(op for op in set(a) | set(b) if a.get(op) != b.get(op))
+        changed[target] = frozenset(op for op in set(a) | set(b) if a.get(op) != b.get(op)
+                                    and (op not in a or op not in b
+                                         or same_specs(old, new, op)))
     return (old.name, new.name), changed
 
 
