@@ -49,7 +49,8 @@ DOCUMENTED = ("torch-2.8.0 wheel", {"sin": 9, "cos": 9, "tan": 9})
 
 def changed_paths(old: bytes, new: bytes) -> set[tuple[str, ...]]:
     """The JSON key path of every line that differs (difflib over the canonical lines),
-    cut at two levels: ('specs', 'cos'), ('regen_index',)."""
+    cut at two levels: ('specs', 'cos'), ('regen_index',); a further target's at four, its
+    own specs and operators: ('targets', 'torchscript', 'specs', 'cos')."""
     import difflib
 
     def paths(lines):
@@ -58,7 +59,8 @@ def changed_paths(old: bytes, new: bytes) -> set[tuple[str, ...]]:
             depth = len(line) - len(line.lstrip(" "))
             del stack[depth - 1 if depth else 0:]
             key = line.strip().split('": ', 1)[0].strip('"{},[]') if '": ' in line else ""
-            out.append(tuple(stack[:2]) + ((key,) if key and len(stack) < 2 else ()))
+            cut = 4 if stack[:1] == ["targets"] else 2
+            out.append(tuple(stack[:cut]) + ((key,) if key and len(stack) < cut else ()))
             if line.rstrip().endswith(("{", "[")) and key:
                 stack.append(key)
         return out

@@ -30,6 +30,9 @@ ARTIFACT, PAGE = "docs/onnx_support_measured.json", "docs/supported_operators.md
 DETAILS = "docs/operators.md"  # the operators page, beside the support page
 SOURCES = "docs/specs.md"  # the spec sources page, beside it too
 HOME = "docs/index.md"  # the home page (its headline numbers follow the measurement)
+# the migration view: this project measures the torchscript target beside stock
+# ([tool.opsweep] torchscript = true), and sin's torchscript grades move with its spec
+MIGRATING = "docs/migrating.md"
 HISTORY, HISTORY_PAGE = "docs/history", "docs/history.md"
 VERSION = torch.__version__.split("+")[0]
 RECORD = pin_path(Path(HISTORY), versions()).as_posix()  # this pin set's record
@@ -44,6 +47,11 @@ SPECS = [replace(unary("sin", dtypes={dtypes!r}, max_rank=2), name="t_full")]
 """
 # complex sin has no translation: the spec's outcome changes
 CHANGED = SPEC.format(dtypes=("float32", "complex64"))
+# what the changed spec may move in the artifact: its own results and sin's grades, in
+# every target, and the header
+MOVED = {("specs", "t_full"), ("operators", "sin"), ("regen_index",),
+         ("targets", "torchscript", "specs", "t_full"),
+         ("targets", "torchscript", "operators", "sin")}
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
 
@@ -145,12 +153,13 @@ def test_one_changed_spec_moves_only_its_lines_its_operators_and_the_header(rege
     after = art.load(regenerations[0] / "work" / ARTIFACT)
     assert after.operators["sin"].grades.export.value == "partial"
     assert ("specs", "t_full") in changed["paths"]
-    assert changed["paths"] <= {("specs", "t_full"), ("operators", "sin"), ("regen_index",)}
+    assert changed["paths"] <= MOVED
     assert not any(p[:2] == ("specs", "cdist") for p in changed["paths"])
     _, log = changed["log"]
     assert {e["spec"]: e["reason"] for e in log}["t_full"] == "spec changed"
     # the spec sources page too: the changed spec's statement is on it
-    assert changed["files"] == {ARTIFACT, HOME, PAGE, DETAILS, SOURCES, HISTORY_PAGE, RECORD}
+    assert changed["files"] == {ARTIFACT, HOME, PAGE, DETAILS, SOURCES, HISTORY_PAGE, RECORD,
+                                MIGRATING}
     # the page's own diff: sin's rows, and the headline numbers its grade moves
     headline = ("measured full", '[=', "exported fully")
     page = [line for line in changed["diff"][PAGE]
@@ -214,8 +223,8 @@ def test_the_bot_commits_a_change_and_reports_no_change_without_committing(regen
     assert changed["regressions"] == "0"
     assert NO_CHANGE not in (tmp / "changed.summary.md").read_text()
     committed = git(bare, "show", "--format=", "--name-only", "main").split()
-    assert set(committed) == {ARTIFACT, HOME, PAGE, DETAILS, HISTORY_PAGE, RECORD}
+    assert set(committed) == {ARTIFACT, HOME, PAGE, DETAILS, HISTORY_PAGE, RECORD, MIGRATING}
     old = git(bare, "show", f"{sha}:{ARTIFACT}").encode()
     new = git(bare, "show", f"main:{ARTIFACT}").encode()
     assert ("specs", "t_full") in changed_paths(old, new)
-    assert changed_paths(old, new) <= {("specs", "t_full"), ("operators", "sin"), ("regen_index",)}
+    assert changed_paths(old, new) <= MOVED

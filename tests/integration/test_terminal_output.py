@@ -11,6 +11,7 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 
 import pytest
 
@@ -30,10 +31,13 @@ def outside_tox() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "TOX_ENV_NAME"}
 
 
-def sweep(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, float]:
+def sweep(*args: str, cwd: Path, env: dict | None = None,
+          ) -> tuple[subprocess.CompletedProcess, float]:
+    """The sweep in `cwd`, a directory with no [tool.opsweep] configuration: the stock
+    target only (this repository's own configuration adds the torchscript target)."""
     cmd = [sys.executable, "-m", "opsweep", "sweep", "--jobs", "2", "--no-dynamic", *args]
     started = time.monotonic()
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=cwd,
                             env=env or outside_tox(), stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr[-3000:]
     return result, time.monotonic() - started
@@ -42,7 +46,8 @@ def sweep(*args: str, env: dict | None = None) -> tuple[subprocess.CompletedProc
 def test_stderr_carries_only_bounded_progress_and_the_artifact_keeps_the_errors(tmp_path):
     out = tmp_path / "a.json"
     # a 300 s interval within the 600 s timeout: at most 3 lines, fewer than one per spec
-    result, seconds = sweep("--only", *SPECS, "--progress-interval", "300", "--out", str(out))
+    result, seconds = sweep("--only", *SPECS, "--progress-interval", "300", "--out", str(out),
+                            cwd=tmp_path)
     # nothing else on stderr: no resource-tracker warning of a worker's leaked semaphore
     # either (tests/integration/test_worker_semaphores.py holds its cause fixed)
     lines = result.stderr.splitlines()
@@ -64,18 +69,18 @@ def test_stderr_carries_only_bounded_progress_and_the_artifact_keeps_the_errors(
 
 def test_verbose_brings_onnxruntime_and_exporter_logging_back(tmp_path):
     result, _ = sweep("--only", "dropout", "--verbose", "--quiet",
-                      "--out", str(tmp_path / "a.json"))
+                      "--out", str(tmp_path / "a.json"), cwd=tmp_path)
     assert re.search(r"\[E:onnxruntime:, sequential_executor\.cc:\d+ ExecuteKernel\] "
                      r"Non-zero status code returned while running Dropout node", result.stderr)
     assert not PROGRESS.search(result.stderr)  # --quiet: no progress
 
 
-def run_in_a_terminal(cmd: list[str], columns: int = 80) -> str:
+def run_in_a_terminal(cmd: list[str], cwd: Path, columns: int = 80) -> str:
     """Run `cmd` with stdin, stdout and stderr on a pseudo-terminal; what it drew."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = {k: v for k, v in outside_tox().items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, close_fds=True, cwd=cwd,
                             env=env | {"TERM": "xterm-256color", "COLUMNS": str(columns)})
     os.close(slave)
     drawn = b""
@@ -105,7 +110,8 @@ def run_in_a_terminal(cmd: list[str], columns: int = 80) -> str:
 def test_on_a_terminal_one_live_bar_within_80_columns(tmp_path):
     out = tmp_path / "a.json"
     text = run_in_a_terminal([sys.executable, "-m", "opsweep", "sweep", "--only", "relu",
-                              "abs", "sin", "cos", "--jobs", "2", "--no-dynamic", "--out", str(out)])
+                              "abs", "sin", "cos", "--jobs", "2", "--no-dynamic", "--out", str(out)],
+                             cwd=tmp_path)
     frames = [f for f in re.split(r"[\r\n]+", text) if f.strip()]
     bars = [f for f in frames if re.match(r"opsweep [━╸╺ ]+ \d+/(\d+|\?) ", f)]
     assert bars and bars[-1].startswith("opsweep ━━") and " 4/4 " in bars[-1], frames[-20:]

@@ -30,13 +30,17 @@ def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False) -> st
               f"in {clock(seconds)}"),
              (f" measured with torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
               f"profile {artifact.profile}")]
+    first = None  # the first target's reuse: a further target's that reads the same says so
     for target in artifact.target_names:
         absent = getattr(artifact.targets[target].translations, "absent", "") \
             if target in artifact.targets else ""
         if absent:  # an exporter this pin set does not have: one line, no empty grades
             lines.append(f" target {target}: absent from this pin set ({absent})")
             continue
-        lines += _target_summary(artifact.view(target), target, result.decisions.get(target, {}))
+        block, reuse = _target_summary(artifact.view(target), target,
+                                       result.decisions.get(target, {}), first)
+        lines += block
+        first = first or (target, reuse)
     if result.resumed:
         lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
     lines += [f"  note: {n}" for n in result.notes]
@@ -70,18 +74,26 @@ def _stage_counts(counts: Counter) -> list[str]:
     return [f"{s.value} {counts[s.value]}" for s in reversed(Stage) if counts[s.value]]
 
 
-def _target_summary(artifact, target: str, decisions) -> list[str]:
+def _target_summary(artifact, target: str, decisions,
+                    first: tuple[str, str] | None = None) -> tuple[list[str], str]:
+    """A target's lines and its reuse. The first target's: reuse, grades, and what its
+    examples and re-exports came to. A further target's (`first` = the first one's name and
+    reuse): its grades, and its reuse unless it reads as the first's; its stages are in the
+    artifact and on the pages, so that three targets still fit a screen."""
     # the run's decisions, not the artifact's: specs carried from it (--only) were not decided
     decided = {n: d for n, d in decisions.items() if n in artifact.specs}
     title, reuse = f" target {target}", _reuse(decided, len(artifact.specs) - len(decided))
-    fits = len(title) + len(reuse) + 2 <= SUMMARY_WIDTH
-    lines = ([f"{title}: {reuse}"] if fits
-             else [title, *_wrapped("reuse", reuse.split("; "), sep="; ")])
+    shown = f"reuse as for {first[0]}" if first and first[1] == reuse else reuse
+    fits = len(title) + len(shown) + 2 <= SUMMARY_WIDTH
+    lines = ([f"{title}: {shown}"] if fits
+             else [title, *_wrapped("reuse", shown.split("; "), sep="; ")])
     order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
     for axis in AXES:
         counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
                          for r in artifact.operators.values())
         lines.append(f"  {axis:<10}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
+    if first:
+        return lines + _spec_notes(artifact), reuse
     stages: Counter = Counter()
     dynamic: Counter = Counter()
     for name in (n for n, d in decided.items() if not d.reuse):
@@ -93,7 +105,7 @@ def _target_summary(artifact, target: str, decisions) -> list[str]:
         share = f"{invalid} {dynamic[invalid]} ({dynamic[invalid] / sum(dynamic.values()):.1%})"
         lines += _wrapped("re-export", [share if item.startswith(f"{invalid} ") else item
                                         for item in _stage_counts(dynamic)])  # the dynamic axis
-    return lines + _spec_notes(artifact)
+    return lines + _spec_notes(artifact), reuse
 
 
 def _reuse(decided, carried: int) -> str:
