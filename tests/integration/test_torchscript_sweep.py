@@ -205,3 +205,23 @@ def test_the_migration_view_pairs_both_calls_on_the_smallest_example(swept, tmp_
     (moved,) = diff(artifact, broken).transitions
     assert (moved.op, moved.axis, moved.target, str(moved.kind)) == ("sin", "export", "torchscript",
                                                                      "regression")
+
+
+class _Noisy(torch.nn.Module):
+    """Writes to file descriptors 1 and 2 while traced, as the exporter's C++ side does
+    (its graph dump on a refusal, its shape-inference warnings)."""
+
+    def forward(self, x):
+        os.write(1, b"native stdout noise\n")
+        os.write(2, b"native stderr noise\n")
+        return x.sin()
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_the_exporters_own_printing_stays_off_the_terminal_unless_verbose(capfd, verbose):
+    from opsweep.engine.torchscript import TorchScriptExporter
+    model = TorchScriptExporter(verbose=verbose).export(_Noisy(), (torch.rand(2, 3),))
+    assert [n.op_type for n in model.graph.node] == ["Sin"]  # a real export all the same
+    out, err = capfd.readouterr()
+    assert ("native stdout noise" in out) is verbose
+    assert ("native stderr noise" in err) is verbose

@@ -92,21 +92,27 @@ def dynamic_axes_of(dynamic_shapes: Any, count: int) -> dict[str, dict[int, str]
 
 
 @contextlib.contextmanager
-def _stdout_dropped() -> Iterator[None]:
-    """File descriptor 1 pointed at the null device: on a refusal the exporter's C++ side
-    prints both graphs to standard output ("ONNX graph being constructed during
-    exception"), which would land in the middle of a sweep's progress. The exception
-    itself keeps the message."""
+def _output_dropped() -> Iterator[None]:
+    """File descriptors 1 and 2 pointed at the null device while the exporter runs: on a
+    refusal its C++ side prints both graphs to standard output ("ONNX graph being
+    constructed during exception"), and its shape inference warns on standard error
+    ("The shape inference of prim::TupleConstruct type is missing", hundreds of lines in a
+    full sweep); either would land in the middle of a sweep's progress. The exception
+    itself keeps the message; ``--verbose`` lets both through."""
     sys.stdout.flush()
-    saved = os.dup(1)
+    sys.stderr.flush()
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
     try:
         with open(os.devnull, "wb") as null:
-            os.dup2(null.fileno(), 1)
+            for fd in saved:
+                os.dup2(null.fileno(), fd)
         yield
     finally:
         sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+        sys.stderr.flush()
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
 
 
 class TorchScriptExporter:
@@ -131,7 +137,7 @@ class TorchScriptExporter:
         buffer = io.BytesIO()
         names = input_names(len(args))
         axes = None if dynamic_shapes is None else dynamic_axes_of(dynamic_shapes, len(args))
-        with contextlib.nullcontext() if self.verbose else _stdout_dropped():
+        with contextlib.nullcontext() if self.verbose else _output_dropped():
             torch.onnx.export(module, tuple(args), buffer, dynamo=False,
                               opset_version=self.opset, input_names=names,
                               dynamic_axes=axes, verbose=False)
