@@ -48,27 +48,25 @@ DOCUMENTED = ("torch-2.8.0 wheel", {"sin": 9, "cos": 9, "tan": 9})
 
 
 def changed_paths(old: bytes, new: bytes) -> set[tuple[str, ...]]:
-    """The JSON key path of every line that differs (difflib over the canonical lines),
-    cut at two levels: ('specs', 'cos'), ('regen_index',); a further target's at four, its
-    own specs and operators: ('targets', 'torchscript', 'specs', 'cos')."""
-    import difflib
+    """The JSON key path of every value that differs, cut at two levels: ('specs', 'cos'),
+    ('regen_index',); a further target's at four, its own specs and operators:
+    ('targets', 'torchscript', 'specs', 'cos'). Compared as parsed values, not as lines
+    matched by difflib (which pins a moved closing brace on a neighbour); the canonical
+    form sorts keys, so a value that is equal is written as the same lines."""
+    import json
 
-    def paths(lines):
-        stack, out = [], []
-        for line in lines:
-            depth = len(line) - len(line.lstrip(" "))
-            del stack[depth - 1 if depth else 0:]
-            key = line.strip().split('": ', 1)[0].strip('"{},[]') if '": ' in line else ""
-            cut = 4 if stack[:1] == ["targets"] else 2
-            out.append(tuple(stack[:cut]) + ((key,) if key and len(stack) < cut else ()))
-            if line.rstrip().endswith(("{", "[")) and key:
-                stack.append(key)
+    def walk(a, b, path):
+        cut = 4 if path[:1] == ("targets",) else 2
+        if a == b:
+            return set()
+        if len(path) >= cut or not (isinstance(a, dict) and isinstance(b, dict)):
+            return {path}
+        out = set()
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                out.add(path + (key,))
+            else:
+                out |= walk(a[key], b[key], path + (key,))
         return out
 
-    a, b = old.decode().splitlines(), new.decode().splitlines()
-    pa, pb = paths(a), paths(b)
-    changed = set()
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag != "equal":
-            changed |= {pa[i] for i in range(i1, i2)} | {pb[j] for j in range(j1, j2)}
-    return changed
+    return walk(json.loads(old), json.loads(new), ())
