@@ -16,7 +16,7 @@ from opsweep.cli.main import main
 from opsweep.artifact.account import UNCHANGED
 from opsweep.sweep.journal import journal_path, read_run, run_path
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("outside_project")]
 SPECS = ["t_relu", "t_neg", "t_sin", "cdist"]
 # every sweep here measures a second target too, so reuse, shards and resume cover targets
 TABLE = f"{Path(__file__).resolve().parents[2] / 'examples' / 'custom_translations.py'}:TABLE"

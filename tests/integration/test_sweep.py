@@ -9,7 +9,7 @@ import pytest
 from opsweep.artifact import data as art
 from opsweep.cli.main import main
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("outside_project")]
 
 FAULTY = '''
 import os

@@ -11,7 +11,7 @@ from opsweep.artifact.account import UNCHANGED, read_run, run_path
 from opsweep.cli.main import main
 from opsweep.sweep.reuse import in_rotation
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("outside_project")]
 
 SPECS = '''
 import os
