@@ -119,6 +119,14 @@ def _add_sweep(sub) -> None:
                         "no longer has it)")
     p.add_argument("--no-dynamic", action="store_true",
                    help="skip the dynamic axis (re-export with the leading dimension dynamic)")
+    cached = p.add_mutually_exclusive_group()
+    cached.add_argument("--cache", type=Path, default=None, metavar="DIR",
+                        help="the export cache: models and their outcomes up to the checker, "
+                             "keyed by all they depend on, so that a move of a pin that builds "
+                             "no model (onnxruntime) re-runs only the sessions and comparisons "
+                             "(default: $OPSWEEP_CACHE, else .opsweep-cache)")
+    cached.add_argument("--no-cache", action="store_true",
+                        help="export every group; read and write no cache")
     p.add_argument("--public-exporter", action="store_true",
                    help="call torch.onnx.export for every example instead of the fast path")
     p.add_argument("--quiet", action="store_true", help="no progress display, only the summary")
@@ -128,6 +136,19 @@ def _add_sweep(sub) -> None:
     p.add_argument("--progress-interval", type=float, default=DEFAULT_INTERVAL, metavar="SECONDS",
                    help="when not on a terminal, at most one progress line per SECONDS "
                         f"(default {DEFAULT_INTERVAL:g}); on a terminal a live bar")
+
+
+def _cache_dir(args) -> Path | None:
+    """--cache, else $OPSWEEP_CACHE (``off``: none), else the default; None with --no-cache."""
+    from opsweep.engine.cache import CACHE_ENV, DEFAULT_DIR
+    if args.no_cache:
+        return None
+    if args.cache is not None:
+        return args.cache.resolve()
+    env = os.environ.get(CACHE_ENV, "").strip()
+    if env.lower() == "off":
+        return None
+    return Path(env or DEFAULT_DIR).resolve()
 
 
 def cmd_sweep(args) -> int:
@@ -155,7 +176,8 @@ def cmd_sweep(args) -> int:
                          fast=not args.public_exporter, translations=translations,
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
                          preload=not args.spawn,
-                         torchscript=args.torchscript or configured.torchscript)
+                         torchscript=args.torchscript or configured.torchscript,
+                         cache=_cache_dir(args))
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)
@@ -169,7 +191,7 @@ def cmd_sweep(args) -> int:
              f"the {broken.target} target's canary stopped at {broken.stage})")
         return EXIT_BROKEN
     text = summary(result, result.written or args.out, time.monotonic() - started,
-                   args.settings.in_tox_sweep)
+                   args.settings.in_tox_sweep, config.cache)
     print(text)
     append_summary(f"```text\n{text}\n```\n", args.settings.summary)  # the job summary too
     return EXIT_OK

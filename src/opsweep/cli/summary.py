@@ -22,8 +22,10 @@ def _names(names: list[str]) -> str:
     return shown + (f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else "")
 
 
-def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False) -> str:
-    """The sweep's summary: per target, reuse, grades and stages; then what was written."""
+def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False,
+            cache: Path | None = None) -> str:
+    """The sweep's summary: per target, reuse, grades and stages; then what was written
+    (and, with the export `cache` directory, what the sweep did with it and its size)."""
     artifact = result.artifact
     fp = artifact.fingerprint
     lines = [(f"opsweep: {len(artifact.specs)} specs, {len(artifact.operators)} aten operators "
@@ -44,7 +46,21 @@ def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False) -> st
     if result.resumed:
         lines.append(f"  resumed  {result.resumed} specs from the checkpoint")
     lines += [f"  note: {n}" for n in result.notes]
+    if cache is not None:
+        lines.append(cache_line(getattr(result, "cache", {}) or {}, cache))
     return "\n".join(lines + _next_steps(out, result.run_log, in_tox_sweep))
+
+
+def cache_line(counts, directory: Path) -> str:
+    """What the sweep did with the export cache, and what the cache holds now."""
+    from opsweep.engine.cache import size
+    total = Counter()
+    for c in counts.values():
+        total.update(c)
+    entries, size_bytes = size(directory)
+    unusable = f", {total['unusable']} unusable (exported again)" if total["unusable"] else ""
+    return (f" cache      {total['loaded']} exports loaded, {total['exported']} made{unusable}; "
+            f"{entries} entries, {size_bytes / 2**20:.1f} MB in {directory}")
 
 
 def _next_steps(out: Path, run_log: Path | None = None, in_tox_sweep: bool = False) -> list[str]:

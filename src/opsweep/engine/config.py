@@ -63,3 +63,6 @@ class SweepConfig:
     tuning: Tuning = field(default_factory=Tuning)
     #: also measure the TorchScript exporter (``dynamo=False``): the `torchscript` target
     torchscript: bool = False
+    #: the export cache's directory (engine.cache): exports, and their outcomes up to the
+    #: checker, are looked up there and kept; None: every group is exported
+    cache: Path | None = None

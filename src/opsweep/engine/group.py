@@ -7,7 +7,9 @@ graphs never meet a key takes the stock outcomes, the very same objects, and
 costs nothing more. Whatever the table can touch is exported again with it.
 PyTorch's references (static and at the dynamic axis's second size) are computed
 once per group for every target. When the exporter cannot trace (the public
-call), every target is measured in full.
+call), every target is measured in full. With an export cache
+(:mod:`opsweep.engine.cache`), each export's outcome up to the checker is looked up
+first, and kept when it was measured.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from opsweep.engine.adapter import Exporter
 from opsweep.engine.arguments import group_features
 from opsweep.engine.fastpath import unchanged_by
 from opsweep.engine.phase import Phase, ignore
-from opsweep.engine.runner import references_of, run_dynamic, static_outcomes
+from opsweep.engine.runner import (CacheSlot, Slots, no_slot, references_of, run_dynamic,
+                                   static_outcomes)
 from opsweep.model import STOCK, Example, OpSpec, Outcome
 
 #: Called as targets finish: the static outcomes so far, and the targets whose
@@ -39,14 +42,33 @@ def _prefixed(phase: Phase, target: str) -> Phase:
     return lambda reached: phase(replace(reached, target=target))
 
 
+def cache_slots(cache, spec: OpSpec, digest: str | None, target: str, exporter: Exporter
+                ) -> Slots:
+    """Where `target`'s exports of `spec` are kept in `cache` (none without a cache or
+    the spec's digest, or for an exporter that says nothing of what it is)."""
+    identity = getattr(exporter, "identity", None)
+    if cache is None or not digest or identity is None:
+        return no_slot
+    from opsweep.engine.cache import target_kind
+
+    def slot(example: Example, dynamic: str) -> CacheSlot:
+        return CacheSlot(cache, cache.key(target=target, identity=identity,
+                                          kind=target_kind(exporter), spec=spec.name,
+                                          digest=digest, example=repr(example),
+                                          dynamic=dynamic), target)
+    return slot
+
+
 def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, Exporter],
                 phase: Phase = ignore, *, dynamic: bool = False,
                 checkpoint: Progress = lambda _s, _f: None,
-                shortcut: bool = True, arguments: bool = True) -> dict[str, list[Outcome]]:
+                shortcut: bool = True, arguments: bool = True,
+                cache=None, digest: str | None = None) -> dict[str, list[Outcome]]:
     """Outcomes per target, each target finished (static, then dynamic) before the
     next. The first exporter is the stock one, the base of the shortcut.
     `shortcut=False` measures every target in full (the previous engine); `arguments=False`
-    records no arguments (the engine before them, for the benchmarks only)."""
+    records no arguments (the engine before them, for the benchmarks only). `cache`: an
+    :class:`opsweep.engine.cache.ExportCache`, used when `digest` (the spec's) is given."""
     names = list(exporters)
     invalid, references, call = references_of(spec, group, _prefixed(phase, names[0]))
     if call is None:
@@ -60,10 +82,12 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
     for name in names:
         exporter = exporters[name]
         here = _prefixed(phase, name)
+        slots = cache_slots(cache, spec, digest, name, exporter)
         if name != names[0] and _same(exporter, traces.get("static"), shortcut):
             static[name] = static[names[0]]
         else:
-            static[name] = static_outcomes(spec, group, exporter, call, invalid, references, here)
+            static[name] = static_outcomes(spec, group, exporter, call, invalid, references, here,
+                                           slots)
             if name == names[0]:
                 traces["static"] = exporter.last_trace
         checkpoint(static, final)
@@ -75,7 +99,7 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
             final[name] = final[names[0]]
         else:
             exporter.last_trace = None  # no dynamic export (no plan): nothing traced
-            final[name] = run_dynamic(spec, group, outcomes, call, exporter, here, shared)
+            final[name] = run_dynamic(spec, group, outcomes, call, exporter, here, shared, slots)
             if name == names[0]:
                 traces["dynamic"] = exporter.last_trace
         checkpoint(static, final)

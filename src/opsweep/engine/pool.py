@@ -37,7 +37,8 @@ from opsweep.engine.config import SweepConfig
 from opsweep.engine.fastpath import FAST_PATH, exporter_path
 from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
-from opsweep.engine.worker import Outcomes, SetUp, make_exporters, wanted_outcomes
+from opsweep.engine.cache import merge_counts
+from opsweep.engine.worker import Outcomes, SetUp, make_exporters, open_cache, wanted_outcomes
 from opsweep.errors import WORKER_LOST, ExporterBroken, PoolBroken
 from opsweep.model import STOCK, Example, OpSpec, Outcome, Stage
 
@@ -111,9 +112,10 @@ class Pending:
     """One group given to a worker: its outcomes once it has finished or was lost."""
 
     def __init__(self, future, group: list[Example], phase_file: Path,
-                 targets: tuple[str, ...]) -> None:
+                 targets: tuple[str, ...], counts: dict | None = None) -> None:
         self._future, self._group, self._phase_file, self._targets = \
             future, group, phase_file, targets
+        self._counts = {} if counts is None else counts  # the pool's cache counts
 
     def running(self) -> bool:
         return self._future.running()
@@ -125,7 +127,8 @@ class Pending:
     def outcomes(self) -> Outcomes:
         """The group's outcomes (once); its phase files are removed then, read no more."""
         try:
-            return _collect(self._future, self._group, self._phase_file, self._targets)
+            return _collect(self._future, self._group, self._phase_file, self._targets,
+                            self._counts)
         finally:
             _forget(self._phase_file)
 
@@ -154,9 +157,12 @@ class _Deferred:
         return self.measure()
 
 
-def _collect(future, group: list[Example], phase_file: Path, targets: tuple[str, ...]) -> Outcomes:
+def _collect(future, group: list[Example], phase_file: Path, targets: tuple[str, ...],
+             counts: dict) -> Outcomes:
     try:
-        return future.result()
+        outcomes, used = future.result()
+        merge_counts(counts, used)
+        return outcomes
     except FutureTimeout:
         return lost_group(group, phase_file, "timed out", targets)
     except ProcessExpired as exc:
@@ -176,25 +182,38 @@ class Workers:
         self._config, self._pool, self._phases = config, pool, phases
         self._exporters = exporters
         self._count = 0
+        #: what the groups did with the export cache, by target (engine.cache): loaded,
+        #: exported, unusable
+        self.cache_counts: dict[str, dict[str, int]] = {}
+        self._cache = open_cache(config.cache) if exporters is not None else None
         #: optional targets this pin set does not have (the canary's finding), with why
         self.absent: dict[str, str] = {}
 
     def submit(self, spec: OpSpec, group: list[Example],
-               targets: tuple[str, ...]) -> Pending | _Deferred:
+               targets: tuple[str, ...], digest: str | None = None) -> Pending | _Deferred:
+        """One group of `spec` (of `digest`: the export cache is used only with it)."""
         config = self._config
         if self._pool is None:
-            return _Deferred(lambda: wanted_outcomes(spec, group, self._exporters,  # type: ignore[arg-type]
-                                                     targets, ignore, config.dynamic,
-                                                     config.tuning))
+            return _Deferred(lambda: self._inline(spec, group, targets, digest))
         phase_file = self._phases / str(self._count)  # type: ignore[operator]
         self._count += 1
         try:
             future = self._pool.submit(worker.run, budget(config, group, targets), spec.name,
-                                       targets, group, str(phase_file), config.dynamic)
+                                       targets, group, str(phase_file), config.dynamic, digest)
         except RuntimeError as exc:  # pebble: "Unexpected error within the Pool"
             raise PoolBroken(f"the worker pool broke ({exc}); no further spec could be "
                              "measured") from exc
-        return Pending(future, group, phase_file, targets)
+        return Pending(future, group, phase_file, targets, self.cache_counts)
+
+    def _inline(self, spec: OpSpec, group: list[Example], targets: tuple[str, ...],
+                digest: str | None) -> Outcomes:
+        config = self._config
+        outcomes = wanted_outcomes(spec, group, self._exporters, targets, ignore,  # type: ignore[arg-type]
+                                   config.dynamic, config.tuning, cache=self._cache,
+                                   digest=digest)
+        if self._cache is not None:
+            merge_counts(self.cache_counts, self._cache.take_counts())
+        return outcomes
 
 
 #: a memory-backed file system for the phase files, where Linux has one
@@ -223,7 +242,8 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         yield inline
         return
     setup = SetUp(tuple(config.spec_dirs), exporter_path(config.fast) == FAST_PATH,
-                  tuple(config.translations), config.verbose, config.tuning, config.torchscript)
+                  tuple(config.translations), config.verbose, config.tuning, config.torchscript,
+                  str(config.cache) if config.cache is not None else None)
     phase_dir = phase_root(config.tuning.phases_in_memory)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
           worker_context(setup, config.preload) as context):

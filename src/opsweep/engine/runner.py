@@ -20,6 +20,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from opsweep.engine.adapter import Exporter, classify_export_error, error_line
+from opsweep.engine.cache import Entry, restore_trace, trace_data
 from opsweep.engine.phase import Phase, Reached, Step
 from opsweep.model import Example, Mismatch, OpSpec, Outcome, Stage, TensorArg
 
@@ -135,13 +136,13 @@ def quiet_runtime(verbose: bool = False) -> None:
     ort.set_default_logger_severity(severity)
 
 
-def make_session(model: onnx.ModelProto) -> ort.InferenceSession:
+def make_session(model: onnx.ModelProto | bytes) -> ort.InferenceSession:
     options = ort.SessionOptions()
     options.log_severity_level = _ORT_LOGGING["severity"]
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), sess_options=options,
-                                providers=["CPUExecutionProvider"])
+    data = model if isinstance(model, bytes) else model.SerializeToString()
+    return ort.InferenceSession(data, sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def _to_ort(tensor: torch.Tensor) -> ort.OrtValue:
@@ -253,12 +254,34 @@ def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
     return outcomes, references, call
 
 
+@dataclass(frozen=True)
+class CacheSlot:
+    """Where one export's outcome up to the checker is kept (:mod:`opsweep.engine.cache`):
+    the cache, the entry's key, and the target it is counted under."""
+
+    cache: Any
+    key: str
+    target: str
+
+
+#: The slot of one export of a group, from the example exported and the dynamic shapes
+#: (as text; "" for the static export), or None: no cache.
+Slots = Callable[[Example, str], "CacheSlot | None"]
+
+
+def no_slot(_example: Example, _dynamic: str) -> None:
+    return None
+
+
 def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: Exporter, call: Call,
                     invalid: dict[int, Outcome], references: References,
-                    phase: Phase) -> list[Outcome]:
-    """One export of `call`, then every valid example run against its reference."""
+                    phase: Phase, slots: Slots = no_slot) -> list[Outcome]:
+    """One export of `call` (the first valid example's), then every valid example run
+    against its reference."""
     outcomes = dict(invalid)
-    stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, False)
+    slot = slots(group[min(references)], "") if references else None
+    stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, False,
+                                             slot=slot)
     for i, (inputs, expected) in references.items():
         outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, False)
                                ) if session is not None else _outcome(group[i], stage, error)
@@ -271,8 +294,41 @@ def target_of(spec: OpSpec, call: Call) -> Callable:
 
 
 def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase, dynamic: bool,
-                     dynamic_shapes=None) -> tuple[Stage, str, ort.InferenceSession | None]:
-    """Export, check and load: (stage, error, session); the session only when it loaded."""
+                     dynamic_shapes=None, slot: CacheSlot | None = None
+                     ) -> tuple[Stage, str, ort.InferenceSession | None]:
+    """Export, check and load: (stage, error, session); the session only when it loaded.
+    With a cache `slot`, the export and the checker's verdict come from its entry when it
+    has one (only the session is made here), and go into it when it has none."""
+    entry = slot.cache.get(slot.key, slot.target) if slot is not None else None
+    if entry is not None:
+        restore_trace(exporter, entry.trace)
+        if entry.stage != Stage.OK.value:
+            return Stage(entry.stage), entry.error, None
+        phase(Reached(Step.RUNTIME, dynamic))
+        return _load(entry.model)
+    stage, error, model = _export_and_check(exporter, call, inputs, phase, dynamic,
+                                            dynamic_shapes)
+    data = model.SerializeToString() if model is not None else b""
+    if slot is not None:
+        slot.cache.put(slot.key, slot.target,
+                       Entry(stage.value, error, trace_data(exporter), data))
+    if model is None:
+        return stage, error, None
+    phase(Reached(Step.RUNTIME, dynamic))
+    return _load(data)
+
+
+def _load(model: bytes) -> tuple[Stage, str, ort.InferenceSession | None]:
+    try:
+        return Stage.OK, "", make_session(model)
+    except Exception as exc:
+        return Stage.RUNTIME, error_line(exc), None
+
+
+def _export_and_check(exporter: Exporter, call: Call, inputs: tuple, phase: Phase,
+                      dynamic: bool, dynamic_shapes=None
+                      ) -> tuple[Stage, str, onnx.ModelProto | None]:
+    """Export and check: (stage, error, the model when it passed the checker)."""
     phase(Reached(Step.EXPORT, dynamic))
     try:
         if dynamic_shapes is None:
@@ -288,11 +344,7 @@ def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase
         onnx.checker.check_model(model, full_check=True)
     except Exception as exc:
         return Stage.CHECKER, error_line(exc), None
-    phase(Reached(Step.RUNTIME, dynamic))
-    try:
-        return Stage.OK, "", make_session(model)
-    except Exception as exc:
-        return Stage.RUNTIME, error_line(exc), None
+    return Stage.OK, "", model
 
 
 def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phase: Phase,
@@ -396,7 +448,8 @@ def dynamic_shapes(plan: DynamicPlan, count: int) -> tuple:
 
 
 def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome], call: Call,
-                exporter: Exporter, phase: Phase, shared: dict | None = None) -> list[Outcome]:
+                exporter: Exporter, phase: Phase, shared: dict | None = None,
+                slots: Slots = no_slot) -> list[Outcome]:
     """Re-export the group with its batch dimension dynamic (traced at the plan's
     export size) and run every statically exported example at the second size
     against PyTorch at that size. Fills `Outcome.dynamic`. `shared` keeps the plans
@@ -423,7 +476,7 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
         return mark(eligible, Stage.INVALID, why) if spec.batch is not None and why else result
     shapes = dynamic_shapes(plan, len(traced.inputs))
     stage, error, session = _export_and_load(exporter, traced, tuple(traced.inputs), phase,
-                                             True, shapes)
+                                             True, shapes, slots(group[eligible[0]], repr(plan)))
     if session is None:
         return mark(eligible, stage, error)
     for i in eligible:

@@ -47,6 +47,7 @@ class SetUp:
     verbose: bool
     options: Tuning = Tuning()
     torchscript: bool = False  # also the TorchScript exporter (the `torchscript` target)
+    cache: str | None = None  # the export cache's directory (engine.cache), or none
 
     def encode(self) -> str:
         """For the server, with this process's PID and working directory."""
@@ -72,11 +73,18 @@ def make_exporters(fast: bool, translations: Sequence[str],
     the fast path's shortcuts `options` (SweepConfig.tuning), then with `torchscript` the
     TorchScript exporter (never a fast path)."""
     exporters: dict[str, object] = {STOCK: make_exporter(fast, options=options)}
+    tables = {STOCK: "none"}
     for text in translations:
         info, table = load(text)
         exporters[info.name] = make_exporter(fast, table, options)
+        tables[info.name] = info.digest
     if torchscript:
         exporters[TORCHSCRIPT] = TorchScriptExporter()
+        tables[TORCHSCRIPT] = "none"
+    for name, exporter in exporters.items():  # what the export cache keys it by
+        exporter.identity = (f"{type(exporter).__name__}:{getattr(exporter, 'path', '')}:"  # type: ignore[attr-defined]
+                             f"opset {getattr(exporter, 'opset', '')}:table {tables[name]}:"
+                             f"{options!r}")
     keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
             if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
     if keys and hasattr(exporters[STOCK], "watch"):
@@ -86,15 +94,26 @@ def make_exporters(fast: bool, translations: Sequence[str],
 
 def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
                 targets: tuple[str, ...], phase: Phase, dynamic: bool, tuning: Tuning,
-                checkpoint=lambda _s, _f: None) -> Outcomes:
+                checkpoint=lambda _s, _f: None, cache=None,
+                digest: str | None = None) -> Outcomes:
     """The wanted targets' outcomes (engine.group.run_targets over them, with `tuning`'s
-    shortcut and argument recording); the stock exporter always runs first (the base of
-    the shortcut), even when only a custom target is wanted."""
+    shortcut and argument recording, and the export `cache` for the spec of `digest`); the
+    stock exporter always runs first (the base of the shortcut), even when only a custom
+    target is wanted."""
     from opsweep.engine.group import run_targets as run_all  # the measuring stack, as above
     used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
     got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
-                  checkpoint=checkpoint, shortcut=tuning.shortcut, arguments=tuning.arguments)
+                  checkpoint=checkpoint, shortcut=tuning.shortcut, arguments=tuning.arguments,
+                  cache=cache, digest=digest)
     return {t: got[t] for t in targets}
+
+
+def open_cache(directory: str | None):
+    """The export cache in `directory` (engine.cache), or None."""
+    if not directory:
+        return None
+    from opsweep.engine.cache import ExportCache
+    return ExportCache(directory)
 
 
 _WORKER: dict[str, object] = {}
@@ -121,6 +140,7 @@ def init(setup: SetUp) -> None:
         _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
         _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options,
                                               setup.torchscript)
+        _WORKER["cache"] = open_cache(setup.cache)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -152,8 +172,11 @@ def canary() -> dict[str, str]:
 
 
 def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
-        phase_file: str, dynamic: bool) -> Outcomes:
-    """One group, in a worker: the shortcuts as the worker's set-up says (`SetUp.options`)."""
+        phase_file: str, dynamic: bool, digest: str | None = None
+        ) -> tuple[Outcomes, dict[str, dict[str, int]]]:
+    """One group, in a worker: the shortcuts as the worker's set-up says (`SetUp.options`),
+    the export cache used for the spec of `digest`. With the outcomes, what the group did
+    with the cache (engine.cache.ExportCache.take_counts)."""
     _ready()
     catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
 
@@ -166,5 +189,7 @@ def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
             pickle.dump((static, final), handle)
 
     setup: SetUp = _WORKER["setup"]  # type: ignore[assignment]
-    return wanted_outcomes(catalog.specs[spec_name], group, _WORKER["exporters"],  # type: ignore[arg-type]
-                           targets, phase, dynamic, setup.options, checkpoint)
+    cache = _WORKER.get("cache")
+    outcomes = wanted_outcomes(catalog.specs[spec_name], group, _WORKER["exporters"],  # type: ignore[arg-type]
+                               targets, phase, dynamic, setup.options, checkpoint, cache, digest)
+    return outcomes, (cache.take_counts() if cache is not None else {})  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ artifact, writes it atomically, and writes the run's sidecar.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from opsweep.artifact.data import STOCK, Artifact, SpecResult
 from opsweep.artifact.specgrade import spec_result
 from opsweep.catalog.draw import draw_examples, group_by_signature
 from opsweep.catalog.load import Catalog
+from opsweep.engine.cache import merge_counts
 from opsweep.engine.config import SweepConfig
 from opsweep.engine.pool import Workers, workers
 from opsweep.errors import ArtifactError, ExporterBroken
@@ -62,6 +63,8 @@ class Regeneration:
     #: where the artifact went (a breakage goes beside a working artifact)
     written: Path | None = None
     run_log: Path | None = None  # the sidecar beside the artifact holding `decisions`
+    #: what the groups did with the export cache, by target (loaded, exported, unusable)
+    cache: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 # --- measuring ------------------------------------------------------------------
@@ -77,12 +80,14 @@ class Job:
 
 def measure(jobs: Sequence[Job], config: SweepConfig,
             done: Callable[[Job, str, SpecResult], None],
-            running: Callable[[tuple[str, ...]], None] = lambda _: None) -> dict[str, str]:
+            running: Callable[[tuple[str, ...]], None] = lambda _: None,
+            cache_counts: dict[str, dict[str, int]] | None = None) -> dict[str, str]:
     """Measure each job's spec, calling `done(job, target, result)` as each
     finishes, in job order, and `running` with the specs the workers are busy with
     whenever that changes. Examples are drawn spec by spec while workers are
     already busy. Returns the optional targets the canary found absent from this pin set
-    (with why): none of their results is measured."""
+    (with why): none of their results is measured. `cache_counts` receives what the groups
+    did with the export cache."""
     if not jobs:
         return {}
     with workers(config) as pool:
@@ -90,7 +95,11 @@ def measure(jobs: Sequence[Job], config: SweepConfig,
         if absent:
             jobs = [Job(j.spec, j.digest, wanted) for j in jobs
                     if (wanted := tuple(t for t in j.targets if t not in absent))]
-        _measure_with(pool, jobs, config, done, running)
+        try:
+            _measure_with(pool, jobs, config, done, running)
+        finally:
+            if cache_counts is not None:
+                merge_counts(cache_counts, pool.cache_counts)
     return absent
 
 
@@ -111,7 +120,7 @@ def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
 
     def submit(job: Job) -> None:
         groups = group_by_signature(draw_examples(job.spec, config.profile))
-        submitted.append((job, len(groups), [pool.submit(job.spec, g, job.targets)
+        submitted.append((job, len(groups), [pool.submit(job.spec, g, job.targets, job.digest)
                                              for g in groups]))
 
     for k, job in enumerate(jobs):
@@ -141,8 +150,9 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     if journal.discarded:
         notes.append("a checkpoint from a different sweep was set aside")
     results, resumed = _resume(plan, journal, progress)
+    cache: dict[str, dict[str, int]] = {}
     try:
-        missing = _measure_rest(plan, config, results, journal, progress)
+        missing = _measure_rest(plan, config, results, journal, progress, cache)
     except ExporterBroken as exc:
         return _broken(exc, plan, config, request, notes)
     finally:
@@ -155,8 +165,8 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     final = {t.name: {n: plan.decisions[t.name].get(n, NOT_SELECTED)
                       for n in sorted(artifact.view(t.name).specs)}  # type: ignore[union-attr]
              for t in plan.targets}
-    run_log = _write_run_log(request, artifact, final, set(resumed), notes)
-    return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log)
+    run_log = _write_run_log(request, artifact, final, set(resumed), notes, cache)
+    return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log, cache)
 
 
 def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone], None]
@@ -185,7 +195,8 @@ def _without(plan: Plan, missing: Mapping[str, str]) -> Plan:
 
 
 def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult],
-                  journal: Journal, progress: Callable[[SpecDone], None]) -> dict[str, str]:
+                  journal: Journal, progress: Callable[[SpecDone], None],
+                  cache_counts: dict[str, dict[str, int]] | None = None) -> dict[str, str]:
     """Measure every result not in `results` yet, adding each (and checkpointing it)
     as it finishes; the optional targets found absent (measure)."""
     def done(job: Job, target: str, result: SpecResult) -> None:
@@ -196,7 +207,8 @@ def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult
 
     jobs = [Job(s, plan.digests[s.name], wanted) for s in plan.specs
             if (wanted := tuple(t.name for t in plan.targets if Key(t.name, s.name) not in results))]
-    return measure(jobs, config, done, lambda names: progress(SpecsRunning(names)))
+    return measure(jobs, config, done, lambda names: progress(SpecsRunning(names)),
+                   cache_counts)
 
 
 def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
@@ -221,13 +233,15 @@ def _assemble(plan: Plan, config: SweepConfig, request: Request,
 
 
 def _write_run_log(request: Request, artifact: Artifact, decisions: Decisions,
-                   resumed: set[Key], notes: Sequence[str]) -> Path:
+                   resumed: set[Key], notes: Sequence[str],
+                   cache: Mapping[str, Mapping[str, int]] | None = None) -> Path:
     """The run's bookkeeping, beside the artifact and never committed (.gitignore)."""
     path = run_path(request.out)
     header = {"artifact": request.out.name, "regen_index": artifact.regen_index,
               "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
               "profile": artifact.profile, "fingerprint": asdict(artifact.fingerprint),
-              "shard": list(request.shard) if request.shard else None, "notes": list(notes)}
+              "shard": list(request.shard) if request.shard else None, "notes": list(notes),
+              "cache": {t: dict(c) for t, c in (cache or {}).items()}}
     write_run(path, header, decisions, resumed)
     return path
 
