@@ -4,6 +4,10 @@ import pytest
 from hypothesis import settings
 
 os.environ.setdefault("OPSWEEP_HYP_PROFILE", "ci")
+# Every sweep a test runs measures afresh: an export cache shared between tests would serve
+# one test's exports to another that means to measure them (a crash, a hang, a broken
+# stack). The export cache's own tests name their caches (tests/*/test_export_cache*.py).
+os.environ["OPSWEEP_CACHE"] = "off"
 # The suite's own property tests: reproducible, no deadline (torch imports are slow), no database.
 settings.register_profile("opsweep-tests", deadline=None, database=None, derandomize=True,
                           max_examples=50)

@@ -43,6 +43,7 @@ PINNED = {  # the remote actions the workflows use, by the exact ref they pin
     "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c": "download-artifact",
     "actions/create-github-app-token@1b10c78c7865c340bc4f6099eb2f838309f1e8c3":
         "create-github-app-token",
+    "actions/cache@55cc8345863c7cc4c66a329aec7e433d2d1c52a9": "cache",  # restore/, save/
 }
 pytestmark = pytest.mark.integration
 

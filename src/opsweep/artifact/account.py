@@ -45,6 +45,8 @@ class TargetAccount:
     reused: Mapping[str, int] = field(default_factory=dict)  # why -> how many specs
     changed: tuple[str, ...] = ()  # specs re-measured because new or changed (the first few)
     changed_count: int = 0  # how many there were in all
+    #: what its groups did with the export cache (engine.cache): loaded, exported, unusable
+    cache: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def measured(self) -> int:
@@ -54,6 +56,14 @@ class TargetAccount:
 @dataclass(frozen=True)
 class Account:
     targets: Mapping[str, TargetAccount]
+    #: the fingerprint's fields that moved, when that is why specs were re-measured
+    moved: tuple[str, ...] = ()
+
+
+#: Why a spec was re-measured when the pin set moved (sweep.reuse.decide).
+FINGERPRINT = "fingerprint changed"
+#: What an export cache's counts may say.
+CACHE_COUNTS = ("loaded", "exported", "unusable")
 
 
 def run_path(out: Path) -> Path:
@@ -76,6 +86,7 @@ def beside(artifacts: Sequence[tuple[Path, int]]) -> Account | None:
     """The account of the run logs beside the artifacts (each with its ``regen_index``):
     None unless every one has a run log written by the sweep that wrote it."""
     lines: list[Mapping] = []
+    cache: dict[str, dict[str, int]] = {}
     for path, regen_index in artifacts:
         log = run_path(Path(path))
         if not log.is_file():
@@ -88,18 +99,33 @@ def beside(artifacts: Sequence[tuple[Path, int]]) -> Account | None:
         except ValueError as exc:
             raise ArtifactError(log, "", str(exc)) from None
         lines += entries
-    return from_run_logs(lines) if lines else None
+        for target, counts in (header.get("cache") or {}).items():
+            mine = cache.setdefault(str(target), {})
+            for what, n in _cache_counts(counts, f"cache.{str(target)[:40]!r}", log).items():
+                mine[what] = mine.get(what, 0) + n
+    return from_run_logs(lines, cache) if lines else None
 
 
-def from_run_logs(lines: Iterable[Mapping]) -> Account:
+def _moved(reason: str) -> list[str]:
+    """The fields a "fingerprint changed (torch 2.13.0 → 2.14.1, onnx …)" reason names."""
+    inner = reason.removeprefix(FINGERPRINT).strip().removeprefix("(").removesuffix(")")
+    return [part.split()[0] for part in inner.split(",") if part.strip()]
+
+
+def from_run_logs(lines: Iterable[Mapping],
+                  cache: Mapping[str, Mapping[str, int]] | None = None) -> Account:
     """The account of the run-log lines of every shard (``{"target", "spec", "reused",
-    "why"}``; a log from before ``why`` was recorded counts its ``reason``). A spec that
-    two logs name counts once."""
+    "why"}``; a log from before ``why`` was recorded counts its ``reason``), with the
+    export cache's counts per target of their headers. A spec that two logs name counts
+    once."""
     decided: dict[tuple[str, str], tuple[bool, str]] = {}
+    moved: set[str] = set()
     for line in lines:
         try:
             decided[str(line["target"]), str(line["spec"])] = \
                 bool(line["reused"]), str(line.get("why") or line["reason"])
+            if line.get("why") == FINGERPRINT and not line["reused"]:
+                moved.update(_moved(str(line["reason"])))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a run-log line: {exc}") from None
     counts: dict[str, tuple[Counter, Counter, set]] = {}
@@ -108,14 +134,19 @@ def from_run_logs(lines: Iterable[Mapping]) -> Account:
         (kept if reused else again)[why] += 1
         if not reused and why in CHANGED_SPEC:
             changed.add(spec)
-    return Account({t: TargetAccount(dict(a), dict(k), tuple(sorted(c))[:MAX_NAMED], len(c))
-                    for t, (a, k, c) in sorted(counts.items())})
+    cache = cache or {}
+    return Account({t: TargetAccount(dict(a), dict(k), tuple(sorted(c))[:MAX_NAMED], len(c),
+                                     dict(cache.get(t, {})))
+                    for t, (a, k, c) in sorted(counts.items())},
+                   tuple(sorted(m for m in moved if _NAME.match(m))))
 
 
 def to_data(account: Account) -> dict:
     return {"targets": {t: {"remeasured": dict(a.remeasured), "reused": dict(a.reused),
-                            "changed": list(a.changed), "changed_count": a.changed_count}
-                        for t, a in account.targets.items()}}
+                            "changed": list(a.changed), "changed_count": a.changed_count,
+                            "cache": dict(a.cache)}
+                        for t, a in account.targets.items()},
+            "moved": list(account.moved)}
 
 
 def save(path: Path, account: Account) -> None:
@@ -126,9 +157,19 @@ def _counts(value: object, where: str, path: Path) -> dict[str, int]:
     if not isinstance(value, dict) or len(value) > _MAX_ENTRIES:
         raise ArtifactError(path, where, "not an object of at most 64 reasons")
     for why, n in value.items():
-        if not _WHY.match(why) or not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ArtifactError(path, f"{where}.{why[:40]!r}", "not a reason with a count")
+        if not isinstance(why, str) or not _WHY.match(why) or not isinstance(n, int) \
+                or isinstance(n, bool) or n < 0:
+            raise ArtifactError(path, f"{where}.{str(why)[:40]!r}", "not a reason with a count")
     return dict(value)
+
+
+def _cache_counts(value: object, where: str, path: Path) -> dict[str, int]:
+    counts = _counts(value, where, path)
+    unknown = sorted(set(counts) - set(CACHE_COUNTS))
+    if unknown:
+        raise ArtifactError(path, f"{where}.{unknown[0][:40]!r}",
+                            f"not one of {', '.join(CACHE_COUNTS)}")
+    return counts
 
 
 def load(path: Path) -> Account:
@@ -155,5 +196,10 @@ def load(path: Path) -> Account:
             raise ArtifactError(path, f"{where}.changed", "not a list of spec names")
         out[name] = TargetAccount(_counts(entry.get("remeasured", {}), f"{where}.remeasured", path),
                                   _counts(entry.get("reused", {}), f"{where}.reused", path),
-                                  tuple(changed), total)
-    return Account(out)
+                                  tuple(changed), total,
+                                  _cache_counts(entry.get("cache", {}), f"{where}.cache", path))
+    moved = data.get("moved", [])
+    if not isinstance(moved, list) or len(moved) > _MAX_ENTRIES \
+            or not all(isinstance(m, str) and _NAME.match(m) for m in moved):
+        raise ArtifactError(path, "moved", "not a list of fingerprint fields")
+    return Account(out, tuple(moved))

@@ -88,8 +88,46 @@ def account_lines(account: Account | None) -> list[str]:
         carried += [f"{n} {code(reason)}" for reason, n in sorted(kept.items())]
         text = f"re-measured {a.measured}" + (f": {'; '.join(why)}" if why else "")
         text += f"; reused {sum(a.reused.values())}" + (f": {'; '.join(carried)}" if carried else "")
-        lines.append(f"- {code(target)} {text}.")
-    return lines
+        lines.append(f"- {code(target)} {text}{cache_phrase(a.cache)}.")
+    return cache_headline(account) + lines
+
+
+def cache_phrase(counts) -> str:
+    """What a target's exports came from: the export cache, or exporting anew."""
+    loaded, made, unusable = (counts.get(k, 0) for k in ("loaded", "exported", "unusable"))
+    if not (loaded or made):
+        return ""
+    text = f"; exports: {loaded:,} from the export cache, {made:,} made anew"
+    return text + (f" ({unusable:,} cache entries unusable)" if unusable else "")
+
+
+def cache_headline(account: Account | None) -> list[str]:
+    """One line when the pin set moved: which stages this regeneration re-measured, and
+    why ("`onnxruntime` moved: runtime and numerics re-measured from 31,000 cached
+    models"). An export is served by the cache only when nothing it depends on moved
+    (engine.cache), so the counts themselves say which stages were measured again."""
+    if account is None or not account.moved:
+        return []
+    loaded = sum(a.cache.get("loaded", 0) for a in account.targets.values())
+    made = sum(a.cache.get("exported", 0) for a in account.targets.values())
+    moved = ", ".join(code(m) for m in account.moved)
+    if loaded:
+        return [f"- {moved} moved: runtime and numerics re-measured from {loaded:,} cached "
+                "models" + (f"; {made:,} exports made anew (not in the cache)" if made else
+                            " (no export depends on what moved)") + "."]
+    if made:
+        return [f"- {moved} moved: every stage re-measured ({made:,} exports made)."]
+    return []
+    loaded = sum(a.cache.get("loaded", 0) for a in account.targets.values())
+    made = sum(a.cache.get("exported", 0) for a in account.targets.values())
+    moved = ", ".join(code(m) for m in account.moved)
+    if loaded and set(account.moved) <= set(RUNTIME_ONLY):
+        return [f"- {moved} moved: runtime and numerics re-measured from {loaded:,} cached "
+                f"models" + (f" ({made:,} exported anew: not in the cache)" if made else "") + "."]
+    if made:
+        return [f"- {moved} moved: every stage re-measured ({made:,} exports made"
+                + (f", {loaded:,} from the export cache" if loaded else "") + ")."]
+    return []
 
 
 def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade transitions",

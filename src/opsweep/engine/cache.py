@@ -214,3 +214,19 @@ def restore_trace(exporter: object, data: dict[str, Any] | None) -> None:
     exporter.last_trace = None if data is None else Trace(
         bool(data["captured"]), frozenset(data["before"]), frozenset(data["after"]),
         frozenset(data["decomposed"]))
+
+
+def store_key() -> str:
+    """A name for the whole cache as a CI cache stores it: changes whenever any entry's
+    key would (the engine, Python, any version an export depends on), so that a restored
+    cache holds entries this stack can use; onnxruntime's version is not in it."""
+    kinds = {kind: versions(kind) for kind in sorted(EXPORT_DEPENDS_ON)}
+    text = json.dumps({"format": FORMAT, "engine": engine_digest(),
+                       "python": sys.version.split()[0], "versions": kinds}, sort_keys=True)
+    return f"opsweep-export-{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+if __name__ == "__main__":  # `python -m opsweep.engine.cache key`: the workflows' cache key
+    if sys.argv[1:] != ["key"]:
+        sys.exit("usage: python -m opsweep.engine.cache key")
+    print(store_key())

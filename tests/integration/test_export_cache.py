@@ -1,0 +1,104 @@
+"""The export cache with the real engine and the real stack.
+
+In this process: a group measured with the cache gives the outcomes measured without it,
+every export of a second measurement is loaded, and an entry that cannot serve is counted,
+exported again and rewritten. Across pins, with the real sweep in fresh processes and a
+second release installed apart (.ci/run puts onnxruntime 1.31.1 and onnxscript 0.7.1 in
+tests/.pins/): a sweep under onnxruntime 1.31.1 that loads every export from a cache made
+under the pinned 1.32.0 writes the very bytes of a sweep under 1.31.1 without it; under
+onnxscript 0.7.1 no dynamo export is served (the exports depend on it), while the
+TorchScript exporter's, which do not, are.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
+from opsweep.engine.cache import ExportCache
+from opsweep.engine.config import Tuning
+from opsweep.engine.group import run_targets
+from opsweep.engine.worker import make_exporters
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+PINS = ROOT / "tests" / ".pins"
+SPECS = ["abs", "cumsum"]
+
+
+def measure(spec, exporters, cache):
+    groups = group_by_signature(draw_examples(spec, PROFILES["ci"]))
+    return [run_targets(spec, g, exporters, dynamic=True, cache=cache, digest="digest")
+            for g in groups]
+
+
+def test_cached_outcomes_are_the_measured_ones_and_a_bad_entry_is_measured_again(specs, tmp_path):
+    spec = specs["cumsum"]
+    exporters = make_exporters(True, (), Tuning(), torchscript=True)
+    plain = measure(spec, exporters, None)
+    store = ExportCache(tmp_path)
+    first = measure(spec, exporters, store)
+    made = store.take_counts()
+    assert first == plain
+    assert made["stock"]["exported"] >= 2 and "loaded" not in made["stock"]  # static + dynamic
+    second = measure(spec, exporters, store)
+    assert second == plain
+    assert store.take_counts() == {t: {"loaded": c["exported"]} for t, c in made.items()}
+    entries = sorted(tmp_path.glob("*/*.export"))
+    for path in entries[::2]:  # every other entry broken: truncated
+        path.write_bytes(path.read_bytes()[:-1])
+    third = measure(spec, exporters, store)
+    assert third == plain
+    counts = store.take_counts()
+    broken = len(entries[::2])
+    assert sum(c.get("unusable", 0) for c in counts.values()) == broken
+    assert sum(c.get("exported", 0) for c in counts.values()) == broken
+    assert measure(spec, exporters, store) == plain  # rewritten whole
+    assert sum(c.get("loaded", 0) for c in store.take_counts().values()) == len(entries)
+
+
+def _pins(name):
+    where = PINS / name
+    if not where.is_dir():
+        message = f"{where} is missing: .ci/run installs it (pip install --no-deps --target)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return where
+
+
+def sweep(tmp, name, cache, first=None):
+    env = {k: v for k, v in os.environ.items() if k != "OPSWEEP_CACHE"}
+    if first is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(first), env.get("PYTHONPATH")) if p)
+    out = tmp / f"{name}.json"
+    cached = ["--cache", str(cache)] if cache else ["--no-cache"]
+    subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", *SPECS, "--no-reuse",
+                    "--quiet", "--torchscript", "--jobs", "1", "--out", str(out), *cached],
+                   cwd=tmp, env=env, check=True, capture_output=True, text=True)
+    header = json.loads(Path(f"{out}.run.jsonl").read_text().splitlines()[0])
+    return out.read_bytes(), header["cache"]
+
+
+def test_an_onnxruntime_move_is_served_by_the_cache_and_an_onnxscript_move_is_not(tmp_path):
+    ort_b, onnxscript_b = _pins("onnxruntime-1.31.1"), _pins("onnxscript-0.7.1")
+    cache = tmp_path / "cache"
+    _, made = sweep(tmp_path, "pinned", cache)
+    assert made["stock"].get("exported", 0) > 0 and made["torchscript"].get("exported", 0) > 0
+    assert not any(c.get("loaded") for c in made.values())
+
+    cached, used = sweep(tmp_path, "ort-cached", cache, ort_b)
+    assert used == {t: {"loaded": c["exported"]} for t, c in made.items()}, used
+    fresh, _ = sweep(tmp_path, "ort-fresh", None, ort_b)
+    assert b'"onnxruntime": "1.31.1"' in fresh
+    assert cached == fresh  # byte-identical: the cache changed no grade, no error, nothing
+
+    _, moved = sweep(tmp_path, "onnxscript", cache, onnxscript_b)
+    assert "loaded" not in moved["stock"], moved
+    assert moved["stock"]["exported"] == made["stock"]["exported"]
+    assert moved["torchscript"] == {"loaded": made["torchscript"]["exported"]}, moved
