@@ -34,6 +34,7 @@ from opsweep.cli.init import add_parser as add_init_parser
 from opsweep.cli.progress import DEFAULT_INTERVAL
 from opsweep.cli.settings import PROFILE_ENV, Settings, project, repo_url, source_url
 from opsweep.cli.summary import summary
+from opsweep.engine.cache import CACHE_ENV, DEFAULT_DIR
 from opsweep.engine.config import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
@@ -140,7 +141,6 @@ def _add_sweep(sub) -> None:
 
 def _cache_dir(args) -> Path | None:
     """--cache, else $OPSWEEP_CACHE (``off``: none), else the default; None with --no-cache."""
-    from opsweep.engine.cache import CACHE_ENV, DEFAULT_DIR
     if args.no_cache:
         return None
     if args.cache is not None:

@@ -9,6 +9,7 @@ from opsweep.artifact.account import UNCHANGED
 from opsweep.artifact.grade import AXES
 from opsweep.artifact.specgrade import GapStatus
 from opsweep.cli.progress import clock
+from opsweep.engine.cache import size
 from opsweep.model import Stage
 
 #: The summary's lines stay within this many columns, names of files aside.
@@ -53,8 +54,7 @@ def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False,
 
 def cache_line(counts, directory: Path) -> str:
     """What the sweep did with the export cache, and what the cache holds now."""
-    from opsweep.engine.cache import size
-    total = Counter()
+    total: Counter[str] = Counter()
     for c in counts.values():
         total.update(c)
     entries, size_bytes = size(directory)

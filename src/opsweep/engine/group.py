@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from opsweep.engine.adapter import Exporter
 from opsweep.engine.arguments import group_features
+from opsweep.engine.cache import target_kind
 from opsweep.engine.fastpath import unchanged_by
 from opsweep.engine.phase import Phase, ignore
 from opsweep.engine.runner import (CacheSlot, Slots, no_slot, references_of, run_dynamic,
@@ -49,7 +50,6 @@ def cache_slots(cache, spec: OpSpec, digest: str | None, target: str, exporter: 
     identity = getattr(exporter, "identity", None)
     if cache is None or not digest or identity is None:
         return no_slot
-    from opsweep.engine.cache import target_kind
 
     def slot(example: Example, dynamic: str) -> CacheSlot:
         return CacheSlot(cache, cache.key(target=target, identity=identity,

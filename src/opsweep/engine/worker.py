@@ -23,6 +23,7 @@ from pathlib import Path
 
 from opsweep.catalog.load import Catalog, load_catalog
 from opsweep.engine.adapter import error_line, quiet_exporter
+from opsweep.engine.cache import ExportCache
 from opsweep.engine.canary import IMPORT_STAGE, run_canary
 from opsweep.engine.config import Tuning
 from opsweep.engine.fastpath import make_exporter
@@ -110,10 +111,7 @@ def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, 
 
 def open_cache(directory: str | None):
     """The export cache in `directory` (engine.cache), or None."""
-    if not directory:
-        return None
-    from opsweep.engine.cache import ExportCache
-    return ExportCache(directory)
+    return ExportCache(directory) if directory else None
 
 
 _WORKER: dict[str, object] = {}
