@@ -94,3 +94,54 @@ def test_the_comment_says_what_was_measured_again_under_the_environment():
     assert "What this run measured:\n\n- `stock` re-measured 0; reused 1: 1 because nothing " \
            "that could change them moved." in text
     assert "What this run measured" not in to_markdown(diff(old, new), new)
+
+
+def moved_line(spec, target="stock"):
+    return {"target": target, "spec": spec, "reused": False, "why": "fingerprint changed",
+            "reason": "fingerprint changed (onnxruntime 1.31.1 → 1.32.0)"}
+
+
+def test_the_export_cache_s_counts_travel_from_the_run_logs_to_the_comment(tmp_path):
+    """The shards' run-log headers carry what their groups did with the export cache; the
+    account adds them up per target and names the fingerprint's moved fields, and the
+    comment says which stages were measured again and from how many cached models."""
+    outs = [tmp_path / "one.json", tmp_path / "two.json"]
+    for k, out in enumerate(outs):
+        write_run(account.run_path(out), {"artifact": out.name, "regen_index": 0,
+                                         "cache": {"stock": {"loaded": 15500 + k}}},
+                  {"stock": {f"s{k}": Decision(False, "fingerprint changed",
+                                               " (onnxruntime 1.31.1 → 1.32.0)")}})
+    a = account.beside([(o, 0) for o in outs])
+    assert a.moved == ("onnxruntime",) and a.targets["stock"].cache == {"loaded": 31001}
+    path = tmp_path / account.ACCOUNT_FILE
+    account.save(path, a)
+    assert account.load(path) == a
+    lines = account_lines(account.load(path))
+    assert lines[0] == ("- `onnxruntime` moved: runtime and numerics re-measured from 31,001 "
+                        "cached models (no export depends on what moved).")
+    assert lines[1].endswith("; exports: 31,001 from the export cache, 0 made anew.")
+    fresh = account.from_run_logs([moved_line("a")], {"stock": {"exported": 40}})
+    assert account_lines(fresh)[0] == \
+        "- `onnxruntime` moved: every stage re-measured (40 exports made)."
+    assert account_lines(account.from_run_logs([line("a", False, "rotation")]))[0].startswith(
+        "- `stock` re-measured 1")  # nothing moved: no headline
+
+
+@pytest.mark.parametrize("field, value, where", [
+    ("cache", {"loaded": "31000"}, "targets.'stock'.cache"),
+    ("cache", {"`](https://evil.example)": 1}, "targets.'stock'.cache"),
+    ("cache", {"stolen": 1}, "targets.'stock'.cache"),
+])
+def test_a_forged_cache_count_is_refused_naming_the_field(tmp_path, field, value, where):
+    path = tmp_path / account.ACCOUNT_FILE
+    account.save(path, account.from_run_logs([moved_line("roll")], {"stock": {"loaded": 1}}))
+    data = json.loads(path.read_text())
+    data["targets"]["stock"][field] = value
+    path.write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match=rf"{account.ACCOUNT_FILE}.*{where}"):
+        account.load(path)
+    data["targets"]["stock"][field] = {"loaded": 1}
+    data["moved"] = ["<img src=x onerror=alert(1)>"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match="moved"):
+        account.load(path)
