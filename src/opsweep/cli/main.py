@@ -75,7 +75,7 @@ def _spec_dirs(args, root: Path = Path(".")) -> list[Path]:
     return _unique([Path(root, d) for d in project(root).specs] + list(getattr(args, "specs", [])))
 
 
-def _catalog(args, root: Path = Path("."), *, check_draws: bool = False):
+def _catalog(args, root: Path = Path("."), *, check_draws: bool | list[str] = False):
     """The catalog the project configures ([tool.opsweep] catalog and specs) plus --specs."""
     from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
     return load_catalog(_spec_dirs(args, root), check_draws=check_draws,
@@ -169,7 +169,8 @@ def cmd_sweep(args) -> int:
     configured = project()
     args.out = args.out or Path(configured.artifact)
     specs = _spec_dirs(args)
-    catalog = _catalog(args, check_draws=True)
+    # the draws of the specs this sweep measures (all of them without --only)
+    catalog = _catalog(args, check_draws=list(args.only) or True)
     translations = tuple(_unique([*configured.translations, *args.translations]))
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in specs),
