@@ -85,3 +85,25 @@ def test_a_cache_that_cannot_be_written_costs_nothing_but_the_entry(tmp_path):
     store = ExportCache(blocked)
     store.put(key(store), "stock", Entry("ok", "", None, b"m"))  # no exception
     assert store.get(key(store), "stock") is None
+
+
+def test_draws_are_kept_for_a_derandomized_profile_only_and_a_bad_entry_is_drawn_again(
+        tmp_path):
+    from opsweep.catalog.draw import PROFILES, draw_examples
+    from opsweep.catalog.load import load_catalog
+    from opsweep.engine.config import SweepConfig
+    from opsweep.sweep.driver import drawn
+    spec = load_catalog(check_draws=False).specs["sin"]
+    ci = SweepConfig(PROFILES["ci"], cache=tmp_path)
+    first = drawn(spec, "d1", ci)
+    assert first == draw_examples(spec, PROFILES["ci"])
+    [path] = (tmp_path / "draws").iterdir()
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25)) == first
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d2", "ci", 25)) is None  # digest
+    path.write_bytes(path.read_bytes()[:-2])  # truncated: its hash does not match
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25)) is None
+    assert drawn(spec, "d1", ci) == first  # drawn again, and kept whole again
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25)) == first
+    nightly = SweepConfig(PROFILES["nightly"], cache=tmp_path / "nightly")
+    drawn(spec, "d1", nightly)
+    assert not (tmp_path / "nightly").exists()  # random draws are never kept

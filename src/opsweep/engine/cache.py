@@ -26,6 +26,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import pickle
 import sys
 import tempfile
 from collections import Counter
@@ -230,3 +231,54 @@ if __name__ == "__main__":  # `python -m opsweep.engine.cache key`: the workflow
     if sys.argv[1:] != ["key"]:
         sys.exit("usage: python -m opsweep.engine.cache key")
     print(store_key())
+
+
+# --- drawn examples ------------------------------------------------------------------
+#
+# A derandomized profile's draws depend only on the spec (its digest covers the code that
+# draws), the profile, the hypothesis version and, through the catalog's own checks, the
+# torch version: with the models in the cache, drawing them again is what a cached
+# regeneration would otherwise spend most of its time on. A randomized profile (nightly)
+# is never kept. Entries are pickles written by this machine's own sweeps (the cache
+# directory is the project's, and in the workflows the unprivileged job's own).
+
+def draws_key(spec: str, digest: str, profile: str, max_examples: int) -> str:
+    return json.dumps({"format": FORMAT, "spec": spec, "digest": digest, "profile": profile,
+                       "max_examples": max_examples, "python": sys.version.split()[0],
+                       "hypothesis": _version("hypothesis"), "torch": _version("torch")},
+                      sort_keys=True)
+
+
+def _draws_path(root: Path | str, key: str) -> Path:
+    return Path(root) / "draws" / (hashlib.sha256(key.encode()).hexdigest() + ".pickle")
+
+
+def load_draws(root: Path | str, key: str) -> list | None:
+    """The examples kept under `key`, or None (no entry, or one that does not load)."""
+    try:
+        head, _, body = _draws_path(root, key).read_bytes().partition(b"\n")
+        if json.loads(head) != {"key": key, "sha256": hashlib.sha256(body).hexdigest()}:
+            return None
+        examples = pickle.loads(body)  # noqa: S301 - written by this cache (above)
+    except (OSError, ValueError, pickle.UnpicklingError, EOFError, AttributeError,
+            ImportError, TypeError):
+        return None
+    return examples if isinstance(examples, list) else None
+
+
+def save_draws(root: Path | str, key: str, examples: list) -> None:
+    """Keep `examples` under `key`, whole; examples that do not pickle are not kept."""
+    try:
+        body = pickle.dumps(examples, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - a value that does not pickle: drawn again next time
+        return
+    path = _draws_path(root, key)
+    head = json.dumps({"key": key, "sha256": hashlib.sha256(body).hexdigest()}).encode()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(head + b"\n" + body)
+        os.replace(tmp, path)
+    except OSError:
+        pass

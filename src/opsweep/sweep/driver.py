@@ -20,7 +20,7 @@ from opsweep.artifact.data import STOCK, Artifact, SpecResult
 from opsweep.artifact.specgrade import spec_result
 from opsweep.catalog.draw import draw_examples, group_by_signature
 from opsweep.catalog.load import Catalog
-from opsweep.engine.cache import merge_counts
+from opsweep.engine.cache import draws_key, load_draws, merge_counts, save_draws
 from opsweep.engine.config import SweepConfig
 from opsweep.engine.pool import Workers, workers
 from opsweep.errors import ArtifactError, ExporterBroken
@@ -119,7 +119,7 @@ def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
             running(names)
 
     def submit(job: Job) -> None:
-        groups = group_by_signature(draw_examples(job.spec, config.profile))
+        groups = group_by_signature(drawn(job.spec, job.digest, config))
         submitted.append((job, len(groups), [pool.submit(job.spec, g, job.targets, job.digest)
                                              for g in groups]))
 
@@ -136,6 +136,20 @@ def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
         for t in job.targets:
             done(job, t, spec_result(job.spec, [o for g in outcomes for o in g[t]],
                                      config.profile, job.digest, signatures, t))
+
+
+def drawn(spec: OpSpec, digest: str, config: SweepConfig) -> list:
+    """The spec's examples under the profile: from the export cache's draws when the
+    profile is derandomized and they are kept there, else drawn (and kept)."""
+    profile = config.profile
+    if config.cache is None or not profile.derandomize:
+        return draw_examples(spec, profile)
+    key = draws_key(spec.name, digest, profile.name, profile.max_examples)
+    examples = load_draws(config.cache, key)
+    if examples is None:
+        examples = draw_examples(spec, profile)
+        save_draws(config.cache, key, examples)
+    return examples
 
 
 # --- regenerating the artifact ------------------------------------------------------
