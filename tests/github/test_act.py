@@ -216,12 +216,23 @@ def test_measuring_run_uploads_data_only(measured):
     assert len(list((result / "history").glob(f"torch-{INSTALLED}+*.json"))) == 1
     checkouts = (artifacts.parent / "checkouts.log").read_text()
     assert "persist=true" not in checkouts
+    # each sweep job restored its shard's export cache (none yet) and saved what it exported,
+    # under the stack's key and the shard (the stand-in keeps what GitHub's cache service would)
+    saved = sorted((artifacts / ".actions-cache").iterdir())
+    assert [re.sub(r"^opsweep-export-[0-9a-f]{16}-(shard-\d-of-2)-\d+-\d+$", r"\1", p.name)
+            for p in saved] == ["shard-1-of-2", "shard-2-of-2"], saved
+    assert all(list(p.glob("*/*.export")) for p in saved)
 
 
 def test_same_repository_bump_is_commented_and_committed(built, measured, httpserver, tmp_path):
     fake = fake_for(httpserver, built)
-    origin, _ = publish_run(built, measured, fake, tmp_path)
+    origin, log = publish_run(built, measured, fake, tmp_path)
+    # the privileged half neither restores nor saves the export cache
+    assert "Restore the export cache" not in log and "Save the export cache" not in log
     (comment,) = marked(fake)
+    # the sweep jobs' cache counts reach the comment: torch moved, every export made anew
+    assert "- `torch` moved: every stage re-measured (" in comment.body
+    assert "; exports: 0 from the export cache, " in comment.body
     assert f"torch 2.12.0 → {INSTALLED}" in comment.body and "Committed the regenerated" in comment.body
     assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
     committed = json.loads(git(origin, "show", "feature:docs/onnx_support_measured.json"))
