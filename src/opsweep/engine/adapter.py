@@ -21,6 +21,9 @@ PUBLIC_PATH = "dynamo"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _SPACE = re.compile(r"\s+")
+#: where an installed package lives on this machine: an error quoting a source file names it
+#: from its package on (``torch/onnx/…``), so that the artifact says the same on every machine
+_INSTALLED = re.compile(r"(?:[A-Za-z]:)?(?:[/\\][^\s/\\'\"():]+)+[/\\](?:site|dist)-packages[/\\]")
 MAX_ERROR_CHARS = 300
 
 
@@ -41,7 +44,8 @@ def _exporter_error_types() -> tuple[type, type, type]:
 
 def error_line(exc: BaseException) -> str:
     """`Type: first line` of the innermost cause: the message that names the
-    real problem, free of colour codes and memory addresses."""
+    real problem, free of colour codes, memory addresses and this machine's paths to its
+    installed packages."""
     chain = [exc]
     while chain[-1].__cause__ is not None and len(chain) < 20:
         chain.append(chain[-1].__cause__)
@@ -52,7 +56,7 @@ def error_line(exc: BaseException) -> str:
     else:
         candidate, text = exc, ""
     first = _ANSI.sub("", text.splitlines()[0] if text else "")
-    first = _SPACE.sub(" ", _ADDRESS.sub("0x…", first)).strip()
+    first = _SPACE.sub(" ", _INSTALLED.sub("", _ADDRESS.sub("0x…", first))).strip()
     line = f"{type(candidate).__name__}: {first}" if first else type(candidate).__name__
     return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 1] + "…"
 
