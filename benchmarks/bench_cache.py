@@ -50,18 +50,22 @@ def sample(n: int) -> list[str]:
     return SAMPLE[:n] + [rest[int(i * step)] for i in range(extra)]
 
 
-def install_ort(work: Path) -> Path:
-    target = work / f"onnxruntime-{OTHER_ORT}"
+def install_apart(distribution: str, version: str, work: Path) -> Path:
+    """`distribution==version` alone (no dependencies) in a directory of its own, to put
+    first on a sweep's path (scripts/export_dependence.py installs its variants so too)."""
+    target = work / f"{distribution}-{version}"
     if not (target / ".done").is_file():
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                        "--target", str(target), f"onnxruntime=={OTHER_ORT}"], check=True)
+                        "--target", str(target), f"{distribution}=={version}"], check=True)
         (target / ".done").write_text("")
     return target
 
 
 def run(specs: list[str], out: Path, jobs: int, cache: Path | None,
         first: Path | None) -> tuple[float, float, int]:
-    """(wall seconds, CPU seconds of the sweep and its workers, peak RSS in MB so far)."""
+    """The main command's sweep of `specs` (every target, the dynamic axis) in a fresh
+    process, with `first` first on its path: (wall seconds, CPU seconds of the sweep and
+    its workers, peak RSS in MB so far)."""
     env = dict(os.environ)
     if first is not None:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(first), env.get("PYTHONPATH")) if p)
@@ -94,7 +98,7 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     from opsweep.engine.cache import size
     specs = sample(args.specs)
-    other = install_ort(work)
+    other = install_apart("onnxruntime", OTHER_ORT, work)
     cache = work / "cache"
     shutil.rmtree(cache, ignore_errors=True)
     wall, cpu, _ = run(specs, work / "pinned.json", args.jobs, cache, None)

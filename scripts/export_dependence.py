@@ -24,43 +24,25 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench_sweep import SAMPLE, TABLE  # noqa: E402
+from bench_cache import install_apart, run  # noqa: E402
+from bench_sweep import SAMPLE  # noqa: E402
 
 #: distribution -> the release compared with the pinned one
 VARIANTS = {"onnxruntime": "1.31.1", "onnx": "1.23.1", "onnxscript": "0.7.1"}
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def install(distribution: str, version: str, work: Path) -> Path:
-    """`distribution==version` alone (no dependencies) in a directory of its own."""
-    target = work / f"{distribution}-{version}"
-    if not (target / ".done").is_file():
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                        "--target", str(target), f"{distribution}=={version}"], check=True)
-        (target / ".done").write_text("")
-    return target
 
 
 def sweep(name: str, specs: list[str], work: Path, first: Path | None) -> tuple[Path, Path, float]:
-    """The real sweep of `specs` with its own cache: (artifact, cache, seconds)."""
+    """The real sweep of `specs` with its own cache (bench_cache.run): (artifact, cache,
+    seconds)."""
     out, cache = work / f"{name}.json", work / f"{name}.cache"
-    env = dict(os.environ)
-    if first is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(first), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", *specs, "--no-reuse",
-                    "--quiet", "--torchscript", "--translations", TABLE, "--out", str(out),
-                    "--cache", str(cache)], check=True, env=env, cwd=ROOT,
-                   stdout=subprocess.DEVNULL)
-    return out, cache, time.monotonic() - started
+    seconds, _, _ = run(specs, out, os.cpu_count() or 1, cache, first)
+    return out, cache, seconds
 
 
 def entries(cache: Path) -> dict[str, tuple[str, str, str, str]]:
@@ -122,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {}
     for dist, version in variants.items():
         art_path, cache, seconds = sweep(f"{dist}-{version}", args.specs, work,
-                                         install(dist, version, work))
+                                         install_apart(dist, version, work))
         counts = compare(base, entries(cache))
         other_stages = stages(art_path)
         moved = sorted({f"{t}:{s}" for (t, s, f), v in base_stages.items()

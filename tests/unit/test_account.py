@@ -108,7 +108,8 @@ def test_the_export_cache_s_counts_travel_from_the_run_logs_to_the_comment(tmp_p
     outs = [tmp_path / "one.json", tmp_path / "two.json"]
     for k, out in enumerate(outs):
         write_run(account.run_path(out), {"artifact": out.name, "regen_index": 0,
-                                         "cache": {"stock": {"loaded": 15500 + k}}},
+                                         "cache": {"stock": {"loaded": 15500 + k}},
+                                         "moved": ["onnxruntime"]},
                   {"stock": {f"s{k}": Decision(False, "fingerprint changed",
                                                " (onnxruntime 1.31.1 → 1.32.0)")}})
     a = account.beside([(o, 0) for o in outs])
@@ -120,7 +121,7 @@ def test_the_export_cache_s_counts_travel_from_the_run_logs_to_the_comment(tmp_p
     assert lines[0] == ("- `onnxruntime` moved: runtime and numerics re-measured from 31,001 "
                         "cached models (no export depends on what moved).")
     assert lines[1].endswith("; exports: 31,001 from the export cache, 0 made anew.")
-    fresh = account.from_run_logs([moved_line("a")], {"stock": {"exported": 40}})
+    fresh = account.from_run_logs([moved_line("a")], {"stock": {"exported": 40}}, ["onnxruntime"])
     assert account_lines(fresh)[0] == \
         "- `onnxruntime` moved: every stage re-measured (40 exports made)."
     assert account_lines(account.from_run_logs([line("a", False, "rotation")]))[0].startswith(
@@ -134,7 +135,8 @@ def test_the_export_cache_s_counts_travel_from_the_run_logs_to_the_comment(tmp_p
 ])
 def test_a_forged_cache_count_is_refused_naming_the_field(tmp_path, field, value, where):
     path = tmp_path / account.ACCOUNT_FILE
-    account.save(path, account.from_run_logs([moved_line("roll")], {"stock": {"loaded": 1}}))
+    account.save(path, account.from_run_logs([moved_line("roll")], {"stock": {"loaded": 1}},
+                                             ["onnxruntime"]))
     data = json.loads(path.read_text())
     data["targets"]["stock"][field] = value
     path.write_text(json.dumps(data))

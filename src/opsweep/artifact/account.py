@@ -60,8 +60,6 @@ class Account:
     moved: tuple[str, ...] = ()
 
 
-#: Why a spec was re-measured when the pin set moved (sweep.reuse.decide).
-FINGERPRINT = "fingerprint changed"
 #: What an export cache's counts may say.
 CACHE_COUNTS = ("loaded", "exported", "unusable")
 
@@ -87,6 +85,7 @@ def beside(artifacts: Sequence[tuple[Path, int]]) -> Account | None:
     None unless every one has a run log written by the sweep that wrote it."""
     lines: list[Mapping] = []
     cache: dict[str, dict[str, int]] = {}
+    moved: set[str] = set()
     for path, regen_index in artifacts:
         log = run_path(Path(path))
         if not log.is_file():
@@ -99,33 +98,26 @@ def beside(artifacts: Sequence[tuple[Path, int]]) -> Account | None:
         except ValueError as exc:
             raise ArtifactError(log, "", str(exc)) from None
         lines += entries
+        moved.update(_fields(header.get("moved", []), "moved", log))
         for target, counts in (header.get("cache") or {}).items():
             mine = cache.setdefault(str(target), {})
             for what, n in _cache_counts(counts, f"cache.{str(target)[:40]!r}", log).items():
                 mine[what] = mine.get(what, 0) + n
-    return from_run_logs(lines, cache) if lines else None
-
-
-def _moved(reason: str) -> list[str]:
-    """The fields a "fingerprint changed (torch 2.13.0 → 2.14.1, onnx …)" reason names."""
-    inner = reason.removeprefix(FINGERPRINT).strip().removeprefix("(").removesuffix(")")
-    return [part.split()[0] for part in inner.split(",") if part.strip()]
+    return from_run_logs(lines, cache, sorted(moved)) if lines else None
 
 
 def from_run_logs(lines: Iterable[Mapping],
-                  cache: Mapping[str, Mapping[str, int]] | None = None) -> Account:
+                  cache: Mapping[str, Mapping[str, int]] | None = None,
+                  moved: Sequence[str] = ()) -> Account:
     """The account of the run-log lines of every shard (``{"target", "spec", "reused",
     "why"}``; a log from before ``why`` was recorded counts its ``reason``), with the
-    export cache's counts per target of their headers. A spec that two logs name counts
-    once."""
+    export cache's counts per target and the fingerprint's moved fields of their headers.
+    A spec that two logs name counts once."""
     decided: dict[tuple[str, str], tuple[bool, str]] = {}
-    moved: set[str] = set()
     for line in lines:
         try:
             decided[str(line["target"]), str(line["spec"])] = \
                 bool(line["reused"]), str(line.get("why") or line["reason"])
-            if line.get("why") == FINGERPRINT and not line["reused"]:
-                moved.update(_moved(str(line["reason"])))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a run-log line: {exc}") from None
     counts: dict[str, tuple[Counter, Counter, set]] = {}
@@ -138,7 +130,7 @@ def from_run_logs(lines: Iterable[Mapping],
     return Account({t: TargetAccount(dict(a), dict(k), tuple(sorted(c))[:MAX_NAMED], len(c),
                                      dict(cache.get(t, {})))
                     for t, (a, k, c) in sorted(counts.items())},
-                   tuple(sorted(m for m in moved if _NAME.match(m))))
+                   tuple(moved))
 
 
 def to_data(account: Account) -> dict:
@@ -198,8 +190,12 @@ def load(path: Path) -> Account:
                                   _counts(entry.get("reused", {}), f"{where}.reused", path),
                                   tuple(changed), total,
                                   _cache_counts(entry.get("cache", {}), f"{where}.cache", path))
-    moved = data.get("moved", [])
-    if not isinstance(moved, list) or len(moved) > _MAX_ENTRIES \
-            or not all(isinstance(m, str) and _NAME.match(m) for m in moved):
-        raise ArtifactError(path, "moved", "not a list of fingerprint fields")
-    return Account(out, tuple(moved))
+    return Account(out, tuple(_fields(data.get("moved", []), "moved", path)))
+
+
+def _fields(value: object, where: str, path: Path) -> list[str]:
+    """A list of the fingerprint's field names, checked (data a pull request's run wrote)."""
+    if not isinstance(value, list) or len(value) > _MAX_ENTRIES \
+            or not all(isinstance(m, str) and _NAME.match(m) for m in value):
+        raise ArtifactError(path, where, "not a list of fingerprint fields")
+    return list(value)

@@ -54,11 +54,16 @@ class Fingerprint:
     hypothesis: str = "unknown"
 
 
+def moved_fields(old: Fingerprint, new: Fingerprint) -> list[str]:
+    """The fingerprint's fields that differ, e.g. ['torch']."""
+    return [field for field in Fingerprint.__dataclass_fields__
+            if getattr(old, field) != getattr(new, field)]
+
+
 def fingerprint_changes(old: Fingerprint, new: Fingerprint) -> list[str]:
     """Human-readable differences, e.g. ['torch 2.13.0 → 2.14.1']."""
     return [f"{field} {getattr(old, field)} → {getattr(new, field)}"
-            for field in Fingerprint.__dataclass_fields__
-            if getattr(old, field) != getattr(new, field)]
+            for field in moved_fields(old, new)]
 
 
 @dataclass(frozen=True)

@@ -118,16 +118,6 @@ def cache_headline(account: Account | None) -> list[str]:
     if made:
         return [f"- {moved} moved: every stage re-measured ({made:,} exports made)."]
     return []
-    loaded = sum(a.cache.get("loaded", 0) for a in account.targets.values())
-    made = sum(a.cache.get("exported", 0) for a in account.targets.values())
-    moved = ", ".join(code(m) for m in account.moved)
-    if loaded and set(account.moved) <= set(RUNTIME_ONLY):
-        return [f"- {moved} moved: runtime and numerics re-measured from {loaded:,} cached "
-                f"models" + (f" ({made:,} exported anew: not in the cache)" if made else "") + "."]
-    if made:
-        return [f"- {moved} moved: every stage re-measured ({made:,} exports made"
-                + (f", {loaded:,} from the export cache" if loaded else "") + ")."]
-    return []
 
 
 def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade transitions",

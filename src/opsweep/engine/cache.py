@@ -49,9 +49,6 @@ EXPORT_DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "torchscript": ("torch", "onnx"),
 }
 
-#: The pins whose move leaves every entry valid: what a cached regeneration re-measures.
-RUNTIME_ONLY = ("onnxruntime",)
-
 #: Bumped when the entry format changes (older entries are then never asked for).
 FORMAT = 1
 
@@ -152,19 +149,7 @@ class ExportCache:
         path = self._path(key)
         header = {"key": key, "stage": entry.stage, "error": entry.error, "trace": entry.trace,
                   "sha256": hashlib.sha256(entry.model).hexdigest()}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(json.dumps(header, sort_keys=True).encode() + b"\n"
-                                 + entry.model)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
-        except OSError:
-            pass
+        _write_whole(path, json.dumps(header, sort_keys=True).encode() + b"\n" + entry.model)
 
     def take_counts(self) -> dict[str, dict[str, int]]:
         """This process's counts since the last call, by target, and reset."""
@@ -272,13 +257,25 @@ def save_draws(root: Path | str, key: str, examples: list) -> None:
         body = pickle.dumps(examples, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001 - a value that does not pickle: drawn again next time
         return
-    path = _draws_path(root, key)
     head = json.dumps({"key": key, "sha256": hashlib.sha256(body).hexdigest()}).encode()
+    _write_whole(_draws_path(root, key), head + b"\n" + body)
+
+
+def _write_whole(path: Path, payload: bytes) -> None:
+    """`payload` into `path` through a temporary file and a rename, so that a reader sees
+    the old entry, none, or the new one whole. Not files.write_atomic: an entry is never
+    the only copy of anything (its hash catches a torn one, which is then exported again),
+    so it needs no fsync, which a sweep's 47,000 exports would each pay. A cache that
+    cannot be written costs a re-export later, never the measurement."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(head + b"\n" + body)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     except OSError:
         pass

@@ -179,7 +179,9 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     final = {t.name: {n: plan.decisions[t.name].get(n, NOT_SELECTED)
                       for n in sorted(artifact.view(t.name).specs)}  # type: ignore[union-attr]
              for t in plan.targets}
-    run_log = _write_run_log(request, artifact, final, set(resumed), notes, cache)
+    moved = art.moved_fields(plan.previous.fingerprint, artifact.fingerprint) \
+        if plan.previous is not None else []
+    run_log = _write_run_log(request, artifact, final, set(resumed), notes, cache, moved)
     return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log, cache)
 
 
@@ -248,14 +250,17 @@ def _assemble(plan: Plan, config: SweepConfig, request: Request,
 
 def _write_run_log(request: Request, artifact: Artifact, decisions: Decisions,
                    resumed: set[Key], notes: Sequence[str],
-                   cache: Mapping[str, Mapping[str, int]] | None = None) -> Path:
-    """The run's bookkeeping, beside the artifact and never committed (.gitignore)."""
+                   cache: Mapping[str, Mapping[str, int]] | None = None,
+                   moved: Sequence[str] = ()) -> Path:
+    """The run's bookkeeping, beside the artifact and never committed (.gitignore): with
+    the export cache's counts and the fingerprint's fields that moved since the previous
+    artifact."""
     path = run_path(request.out)
     header = {"artifact": request.out.name, "regen_index": artifact.regen_index,
               "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
               "profile": artifact.profile, "fingerprint": asdict(artifact.fingerprint),
               "shard": list(request.shard) if request.shard else None, "notes": list(notes),
-              "cache": {t: dict(c) for t, c in (cache or {}).items()}}
+              "cache": {t: dict(c) for t, c in (cache or {}).items()}, "moved": list(moved)}
     write_run(path, header, decisions, resumed)
     return path
 
