@@ -30,7 +30,7 @@ from opsweep.bot.github import (
     refuse,
     upsert_comment,
 )
-from opsweep.bot.pins import fingerprint_mismatches, read_pins
+from opsweep.bot.pins import WATCHED, fingerprint_mismatches, read_pins
 from opsweep.bot.publish import (
     CommitFailed,
     Forged,
@@ -40,7 +40,9 @@ from opsweep.bot.publish import (
     publish,
     resolve,
 )
+from opsweep.bot.rewrite import check_exact
 from opsweep.cli import actions, settings
+from opsweep.config import load as load_config
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
 
@@ -320,32 +322,32 @@ def cmd_publish(args) -> int:
 
 
 def cmd_bump(args) -> int:
-    """Scheduled: open or update ONE pull request moving every watched pin that is behind.
-    The bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
-    source = settings.project(args.repo_dir).pins
-    if source.kind != "tox":
-        raise UsageError(f"[tool.opsweep] pins names {source.where}: `bot bump` rewrites only "
-                         "a tox env's pins yet; move these pins with Renovate or Dependabot")
-    token = args.settings.push_token
-    gh = _client(args)
+    """Scheduled: open or update ONE pull request moving every watched pin that is behind,
+    in the file [tool.opsweep] pins names (refused: a watched pin that is not exact). The
+    bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
+    # where the pins live ([tool.opsweep] pins): the bump rewrites that file in place
+    source = load_config(Path(args.repo_dir, args.pyproject)).pins
+    token, gh, path = args.settings.push_token, _client(args), source.file
     base = args.base or bump.default_branch(gh, args.repo)
-    base_sha, text = bump.base_text(args.repo_dir, base, args.pyproject, token)
-    moves = bump.behind(read_pins(text, args.pyproject),
-                        bump.index_url(args.index or args.settings.index_url))
+    base_sha, text = bump.base_text(args.repo_dir, base, path, token)
+    check_exact(text, source, path)
+    watched = {n: v for n, v in read_pins(text, path, source).items() if n in WATCHED}
+    moves = bump.behind(watched, bump.index_url(args.index or args.settings.index_url))
     for move in moves:
         print(f"opsweep: {move}")
     if not moves:
         _outputs(args, changed=False, moved="", base=base)
         return 0
-    new = bump.apply(text, moves, args.pyproject)
-    title, _ = bump.describe(moves)
-    sha = bump.branch_moves_to(args.repo_dir, read_pins(new, args.pyproject), args.pyproject, token)
+    new = bump.apply(text, moves, path, source)
+    title, _ = bump.describe(moves, source.where)
+    sha = bump.branch_moves_to(args.repo_dir, read_pins(new, path, source), path, token,
+                               source=source)
     pushed = not sha
     if pushed:
-        sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
+        sha = bump.push_branch(args.repo_dir, base_sha, new, path, title, token)
     else:
         print(f"opsweep: {bump.BRANCH} already moves these pins: left as it is")
-    pull = bump.open_or_update(gh, args.repo, base, moves)
+    pull = bump.open_or_update(gh, args.repo, base, moves, source.where)
     _outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
              base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
     return 0

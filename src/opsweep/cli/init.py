@@ -1,8 +1,8 @@
-"""``opsweep init``: adopt opsweep in a repository. Writes the three caller workflows
-(onnx-measure, onnx-command, onnx-publish: configuration only, every step in opsweep's
-action and its reusable onnx-sweep workflow), the ``[tool.opsweep]`` block of
-pyproject.toml (the table is created when missing) and a Renovate rule that moves the
-exporter stack in one pull request. Nothing that exists is overwritten without
+"""``opsweep init``: adopt opsweep in a repository. Writes the four caller workflows
+(onnx-measure, onnx-command, onnx-publish, onnx-bump: configuration only, every step in
+opsweep's action and its reusable onnx-sweep workflow), the ``[tool.opsweep]`` block of
+pyproject.toml (the table is created when missing) and a Renovate rule, for the manager
+that reads the configured pin source, that moves the exporter stack in one pull request. Nothing that exists is overwritten without
 ``--force``; the refusal names every file or block that exists. docs/adopting.md walks
 through the result."""
 
@@ -15,17 +15,17 @@ from importlib import resources
 from pathlib import Path
 
 from opsweep import __version__, config
+from opsweep.bot.pins import WATCHED
 from opsweep.errors import UsageError
 from opsweep.files import write_atomic
 
 #: where opsweep's action lives; an adopter may name a fork (--action OWNER/NAME@REF)
 ACTION_REPOSITORY = "opsweep/opsweep"
 DEFAULT_ACTION = f"{ACTION_REPOSITORY}@v{__version__.split('.')[0]}"
-WORKFLOWS = ("onnx-measure.yml", "onnx-command.yml", "onnx-publish.yml")
+WORKFLOWS = ("onnx-measure.yml", "onnx-command.yml", "onnx-publish.yml", "onnx-bump.yml")
 RENOVATE = ".github/renovate.json5"
 RENOVATE_FILES = (RENOVATE, "renovate.json", "renovate.json5", ".github/renovate.json",
                   ".renovaterc", ".renovaterc.json")
-STACK = ("torch", "onnx", "onnxruntime", "onnxscript", "hypothesis")
 _ACTION = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([A-Za-z0-9_./-]+)$")
 _HEADER = re.compile(r"^\s*\[", re.MULTILINE)
 
@@ -113,6 +113,7 @@ def build(root: Path, args) -> Plan:
     words = {"@ACTION@": args.action, "@SHARDS@": str(args.shards), "@BRANCH@": args.branch,
              "@VERSION@": __version__,
              "@SWEEP@": f"{repository}/.github/workflows/onnx-sweep.yml@{match.group(2)}"}
+    words["@WHERE@"] = parsed.pins.where
     files = {f".github/workflows/{name}": _fill(_template(name), words) for name in WORKFLOWS}
     files[RENOVATE] = _renovate(parsed.pins)
     return Plan(files, _block(table), config._get(data, ("tool", "opsweep")) is not None)
@@ -171,7 +172,7 @@ def _fill(text: str, words: dict[str, str]) -> str:
 
 
 def _renovate(pins: config.PinSource) -> str:
-    packages = ", ".join(f'"{p}"' for p in STACK)
+    packages = ", ".join(f'"{p}"' for p in WATCHED)
     if pins.kind == "requirements":
         pattern = "/^" + re.escape(pins.name).replace("/", "\\\\/").replace("\\.", "\\\\.") + "$/"
         manager = f'  pip_requirements: {{ managerFilePatterns: ["{pattern}"] }},\n'
