@@ -129,3 +129,13 @@ def test_unmet_names_each_pin_the_prepared_environment_lacks(tmp_path):
     assert done.stdout.strip() == (f"::error::OPSWEEP_PYTHON_ENV does not hold the pins: pytest "
                                    f"{pytest_version}, pinned 0.0.1; no-such-dist \u2205, pinned 1.0")
     assert Path(tmp_path / "pyproject.toml").is_file()
+
+
+def test_decide_on_a_pull_request_ignores_the_empty_dispatch_profile(head, tmp_path, monkeypatch):
+    """The callers pass `dispatch-profile: ${{ inputs.profile }}`, empty on a pull request."""
+    outputs, _ = decide(head, tmp_path, monkeypatch, "--event-name", "pull_request", "--base-sha",
+                        git(head, "rev-parse", "HEAD~1"), "--dispatch-profile", "")
+    assert outputs["profile"] == "ci"
+    outputs, _ = decide(head, tmp_path, monkeypatch, "--event-name", "workflow_dispatch",
+                        "--dispatch-profile", "")
+    assert outputs["profile"] == "nightly"

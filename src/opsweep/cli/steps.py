@@ -51,7 +51,7 @@ def cmd_decide(args) -> int:
         print(f"watched pins moved against {change.base[:12]}: "
               f"{', '.join(map(str, change.moves)) or 'none'}")
     elif args.event_name != "push":  # a push is measured unless the guard says otherwise
-        profile = args.dispatch_profile
+        profile = args.dispatch_profile or "nightly"
     if run:
         run, reason = bot.should_run(args.repo_dir, profile)
         print(f"guard: {'measure' if run else 'skip'}: {reason}")
@@ -107,7 +107,8 @@ def add_parsers(steps) -> None:
     p.add_argument("--event-name", required=True)
     p.add_argument("--base-sha", default="", help="a pull request's base (its merge base is "
                    "compared with HEAD)")
-    p.add_argument("--dispatch-profile", default="nightly", choices=("ci", "nightly"))
+    p.add_argument("--dispatch-profile", default="", choices=("", "ci", "nightly"),
+                   help="the profile a workflow_dispatch asked for (empty: nightly)")
     p.add_argument("--pr", default="0")
     p.add_argument("--sha", required=True, help="the head being decided on")
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="its checkout")
