@@ -8,7 +8,8 @@ The keys (all optional)::
     version = 1                      # the configuration format
     pins = { tox-env = "proptest_onnx" }   # or { requirements = "path" }, or
                                      # { dependencies = "project" | "optional:NAME" | "group:NAME" }
-    catalog = "builtin"              # opsweep's own specs too, or "none"
+    catalog = "builtin"              # opsweep's own specs too, "none", or "used": only the
+                                     # built-in specs of the operators `models` use
     specs = ["tests/op_specs"]       # the project's spec directories
     translations = ["path.py:TABLE"] # custom translation tables, measured as further targets
     torchscript = false              # also the TorchScript exporter (dynamo=False): the
@@ -140,6 +141,7 @@ class Config:
 
     @property
     def builtin(self) -> bool:
+        """Whole built-in catalog (builtin) or none of it (none, used: see `scope`)."""
         return self.catalog == "builtin"
 
     @property
@@ -190,8 +192,11 @@ def parse(table: dict, pyproject: Path) -> Config:
         check.fail("version", f"format {version} is newer than this opsweep understands "
                    f"(format {VERSION}); upgrade opsweep or lower the version")
     catalog = table.get("catalog", "builtin")
-    if catalog not in ("builtin", "none"):
-        check.fail("catalog", f"expected \"builtin\" or \"none\", got {catalog!r}")
+    if catalog not in ("builtin", "none", "used"):
+        check.fail("catalog", f"expected \"builtin\", \"none\" or \"used\", got {catalog!r}")
+    if catalog == "used" and not table.get("models"):
+        check.fail("catalog", "\"used\" measures the built-in specs of the operators the "
+                   "project's models use: list them in models (module:callable or a .pt2 file)")
     translations = tuple(check.strings("translations", table))
     for item in translations:
         path, sep, name = item.rpartition(":")

@@ -202,7 +202,8 @@ def cmd_assemble(args) -> int:
         _outputs(args, result=args.out, specs=0, broken=True)
         return 0
     specs = [Path(args.repo_dir, d) for d in configured.specs]
-    done = regenerate_site(args.repo_dir, layout, new, specs, builtin=configured.builtin)
+    done = regenerate_site(args.repo_dir, layout, new, specs,
+                           builtin=settings.builtin_scope(args.repo_dir, configured))
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     data_dir = Path(args.repo_dir, layout.data_dir)
     wanted = [layout.artifact, *layout.pages, done.record, *([checked] if checked else [])]

@@ -49,8 +49,12 @@ def add_parser(sub) -> None:
                    help="where the exporter stack is pinned: requirements=PATH, tox-env=ENV or "
                         "dependencies=project|optional:NAME|group:NAME (default: found in the "
                         "repository)")
-    p.add_argument("--catalog", choices=["builtin", "none"], default="builtin",
-                   help="measure opsweep's built-in catalog too, or only --specs")
+    p.add_argument("--catalog", choices=["builtin", "none", "used"], default="builtin",
+                   help="measure opsweep's built-in catalog too, only --specs (none), or only "
+                        "the built-in specs of the operators --models use (used)")
+    p.add_argument("--models", action="append", default=[], metavar="MODULE:CALLABLE",
+                   help="a model `opsweep check` checks after each sweep (repeat; module:callable "
+                        "or a .pt2 file; what catalog \"used\" measures the operators of)")
     p.add_argument("--specs", action="append", default=[], metavar="DIR",
                    help="a directory of the project's own spec modules (repeat)")
     p.add_argument("--translations", action="append", default=[], metavar="PATH.py:TABLE",
@@ -104,7 +108,8 @@ def build(root: Path, args) -> Plan:
              "specs": args.specs, "translations": args.translations,
              "artifact": _join(args.pages_dir, "onnx_support_measured.json"),
              "pages-dir": args.pages_dir, "history-dir": _join(args.pages_dir, "history"),
-             "data-dir": _join(args.pages_dir, "data")}
+             "data-dir": _join(args.pages_dir, "data"),
+             **({"models": args.models} if args.models else {})}
     parsed = config.parse(table, pyproject)  # the same validation every command applies
     for spec_dir in parsed.specs:
         if not Path(root, spec_dir).is_dir():
