@@ -137,13 +137,35 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *,
         ops -= {op for m in theirs for item in getattr(m, "SPECS", ())
                 for op in getattr(item, "aten_ops", ())}
     modules = [(m, True) for m in (_builtin_modules() if builtin or ops is not None else [])]
-    modules += [(m, False) for m in theirs]
+    specs, absent, excluded = _gather(modules + [(m, False) for m in theirs], ops)
+    by_op: dict[str, list[str]] = {}
+    for name in sorted(specs):
+        for op in specs[name].aten_ops:
+            by_op.setdefault(op, []).append(name)
+    for op, row in excluded.items():
+        if not row.reason.strip():
+            raise SpecError(op, "excluded row has an empty reason")
+        if op in by_op:
+            raise SpecError(by_op[op][0], f"covers {op!r}, which specs/excluded.py excludes")
+    if check_draws:
+        checked = set(check_draws) if not isinstance(check_draws, bool) else None
+        for item in specs.values():
+            if checked is None or item.name in checked:
+                check_draw(item)
+    return Catalog(MappingProxyType(specs), MappingProxyType(excluded),
+                   MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}),
+                   MappingProxyType(dict(sorted(absent.items()))))
+
+
+def _gather(modules: list[tuple[ModuleType, bool]], ops: frozenset[str] | None):
+    """(specs, absent, excluded) of `modules`, each (module, built-in); with `ops`, a
+    built-in module gives only its specs and exclusions of those operators."""
     specs: dict[str, OpSpec] = {}
     absent: dict[str, Absence] = {}
     excluded: dict[str, Exclusion] = {}
-    for module, own in modules:
+    for module, built_in in modules:
         source = module.__name__
-        kept = (lambda names: True) if ops is None or not own else ops.intersection
+        kept = (lambda names: True) if ops is None or not built_in else ops.intersection
         for item in getattr(module, "SPECS", ()):
             if not isinstance(item, OpSpec):
                 raise SpecError(repr(item)[:60], "SPECS holds something that is not an OpSpec",
@@ -169,23 +191,7 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *,
             if row.op in excluded:
                 raise SpecError(row.op, "excluded twice", source=source)
             excluded[row.op] = row
-    by_op: dict[str, list[str]] = {}
-    for name in sorted(specs):
-        for op in specs[name].aten_ops:
-            by_op.setdefault(op, []).append(name)
-    for op, row in excluded.items():
-        if not row.reason.strip():
-            raise SpecError(op, "excluded row has an empty reason")
-        if op in by_op:
-            raise SpecError(by_op[op][0], f"covers {op!r}, which specs/excluded.py excludes")
-    if check_draws:
-        checked = set(check_draws) if not isinstance(check_draws, bool) else None
-        for item in specs.values():
-            if checked is None or item.name in checked:
-                check_draw(item)
-    return Catalog(MappingProxyType(specs), MappingProxyType(excluded),
-                   MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}),
-                   MappingProxyType(dict(sorted(absent.items()))))
+    return specs, absent, excluded
 
 
 def _placed(item: OpSpec, module: ModuleType) -> OpSpec:
