@@ -8,7 +8,8 @@ The keys (all optional)::
     version = 1                      # the configuration format
     pins = { tox-env = "proptest_onnx" }   # or { requirements = "path" }, or
                                      # { dependencies = "project" | "optional:NAME" | "group:NAME" }
-    catalog = "builtin"              # opsweep's own specs too, or "none"
+    catalog = "builtin"              # opsweep's own specs too, "none", or "used": only the
+                                     # built-in specs of the operators `models` use
     specs = ["tests/op_specs"]       # the project's spec directories
     translations = ["path.py:TABLE"] # custom translation tables, measured as further targets
     torchscript = false              # also the TorchScript exporter (dynamo=False): the
@@ -140,6 +141,7 @@ class Config:
 
     @property
     def builtin(self) -> bool:
+        """Whole built-in catalog (builtin) or none of it (none, used: see `scope`)."""
         return self.catalog == "builtin"
 
     @property
@@ -190,8 +192,11 @@ def parse(table: dict, pyproject: Path) -> Config:
         check.fail("version", f"format {version} is newer than this opsweep understands "
                    f"(format {VERSION}); upgrade opsweep or lower the version")
     catalog = table.get("catalog", "builtin")
-    if catalog not in ("builtin", "none"):
-        check.fail("catalog", f"expected \"builtin\" or \"none\", got {catalog!r}")
+    if catalog not in ("builtin", "none", "used"):
+        check.fail("catalog", f"expected \"builtin\", \"none\" or \"used\", got {catalog!r}")
+    if catalog == "used" and not table.get("models"):
+        check.fail("catalog", "\"used\" measures the built-in specs of the operators the "
+                   "project's models use: list them in models (module:callable or a .pt2 file)")
     translations = tuple(check.strings("translations", table))
     for item in translations:
         path, sep, name = item.rpartition(":")
@@ -288,12 +293,28 @@ class _Checker:
         return value.rstrip("/")
 
 
+def unmet(pins: list[str]) -> list[str]:
+    """The `name==version` pins the running interpreter's environment does not hold
+    (local version labels such as `+cpu` ignored), one 'name have, pinned want' each."""
+    from importlib import metadata
+
+    def key(name: str) -> str:
+        return name.strip().lower().replace("_", "-")
+
+    have = {key(d.metadata["Name"]): d.version.split("+")[0] for d in metadata.distributions()}
+    wanted = [p.split("==", 1) for p in pins if "==" in p]
+    return [f"{n.strip()} {have.get(key(n), chr(8709))}, pinned {w.strip()}"
+            for n, w in wanted if have.get(key(n)) != w.strip()]
+
+
 def _main(argv: list[str]) -> int:
-    """``python -m opsweep.config install-args|pins|artifact|check PYPROJECT``: what the
-    Action installs (one pip argument a line), the exact pins (``name==version`` a line),
-    the configured artifact's path, or nothing (exit 2 and one line when the
-    configuration is broken or newer than this opsweep understands)."""
-    commands = ("install-args", "pins", "artifact", "check")
+    """``python -m opsweep.config install-args|pins|unmet|artifact|check PYPROJECT``: what
+    the Action installs (one pip argument a line), the exact pins (``name==version`` a
+    line), the pins this interpreter's environment does not hold (exit 1: a prepared
+    OPSWEEP_PYTHON_ENV must hold every one), the configured artifact's path, or nothing
+    (exit 2 and one line when the configuration is broken or newer than this opsweep
+    understands)."""
+    commands = ("install-args", "pins", "unmet", "artifact", "check")
     if len(argv) != 2 or argv[0] not in commands:
         print(f"usage: python -m opsweep.config {'|'.join(commands)} PYPROJECT", file=sys.stderr)
         return 2
@@ -312,6 +333,11 @@ def _main(argv: list[str]) -> int:
     except UsageError as exc:
         print(f"opsweep: error: {exc}", file=sys.stderr)
         return 2
+    if argv[0] == "unmet":
+        off = unmet(entries)
+        if off:
+            print(f"::error::OPSWEEP_PYTHON_ENV does not hold the pins: {'; '.join(off)}")
+        return 1 if off else 0
     if argv[0] == "install-args" and source.kind == "requirements":
         print(f"-r\n{text_path}")
     else:

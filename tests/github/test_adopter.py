@@ -6,7 +6,9 @@ measured through `uses: OWNER/opsweep@v1` and the reusable
 `OWNER/opsweep/.github/workflows/onnx-sweep.yml@v1`, both mapped to this checkout
 (--local-repository), with the built-in catalog off; the privileged onnx-publish that
 follows (workflow_run) posts one sticky comment on the fake GitHub and commits the
-regenerated artifact and page to the branch of a real bare repository."""
+regenerated artifact and page to the branch of a real bare repository. The built-in
+catalog's path is proven at the cost of a few specs: with `catalog = "used"` the
+measuring run measures opsweep's own specs of the operators the project's model uses."""
 
 import json
 import os
@@ -58,29 +60,33 @@ def _opsweep_repository(where: Path) -> Path:
     return tree
 
 
-@pytest.fixture(scope="module")
-def adopter(tmp_path_factory):
-    from ..conftest import require
-    require(shutil.which("git") is not None, "git")
-    top = tmp_path_factory.mktemp("adopter")
+def _adopt(top: Path, init_args: list[str], artifact_from: Path | None = None) -> dict:
+    """The fixture adopter after `opsweep init` with `init_args`, committed at `main` (its
+    artifact measured as if on 2.12.0, or copied from `artifact_from`) and `feature` (its
+    pin moved to the installed torch)."""
     tree = top / "work"
     shutil.copytree(FIXTURE, tree)
     assert not (tree / "specs").exists() and not (tree / "action.yml").exists()
-    assert main(["init", "--repo-dir", str(tree), "--catalog", "none", "--specs", "demo_specs",
-                 "--translations", "demo_lib/translations.py:TABLE", "--action", ACTION]) == 0
-    # the committed artifact of the base: the two specs, as if measured on 2.12.0
+    assert main(["init", "--repo-dir", str(tree), "--specs", "demo_specs",
+                 "--translations", "demo_lib/translations.py:TABLE", "--action", ACTION,
+                 *init_args]) == 0
     artifact = tree / "docs" / "onnx" / "onnx_support_measured.json"
-    subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--jobs", "0", "--no-reuse",
-                    "--quiet"], check=True, capture_output=True, cwd=tree)
-    data = json.loads(artifact.read_text())
-    assert set(data["specs"]) == {"sin", "cos"}
-    data["fingerprint"]["torch"] = "2.12.0"
-    artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    if artifact_from is not None:
+        artifact.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(artifact_from, artifact)
+    else:  # the committed artifact of the base: the two specs, as if measured on 2.12.0
+        subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--jobs", "0", "--no-reuse",
+                        "--quiet"], check=True, capture_output=True, cwd=tree)
+        data = json.loads(artifact.read_text())
+        assert set(data["specs"]) == {"sin", "cos"}
+        data["fingerprint"]["torch"] = "2.12.0"
+        artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     # the project keeps no copy of the retired listing's claims: the action's steps import
     # opsweep from its source checkout, whose docs/data holds them (page.documented.find)
     assert not (tree / "docs" / "onnx" / "data" / "documented.json").exists()
     for leftover in tree.glob("docs/onnx/*.jsonl"):
         leftover.unlink()
+    shutil.rmtree(tree / ".opsweep-cache", ignore_errors=True)
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "Adopt opsweep")
@@ -92,8 +98,25 @@ def adopter(tmp_path_factory):
     head = git(tree, "rev-parse", "HEAD")
     git(tree, "checkout", "-q", "main")
     git(tree, "remote", "add", "origin", f"https://github.com/{REPO}.git")
-    return {"tree": tree, "base": base, "head": head,
-            "repos": top / "repos", "opsweep": _opsweep_repository(top / "repos")}
+    return {"tree": tree, "base": base, "head": head, "repos": top / "repos",
+            "opsweep": _opsweep_repository(top / "repos")}
+
+
+@pytest.fixture(scope="module")
+def adopter(tmp_path_factory):
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
+    return _adopt(tmp_path_factory.mktemp("adopter"), ["--catalog", "none"])
+
+
+@pytest.fixture(scope="module")
+def used_adopter(adopter, tmp_path_factory):
+    """The same project with `catalog = "used"` and its model: opsweep's built-in catalog
+    restricted to the operators demo_lib/models.py uses (sin, cos, add, relu; sin and cos
+    are the project's own specs). Its base artifact is the catalog-none one."""
+    return _adopt(tmp_path_factory.mktemp("used"),
+                  ["--catalog", "used", "--models", "demo_lib/models.py:build"],
+                  artifact_from=adopter["tree"] / "docs" / "onnx" / "onnx_support_measured.json")
 
 
 def origin_for(adopter, where):
@@ -191,3 +214,25 @@ def test_an_adopter_s_regen_command_is_bound_measured_and_published(adopter, htt
         tmp_path / "publish", "onnx-publish", artifacts)
     assert [r for r, _ in comment.reactions] == ["rocket"] and len(marked(fake)) == 1
     assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
+
+
+def test_an_adopter_s_used_catalog_measures_the_built_in_specs_its_model_needs(
+        used_adopter, httpserver, tmp_path):
+    """The built-in catalog's path under act, at the cost of a few specs: `catalog = "used"`
+    measures opsweep's own specs of the operators the project's model uses (add, relu)
+    beside the project's specs (sin, cos), and checks the model against the result."""
+    fake = fake_for(httpserver, used_adopter)
+    origin = origin_for(used_adopter, tmp_path)
+    artifacts = tmp_path / "artifacts"
+    act(used_adopter, origin, fake, "pull_request", pull_request_event(used_adopter),
+        tmp_path / "measure", "onnx-measure", artifacts, token="read-token")
+    assert fake.writes == [] and fake.refused == []
+    result = artifacts / "onnx-result" / "docs" / "onnx"
+    measured = json.loads((result / "onnx_support_measured.json").read_text())
+    assert set(measured["specs"]) == {"sin", "cos", "add", "relu"}
+    families = {name: spec["family"] for name, spec in measured["specs"].items()}
+    # the project's module (demo_specs/ops.py), and opsweep's own built-in families
+    assert families == {"sin": "ops", "cos": "ops", "add": "binary", "relu": "activations"}
+    assert measured["fingerprint"]["torch"].startswith(INSTALLED)
+    checked = json.loads((result / "models_checked.json").read_text())
+    assert "block" in json.dumps(checked)

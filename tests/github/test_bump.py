@@ -247,3 +247,66 @@ def test_a_repository_that_forbids_actions_to_open_pull_requests_is_told_the_set
     assert f"pushed {bump.BRANCH}" in err[0] and "OPSWEEP_APP_CLIENT_ID" in err[0]
     assert git(bare, "rev-parse", bump.BRANCH)  # the branch is there for a person to open
     assert github.repo(REPO).pulls == {}
+
+
+ADOPTER = Path(__file__).parent / "adopter"
+
+
+@pytest.fixture
+def adopter_checkout(tmp_path):
+    """The fixture adopter (torch pinned in requirements/onnx.txt, behind at 2.12.0) after
+    `opsweep init`, pushed to a local bare repository."""
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    work = tmp_path / "work"
+    shutil.copytree(ADOPTER, work)
+    assert main(["init", "--repo-dir", str(work), "--catalog", "none", "--specs", "demo_specs"]) == 0
+    git(work, "init", "-q", "-b", "main")
+    git(work, "add", ".")
+    git(work, *IDENT, "commit", "-qm", "Adopt opsweep")
+    git(work, "remote", "add", "origin", str(bare))
+    git(work, "push", "-q", "origin", "HEAD:refs/heads/main")
+    return bare, work
+
+
+def test_an_adopter_s_requirements_pin_is_bumped_in_its_own_file(github, index, monkeypatch,
+                                                                 tmp_path, adopter_checkout):
+    """[tool.opsweep] pins = { requirements = ... }: the bump rewrites that file (its comment
+    kept, pyproject.toml untouched) and names it in the pull request."""
+    bare, work = adopter_checkout
+    github.repo(REPO)
+    pins = "requirements/onnx.txt"
+    before = git(bare, "show", f"main:{pins}")
+    out = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert out["created"] == "true" and out["moved"] == "torch:2.12.0:2.15.0"
+    after = git(bare, "show", f"{bump.BRANCH}:{pins}")
+    assert after == before.replace("torch==2.12.0", "torch==2.15.0")
+    assert after.startswith("# the exporter stack this project ships against\n")
+    changed = git(bare, "diff", "--name-only", "main", bump.BRANCH).split()
+    assert changed == [pins]
+    (pull,) = github.repo(REPO).pulls.values()
+    assert pull["title"] == "Bump torch to 2.15.0"
+    assert f"Pins of `{pins}`" in pull["body"] and "`torch` 2.12.0 → 2.15.0" in pull["body"]
+    # the next day, nothing new: the branch and the pull request are left alone
+    writes = len(github.writes)
+    again = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert again["pushed"] == "false" and github.writes[writes:] == []
+
+
+def test_an_adopter_s_pin_that_is_not_exact_is_refused_in_one_line(github, index, monkeypatch,
+                                                                   tmp_path, adopter_checkout,
+                                                                   capsys):
+    bare, work = adopter_checkout
+    github.repo(REPO)
+    pins = work / "requirements" / "onnx.txt"
+    pins.write_text(pins.read_text() + "onnx>=1.17\n")
+    git(work, *IDENT, "commit", "-qam", "onnx, loosely")
+    git(work, "push", "-q", "origin", "HEAD:refs/heads/main")
+    code, out = run_bump_raw(github, index, monkeypatch, tmp_path, work)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "requirements/onnx.txt" in err[0] and "'onnx>=1.17', not an exact pin" in err[0]
+    assert github.repo(REPO).pulls == {} and "changed" not in out
+    assert not git(bare, "branch", "--list", bump.BRANCH)

@@ -78,6 +78,7 @@ def test_a_newer_format_is_refused_naming_both_versions(tmp_path):
 
 @pytest.mark.parametrize("body, key", [
     ("catalog = 'all'", "catalog"),
+    ("catalog = 'used'", "catalog"),  # "used" without models: the operators of nothing
     ("colour = 'blue'", "colour"),
     ("version = 'one'", "version"),
     ("specs = 'op_specs'", "specs"),

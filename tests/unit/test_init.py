@@ -1,16 +1,19 @@
 """opsweep init: the caller workflows, the [tool.opsweep] block and the Renovate rule,
 written into a repository; nothing that exists is overwritten without --force."""
 
+import json
+import re
 import tomllib
 
 import pytest
 import yaml
 
 from opsweep import config
+from opsweep.bot.pins import read_pins
 from opsweep.cli.main import main
 
 WORKFLOWS = [".github/workflows/onnx-measure.yml", ".github/workflows/onnx-command.yml",
-             ".github/workflows/onnx-publish.yml"]
+             ".github/workflows/onnx-publish.yml", ".github/workflows/onnx-bump.yml"]
 
 
 @pytest.fixture
@@ -99,3 +102,63 @@ def test_no_torch_pin_is_one_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert "no exact torch pin" in err and "--pins requirements=PATH" in err
     assert not (tmp_path / "pyproject.toml").exists()
+
+
+def test_the_bump_caller_is_configuration_only(repo):
+    assert init(repo, "--action", "octo/opsweep@v3") == 0
+    text = (repo / WORKFLOWS[3]).read_text()
+    assert "requirements/onnx.txt" in text.split("name: onnx-bump")[0]  # says where the pins are
+    bump = yaml.safe_load(text)
+    (step,) = bump["jobs"]["bump"]["steps"]
+    assert step["uses"] == "octo/opsweep@v3" and step["with"]["mode"] == "bump"
+    assert set(bump[True]) == {"schedule", "workflow_dispatch"}  # yaml reads `on:` as True
+    assert bump["permissions"] == {} and "run" not in step
+
+
+def _strings(rule: str) -> list[str]:
+    """The JSON strings of a JSON5 rule (what Renovate reads), comments left out."""
+    body = "\n".join(line for line in rule.splitlines() if not line.lstrip().startswith("//"))
+    return [json.loads(s) for s in re.findall(r'"(?:[^"\\]|\\.)*"', body)]
+
+
+def _js(pattern: str) -> re.Pattern:
+    """A Renovate regex string (`/.../` for file patterns) as a Python pattern."""
+    return re.compile(pattern.strip("/").replace("(?<", "(?P<").replace("(?P<=", "(?<="))
+
+
+PYPROJECT_PINS = ('[project]\nname = "demo"\nversion = "1.0"\ndependencies = ["torch==2.12.0"]\n'
+                  '\n[project.optional-dependencies]\nonnx = ["torch==2.12.0"]\n'
+                  '\n[dependency-groups]\nexport = ["torch==2.12.0"]\n'
+                  '\n[tool.tox.env.sweep]\ndeps = ["torch==2.12.0", "onnx==1.20.0",\n'
+                  '        "numpy>=1"]\n')
+
+
+@pytest.mark.parametrize("pins", ["requirements=requirements/onnx.txt", "tox-env=sweep",
+                                  "dependencies=project", "dependencies=optional:onnx",
+                                  "dependencies=group:export"])
+def test_the_renovate_rule_matches_the_pin_source(repo, pins):
+    """Renovate's pip_requirements manager reads requirements files (the rule names the
+    configured one, whatever its name), pep621 reads pyproject's dependency arrays by
+    itself, and nothing reads a tox pin: a regex custom manager finds exactly its pins."""
+    (repo / "pyproject.toml").write_text(PYPROJECT_PINS)
+    assert init(repo, "--pins", pins) == 0
+    rule = (repo / ".github" / "renovate.json5").read_text()
+    source = config.load(repo / "pyproject.toml").pins
+    assert source.where in rule and 'groupName: "onnx exporter stack"' in rule
+    strings = _strings(rule)
+    assert {"torch", "onnx", "onnxruntime", "onnxscript", "hypothesis"} <= set(strings)
+    if source.kind == "requirements":
+        assert "pip_requirements" in rule and "customManagers" not in rule
+        (pattern,) = [s for s in strings if s.startswith("/")]
+        assert _js(pattern).search("requirements/onnx.txt")
+        assert not _js(pattern).search("requirements/onnx_txt")
+        assert not _js(pattern).search("other/requirements/onnx.txt")
+    elif source.kind == "tox":
+        assert "customManagers" in rule and "pip_requirements" not in rule
+        table, pin = (_js(s) for s in strings if "tox" in s or "depName" in s)
+        text = (repo / "pyproject.toml").read_text()
+        (block,) = table.findall(text)
+        found = {m.group("depName"): m.group("currentValue") for m in pin.finditer(block)}
+        assert found == read_pins(text, source=source) == {"torch": "2.12.0", "onnx": "1.20.0"}
+    else:  # pep621 is on by default and reads [project] and [dependency-groups] arrays
+        assert "customManagers" not in rule and "pip_requirements" not in rule

@@ -1,10 +1,12 @@
 """Where pin bumps come from: `opsweep bot bump` asks a package index's JSON API
 (`{index}/pypi/{name}/json`, the layout of the Python Package Index and its
-mirrors) for the newest final release of every watched pin of
-[tool.tox.env.proptest_onnx].deps, and opens -- or updates -- ONE pull request
-that moves every pin that is behind. Neither Dependabot nor Renovate's pep621
-manager reads a `[tool.tox.*]` pin; a Renovate `customManagers` rule is the other
-documented source (docs/github_action.md).
+mirrors) for the newest final release of every watched pin (the exporter stack,
+pins.WATCHED) where ``[tool.opsweep] pins`` says they live -- a tox env's deps, a
+requirements or constraints file, a dependency array of pyproject.toml -- and opens
+-- or updates -- ONE pull request that moves every pin that is behind, rewriting that
+file in place (bot.rewrite). Neither Dependabot nor Renovate's pep621 manager reads a
+`[tool.tox.*]` pin; a Renovate rule (the one `opsweep init` writes) is the other
+documented source (docs/github_action.md, docs/adopting.md).
 
 The bump branch is the bot's own, but what lands on it after the bot opened it (the
 regenerated artifact's commit, a person's fix, the approvals that follow) is kept: the
@@ -30,7 +32,9 @@ from pathlib import Path
 from github import GithubException
 
 from opsweep.bot.git import BOT_EMAIL, BOT_NAME, git, token_env
-from opsweep.bot.pins import PIN_TABLE, PinMove, normalize, read_pins
+from opsweep.bot.pins import PinMove, read_pins
+from opsweep.bot.rewrite import rewrite
+from opsweep.config import PinSource
 from opsweep.errors import UsageError
 
 BRANCH = "opsweep/bump-pins"
@@ -97,26 +101,11 @@ def behind(pins: Mapping[str, str], base: str) -> list[PinMove]:
     return moves
 
 
-def apply(text: str, moves: list[PinMove], where: str = "pyproject.toml") -> str:
-    """The pyproject text with every move applied to the sweep env's deps (and nothing else)."""
-    section = re.search(r"(?ms)^\[" + re.escape(".".join(PIN_TABLE)) + r"\]\s*$(.*?)(?=^\[|\Z)",
-                        text)
-    if section is None:
-        raise UsageError(f"{where}: no [{'.'.join(PIN_TABLE)}] table")
-    body = section.group(1)
-    for move in moves:
-        pattern = re.compile(r'(["\'])\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*'
-                             + re.escape(move.old or "") + r'\s*\1')
-        body, n = pattern.subn(lambda m, move=move: f"{m.group(1)}{m.group(2)}=={move.new}"
-                               f"{m.group(1)}" if normalize(m.group(2)) == move.name
-                               else m.group(0), body)
-        if n == 0:
-            raise UsageError(f"{where}: cannot find the pin {move.name}=={move.old}")
-    new = text[:section.start(1)] + body + text[section.end(1):]
-    expected = {**read_pins(text, where), **{m.name: m.new for m in moves}}
-    if read_pins(new, where) != expected:
-        raise UsageError(f"{where}: the bump would not move exactly {', '.join(map(str, moves))}")
-    return new
+def apply(text: str, moves: list[PinMove], where: str = "pyproject.toml",
+          source: PinSource | None = None) -> str:
+    """The text of the pin source's file (default: the sweep's tox env in pyproject.toml)
+    with every move applied to its exact pins, and nothing else changed (bot.rewrite)."""
+    return rewrite(text, source or PinSource(), moves, where)
 
 
 @dataclass(frozen=True)
@@ -126,10 +115,10 @@ class BumpPull:
     moves: tuple[PinMove, ...]
 
 
-def describe(moves: list[PinMove]) -> tuple[str, str]:
+def describe(moves: list[PinMove], where: str = PinSource().where) -> tuple[str, str]:
     title = "Bump " + ", ".join(f"{m.name} to {m.new}" for m in moves)
     lines = "\n".join(f"- `{m.name}` {m.old} → {m.new}" for m in moves)
-    body = ("Pins of `[tool.tox.env.proptest_onnx]` with a newer release on the package index "
+    body = (f"Pins of `{where}` with a newer release on the package index "
             f"(found by `opsweep bot bump`):\n\n{lines}\n\nThe measurement workflow re-measures "
             "this pull request and comments the grade transitions.\n")
     return title, body
@@ -137,8 +126,8 @@ def describe(moves: list[PinMove]) -> tuple[str, str]:
 
 def base_text(repo: Path, base_ref: str, pyproject: str, token: str | None,
               remote: str = "origin") -> tuple[str, str]:
-    """(the base branch's commit, its pyproject text), fetched: a bump always starts from
-    the base branch's pins, whatever is checked out."""
+    """(the base branch's commit, the text of its pin file `pyproject`), fetched: a bump
+    always starts from the base branch's pins, whatever is checked out."""
     git(repo, "fetch", "-q", remote, base_ref, env=token_env(token))
     sha = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
     return sha, git(repo, "show", f"{sha}:{pyproject}").stdout
@@ -146,7 +135,7 @@ def base_text(repo: Path, base_ref: str, pyproject: str, token: str | None,
 
 def push_branch(repo: Path, base_sha: str, text: str, pyproject: str, title: str,
                 token: str | None, remote: str = "origin") -> str:
-    """Commit the bumped pyproject on top of `base_sha` and push it to the bump branch
+    """Commit the bumped pin file on top of `base_sha` and push it to the bump branch
     (the bot's own branch: replaced with a lease, never anyone else's). Returns the SHA."""
     env = token_env(token)
     git(repo, "checkout", "-q", "-B", BRANCH, base_sha)
@@ -161,7 +150,7 @@ def push_branch(repo: Path, base_sha: str, text: str, pyproject: str, title: str
 
 
 def branch_moves_to(repo: Path, pins: Mapping[str, str], pyproject: str, token: str | None,
-                    remote: str = "origin") -> str:
+                    remote: str = "origin", source: PinSource | None = None) -> str:
     """The bump branch's tip when it already pins exactly `pins` (the set of moves is
     unchanged: leave it, with whatever was committed on it since), else ''."""
     env = token_env(token)
@@ -173,7 +162,7 @@ def branch_moves_to(repo: Path, pins: Mapping[str, str], pyproject: str, token: 
     text = git(repo, "show", f"{tip}:{pyproject}", check=False)
     if text.returncode != 0:
         return ""
-    return tip if read_pins(text.stdout, f"{BRANCH}:{pyproject}") == dict(pins) else ""
+    return tip if read_pins(text.stdout, f"{BRANCH}:{pyproject}", source) == dict(pins) else ""
 
 
 def default_branch(gh, repo_name: str) -> str:
@@ -208,10 +197,11 @@ def create_pull(repo, *, title: str, body: str, head: str, base: str):
         raise
 
 
-def open_or_update(gh, repo_name: str, base_branch: str, moves: list[PinMove]) -> BumpPull:
+def open_or_update(gh, repo_name: str, base_branch: str, moves: list[PinMove],
+                   where: str = PinSource().where) -> BumpPull:
     """ONE bump pull request: the open one from the bump branch is updated (only when its
     title or body would change), else one is opened."""
-    title, body = describe(moves)
+    title, body = describe(moves, where)
     repo = gh.get_repo(repo_name)
     owner = repo_name.split("/")[0]
     for pull in repo.get_pulls(state="open", head=f"{owner}:{BRANCH}"):

@@ -21,9 +21,16 @@ from opsweep.artifact.data import PINS
 from opsweep.config import PinSource
 from opsweep.errors import UsageError
 
-PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")  # the default source (bump rewrites it)
+PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")  # the default source
+#: the exporter stack: what `bot bump` moves, and what opsweep init's Renovate rule groups
+WATCHED = ("torch", "onnx", "onnxruntime", "onnxscript", "hypothesis")
 _PIN = re.compile(r"^\s*(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*==\s*"
                   r"(?P<version>[^\s;,=]+)\s*$")
+
+
+def is_pin(entry: str) -> bool:
+    """Whether a requirement string is an exact pin (`name==version`, nothing else)."""
+    return _PIN.match(entry) is not None
 
 
 def normalize(name: str) -> str:

@@ -123,39 +123,21 @@ def _directory_modules(directory: Path) -> list[ModuleType]:
 
 
 def load_catalog(extra_dirs: Iterable[Path] = (), *,
-                 check_draws: bool | Collection[str] = True, builtin: bool = True) -> Catalog:
+                 check_draws: bool | Collection[str] = True,
+                 builtin: bool | Collection[str] = True) -> Catalog:
     """Import every spec module (the built-in catalog's only with `builtin`: a project's
-    ``[tool.opsweep] catalog = "none"`` measures its own specs alone), validate, and build
-    the derived tables. `check_draws`: prove every spec's strategy draws (True), none
-    (False), or only the named specs' (the ones a sweep with ``--only`` measures)."""
-    modules = (_builtin_modules() if builtin else []) + [
-        m for d in extra_dirs for m in _directory_modules(d)]
-    specs: dict[str, OpSpec] = {}
-    absent: dict[str, Absence] = {}
-    excluded: dict[str, Exclusion] = {}
-    for module in modules:
-        source = module.__name__
-        for item in getattr(module, "SPECS", ()):
-            if not isinstance(item, OpSpec):
-                raise SpecError(repr(item)[:60], "SPECS holds something that is not an OpSpec",
-                                source=source)
-            item = _placed(item, module)
-            if item.name in specs:
-                raise SpecError(item.name, f"duplicate spec name, first defined in "
-                                f"{specs[item.name].source}", source=source)
-            _validate(item)
-            if item.name in absent:
-                raise SpecError(item.name, f"duplicate spec name, first defined in "
-                                f"{absent[item.name].spec.source}", source=source)
-            why = absence(item)
-            if why is None:
-                specs[item.name] = item
-            else:
-                absent[item.name] = Absence(item, why)
-        for row in getattr(module, "EXCLUDED", ()):
-            if row.op in excluded:
-                raise SpecError(row.op, "excluded twice", source=source)
-            excluded[row.op] = row
+    ``[tool.opsweep] catalog = "none"`` measures its own specs alone; a collection of
+    operators keeps only the built-in specs and exclusions of those operators, as
+    ``catalog = "used"`` does), validate, and build the derived tables. `check_draws`:
+    prove every spec's strategy draws (True), none (False), or only the named specs' (the
+    ones a sweep with ``--only`` measures)."""
+    ops = None if isinstance(builtin, bool) else frozenset(builtin)
+    theirs = [m for d in extra_dirs for m in _directory_modules(d)]
+    if ops is not None:  # an operator the project's own specs measure is theirs alone
+        ops -= {op for m in theirs for item in getattr(m, "SPECS", ())
+                for op in getattr(item, "aten_ops", ())}
+    modules = [(m, True) for m in (_builtin_modules() if builtin or ops is not None else [])]
+    specs, absent, excluded = _gather(modules + [(m, False) for m in theirs], ops)
     by_op: dict[str, list[str]] = {}
     for name in sorted(specs):
         for op in specs[name].aten_ops:
@@ -173,6 +155,43 @@ def load_catalog(extra_dirs: Iterable[Path] = (), *,
     return Catalog(MappingProxyType(specs), MappingProxyType(excluded),
                    MappingProxyType({k: tuple(v) for k, v in sorted(by_op.items())}),
                    MappingProxyType(dict(sorted(absent.items()))))
+
+
+def _gather(modules: list[tuple[ModuleType, bool]], ops: frozenset[str] | None):
+    """(specs, absent, excluded) of `modules`, each (module, built-in); with `ops`, a
+    built-in module gives only its specs and exclusions of those operators."""
+    specs: dict[str, OpSpec] = {}
+    absent: dict[str, Absence] = {}
+    excluded: dict[str, Exclusion] = {}
+    for module, built_in in modules:
+        source = module.__name__
+        kept = (lambda names: True) if ops is None or not built_in else ops.intersection
+        for item in getattr(module, "SPECS", ()):
+            if not isinstance(item, OpSpec):
+                raise SpecError(repr(item)[:60], "SPECS holds something that is not an OpSpec",
+                                source=source)
+            if not kept(getattr(item, "aten_ops", ())):
+                continue
+            item = _placed(item, module)
+            if item.name in specs:
+                raise SpecError(item.name, f"duplicate spec name, first defined in "
+                                f"{specs[item.name].source}", source=source)
+            _validate(item)
+            if item.name in absent:
+                raise SpecError(item.name, f"duplicate spec name, first defined in "
+                                f"{absent[item.name].spec.source}", source=source)
+            why = absence(item)
+            if why is None:
+                specs[item.name] = item
+            else:
+                absent[item.name] = Absence(item, why)
+        for row in getattr(module, "EXCLUDED", ()):
+            if not kept((row.op,)):
+                continue
+            if row.op in excluded:
+                raise SpecError(row.op, "excluded twice", source=source)
+            excluded[row.op] = row
+    return specs, absent, excluded
 
 
 def _placed(item: OpSpec, module: ModuleType) -> OpSpec:

@@ -15,7 +15,7 @@ from pathlib import Path
 from opsweep.artifact import account
 from opsweep.artifact import data as art
 from opsweep.artifact.shard import combine
-from opsweep.bot import bump, check
+from opsweep.bot import check
 from opsweep.bot.comment import code
 from opsweep.bot.git import commit_and_push, head_is_bot
 from opsweep.bot.github import (
@@ -41,8 +41,10 @@ from opsweep.bot.publish import (
     resolve,
 )
 from opsweep.cli import actions, settings
+from opsweep.cli.bump import add_parser as add_bump_parser
+from opsweep.cli.steps import add_parsers as add_action_steps
 from opsweep.errors import OpsweepError, UsageError
-from opsweep.files import DEFAULT, Layout, write_atomic
+from opsweep.files import Layout, write_atomic
 
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
 def _outputs(args, **values: object) -> None:
@@ -134,30 +136,34 @@ def cmd_should_run(args) -> int:
     """The loop guard: skip when the committed artifact already describes the head's
     pins at this profile (a nightly artifact serves ci too). A head that is the
     bot's own commit is skipped only on that ground, never on authorship alone."""
-    layout = settings.layout(args.repo_dir)
-    source = replace(layout.pins, pyproject=args.pyproject or layout.pyproject)
-    pins_file = Path(args.repo_dir, source.file)
+    run, reason = should_run(args.repo_dir, args.profile, args.artifact, args.pyproject)
+    _outputs(args, run=run, reason=reason)
+    return 0
+
+
+def should_run(repo_dir: Path, profile: str, artifact: str = "",
+               pyproject: str = "") -> tuple[bool, str]:
+    """(whether the checkout at `repo_dir` needs measuring at `profile`, why)."""
+    layout = settings.layout(repo_dir)
+    source = replace(layout.pins, pyproject=pyproject or layout.pyproject)
+    pins_file = Path(repo_dir, source.file)
     if not pins_file.is_file():
         raise UsageError(f"{pins_file}: no such file (the pins [tool.opsweep] pins names)")
     pins = read_pins(pins_file.read_text("utf-8"), str(pins_file), source)
-    path = Path(args.repo_dir, args.artifact or layout.artifact)
-    bot = " (the head is the bot's commit)" if head_is_bot(args.repo_dir) else ""
+    path = Path(repo_dir, artifact or layout.artifact)
+    bot = " (the head is the bot's commit)" if head_is_bot(repo_dir) else ""
     if path.exists() and "torch" in pins:
         try:
             current = art.load(path)
         except OpsweepError as exc:
-            _outputs(args, run=True, reason=f"committed artifact unreadable ({exc})")
-            return 0
+            return True, f"committed artifact unreadable ({exc})"
         stale = fingerprint_mismatches(current.fingerprint, pins)
-        if not stale and current.profile in (args.profile, "nightly"):
-            _outputs(args, run=False, reason=f"artifact already measured torch {pins['torch']} at "
-                     f"{current.profile}{bot}")
-            return 0
+        if not stale and current.profile in (profile, "nightly"):
+            return False, (f"artifact already measured torch {pins['torch']} at "
+                           f"{current.profile}{bot}")
         if stale:
-            _outputs(args, run=True, reason="; ".join(stale) + bot)
-            return 0
-    _outputs(args, run=True, reason=f"torch pin {pins.get('torch', 'none')}, profile {args.profile}")
-    return 0
+            return True, "; ".join(stale) + bot
+    return True, f"torch pin {pins.get('torch', 'none')}, profile {profile}"
 
 
 def cmd_validate(args) -> int:
@@ -186,13 +192,18 @@ def cmd_assemble(args) -> int:
     layout = replace(Layout.of(configured), **{k: v for k, v in (
         ("artifact", args.artifact), ("page", args.page), ("history_dir", args.history_dir),
         ("history_page", args.history_page)) if v})
-    new = combine([(p, art.load(p)) for p in args.parts])
+    parts = [f for p in args.parts for f in (sorted(p.rglob("*.json")) if p.is_dir() else [p])
+             if f.is_file()]  # a directory: every *.json under it
+    if not parts:
+        raise UsageError(f"no shard artifact in {', '.join(map(str, args.parts))}")
+    new = combine([(p, art.load(p)) for p in parts])
     if new.broken is not None:  # the breakage is the result: nothing to render or record
         art.save(Path(args.out, layout.artifact), new)
         _outputs(args, result=args.out, specs=0, broken=True)
         return 0
     specs = [Path(args.repo_dir, d) for d in configured.specs]
-    done = regenerate_site(args.repo_dir, layout, new, specs, builtin=configured.builtin)
+    done = regenerate_site(args.repo_dir, layout, new, specs,
+                           builtin=settings.builtin_scope(args.repo_dir, configured))
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     data_dir = Path(args.repo_dir, layout.data_dir)
     wanted = [layout.artifact, *layout.pages, done.record, *([checked] if checked else [])]
@@ -201,7 +212,7 @@ def cmd_assemble(args) -> int:
         destination = Path(args.out, relative)
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(Path(args.repo_dir, relative).read_bytes())
-    measured = account.beside([(p, art.load(p).regen_index) for p in args.parts])
+    measured = account.beside([(p, art.load(p).regen_index) for p in parts])
     if measured is not None:  # what the comment says was measured again, and why
         account.save(Path(args.out, account.ACCOUNT_FILE), measured)
     _outputs(args, result=args.out, specs=len(new.specs))
@@ -319,38 +330,6 @@ def cmd_publish(args) -> int:
     return 0
 
 
-def cmd_bump(args) -> int:
-    """Scheduled: open or update ONE pull request moving every watched pin that is behind.
-    The bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
-    source = settings.project(args.repo_dir).pins
-    if source.kind != "tox":
-        raise UsageError(f"[tool.opsweep] pins names {source.where}: `bot bump` rewrites only "
-                         "a tox env's pins yet; move these pins with Renovate or Dependabot")
-    token = args.settings.push_token
-    gh = _client(args)
-    base = args.base or bump.default_branch(gh, args.repo)
-    base_sha, text = bump.base_text(args.repo_dir, base, args.pyproject, token)
-    moves = bump.behind(read_pins(text, args.pyproject),
-                        bump.index_url(args.index or args.settings.index_url))
-    for move in moves:
-        print(f"opsweep: {move}")
-    if not moves:
-        _outputs(args, changed=False, moved="", base=base)
-        return 0
-    new = bump.apply(text, moves, args.pyproject)
-    title, _ = bump.describe(moves)
-    sha = bump.branch_moves_to(args.repo_dir, read_pins(new, args.pyproject), args.pyproject, token)
-    pushed = not sha
-    if pushed:
-        sha = bump.push_branch(args.repo_dir, base_sha, new, args.pyproject, title, token)
-    else:
-        print(f"opsweep: {bump.BRANCH} already moves these pins: left as it is")
-    pull = bump.open_or_update(gh, args.repo, base, moves)
-    _outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
-             base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
-    return 0
-
-
 def apply_settings(args) -> None:
     """What the environment gives where the command line left a value out."""
     if getattr(args, "bot_login", None) == "":
@@ -367,6 +346,8 @@ def add_parser(sub) -> None:
                      f"the API, else {DEFAULT_BOT})"}
     _conversation_parsers(steps, login)
     _data_parsers(steps, login)
+    add_action_steps(steps)
+    add_bump_parser(steps)
 
 
 def _conversation_parsers(steps, login: dict) -> None:
@@ -424,7 +405,8 @@ def _data_parsers(steps, login: dict) -> None:
     p.set_defaults(run=cmd_validate)
 
     p = steps.add_parser("assemble", help="unprivileged: merge, refuse partial, render, history")
-    p.add_argument("parts", type=Path, nargs="+", help="shard artifacts (or one whole artifact)")
+    p.add_argument("parts", type=Path, nargs="+",
+                   help="shard artifacts (or one whole artifact), or directories holding them")
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the measured checkout")
     p.add_argument("--out", type=Path, required=True, help="where the result files go")
     # (each default: what [tool.opsweep] in the checkout configures)
@@ -472,17 +454,6 @@ def _privileged_parsers(steps, login: dict) -> None:
     p.add_argument("--outcome", choices=sorted(check.OUTCOMES), required=True)
     p.add_argument("--url", default="", help="the run to link to")
     p.set_defaults(run=cmd_check)
-
-    p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
-                         "(push token: $OPSWEEP_PUSH_TOKEN)")
-    p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
-    p.add_argument("--repo-dir", type=Path, default=Path("."))
-    p.add_argument("--pyproject", default=DEFAULT.pyproject)
-    p.add_argument("--base", default="", help="the branch the bump starts from and targets "
-                   "(default, or empty: the repository's default branch, asked of the API)")
-    p.add_argument("--index", default="", metavar="URL",
-                   help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index)")
-    p.set_defaults(run=cmd_bump)
 
     p = steps.add_parser("commit", help="commit and push regenerated files, never forcing "
                          "(push token: $OPSWEEP_PUSH_TOKEN)")

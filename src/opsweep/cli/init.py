@@ -1,8 +1,8 @@
-"""``opsweep init``: adopt opsweep in a repository. Writes the three caller workflows
-(onnx-measure, onnx-command, onnx-publish: configuration only, every step in opsweep's
-action and its reusable onnx-sweep workflow), the ``[tool.opsweep]`` block of
-pyproject.toml (the table is created when missing) and a Renovate rule that moves the
-exporter stack in one pull request. Nothing that exists is overwritten without
+"""``opsweep init``: adopt opsweep in a repository. Writes the four caller workflows
+(onnx-measure, onnx-command, onnx-publish, onnx-bump: configuration only, every step in
+opsweep's action and its reusable onnx-sweep workflow), the ``[tool.opsweep]`` block of
+pyproject.toml (the table is created when missing) and a Renovate rule, for the manager
+that reads the configured pin source, that moves the exporter stack in one pull request. Nothing that exists is overwritten without
 ``--force``; the refusal names every file or block that exists. docs/adopting.md walks
 through the result."""
 
@@ -15,17 +15,17 @@ from importlib import resources
 from pathlib import Path
 
 from opsweep import __version__, config
+from opsweep.bot.pins import WATCHED
 from opsweep.errors import UsageError
 from opsweep.files import write_atomic
 
 #: where opsweep's action lives; an adopter may name a fork (--action OWNER/NAME@REF)
 ACTION_REPOSITORY = "opsweep/opsweep"
 DEFAULT_ACTION = f"{ACTION_REPOSITORY}@v{__version__.split('.')[0]}"
-WORKFLOWS = ("onnx-measure.yml", "onnx-command.yml", "onnx-publish.yml")
+WORKFLOWS = ("onnx-measure.yml", "onnx-command.yml", "onnx-publish.yml", "onnx-bump.yml")
 RENOVATE = ".github/renovate.json5"
 RENOVATE_FILES = (RENOVATE, "renovate.json", "renovate.json5", ".github/renovate.json",
                   ".renovaterc", ".renovaterc.json")
-STACK = ("torch", "onnx", "onnxruntime", "onnxscript", "hypothesis")
 _ACTION = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([A-Za-z0-9_./-]+)$")
 _HEADER = re.compile(r"^\s*\[", re.MULTILINE)
 
@@ -49,8 +49,12 @@ def add_parser(sub) -> None:
                    help="where the exporter stack is pinned: requirements=PATH, tox-env=ENV or "
                         "dependencies=project|optional:NAME|group:NAME (default: found in the "
                         "repository)")
-    p.add_argument("--catalog", choices=["builtin", "none"], default="builtin",
-                   help="measure opsweep's built-in catalog too, or only --specs")
+    p.add_argument("--catalog", choices=["builtin", "none", "used"], default="builtin",
+                   help="measure opsweep's built-in catalog too, only --specs (none), or only "
+                        "the built-in specs of the operators --models use (used)")
+    p.add_argument("--models", action="append", default=[], metavar="MODULE:CALLABLE",
+                   help="a model `opsweep check` checks after each sweep (repeat; module:callable "
+                        "or a .pt2 file; what catalog \"used\" measures the operators of)")
     p.add_argument("--specs", action="append", default=[], metavar="DIR",
                    help="a directory of the project's own spec modules (repeat)")
     p.add_argument("--translations", action="append", default=[], metavar="PATH.py:TABLE",
@@ -104,7 +108,8 @@ def build(root: Path, args) -> Plan:
              "specs": args.specs, "translations": args.translations,
              "artifact": _join(args.pages_dir, "onnx_support_measured.json"),
              "pages-dir": args.pages_dir, "history-dir": _join(args.pages_dir, "history"),
-             "data-dir": _join(args.pages_dir, "data")}
+             "data-dir": _join(args.pages_dir, "data"),
+             **({"models": args.models} if args.models else {})}
     parsed = config.parse(table, pyproject)  # the same validation every command applies
     for spec_dir in parsed.specs:
         if not Path(root, spec_dir).is_dir():
@@ -113,6 +118,7 @@ def build(root: Path, args) -> Plan:
     words = {"@ACTION@": args.action, "@SHARDS@": str(args.shards), "@BRANCH@": args.branch,
              "@VERSION@": __version__,
              "@SWEEP@": f"{repository}/.github/workflows/onnx-sweep.yml@{match.group(2)}"}
+    words["@WHERE@"] = parsed.pins.where
     files = {f".github/workflows/{name}": _fill(_template(name), words) for name in WORKFLOWS}
     files[RENOVATE] = _renovate(parsed.pins)
     return Plan(files, _block(table), config._get(data, ("tool", "opsweep")) is not None)
@@ -171,7 +177,7 @@ def _fill(text: str, words: dict[str, str]) -> str:
 
 
 def _renovate(pins: config.PinSource) -> str:
-    packages = ", ".join(f'"{p}"' for p in STACK)
+    packages = ", ".join(f'"{p}"' for p in WATCHED)
     if pins.kind == "requirements":
         pattern = "/^" + re.escape(pins.name).replace("/", "\\\\/").replace("\\.", "\\\\.") + "$/"
         manager = f'  pip_requirements: {{ managerFilePatterns: ["{pattern}"] }},\n'

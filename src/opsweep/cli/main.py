@@ -32,7 +32,14 @@ from opsweep.cli.check import add_parser as add_check_parser
 from opsweep.cli.check import cmd_check
 from opsweep.cli.init import add_parser as add_init_parser
 from opsweep.cli.progress import DEFAULT_INTERVAL
-from opsweep.cli.settings import PROFILE_ENV, Settings, project, repo_url, source_url
+from opsweep.cli.settings import (
+    PROFILE_ENV,
+    Settings,
+    builtin_scope,
+    project,
+    repo_url,
+    source_url,
+)
 from opsweep.cli.summary import summary
 from opsweep.engine.cache import CACHE_ENV, DEFAULT_DIR
 from opsweep.engine.config import RECYCLE, SweepConfig
@@ -79,7 +86,7 @@ def _catalog(args, root: Path = Path("."), *, check_draws: bool | list[str] = Fa
     """The catalog the project configures ([tool.opsweep] catalog and specs) plus --specs."""
     from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
     return load_catalog(_spec_dirs(args, root), check_draws=check_draws,
-                        builtin=project(root).builtin)
+                        builtin=builtin_scope(root))
 
 
 def _add_sweep(sub) -> None:
@@ -216,7 +223,7 @@ def cmd_assemble(args) -> int:
         return EXIT_BROKEN
     from opsweep.cli.site import check_models, regenerate_site  # torch, the catalog: hypothesis
     done = regenerate_site(args.repo_dir, layout, new, _spec_dirs(args, args.repo_dir),
-                           builtin=configured.builtin)
+                           builtin=builtin_scope(args.repo_dir, configured))
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     if checked:
         print(f"opsweep: wrote {checked} ([tool.opsweep] models against the artifact)")

@@ -74,6 +74,18 @@ def project(root: str | os.PathLike = ".") -> Config:
     return config.load(Path(root, "pyproject.toml"))
 
 
+def builtin_scope(root: str | os.PathLike = ".",
+                  configured: Config | None = None) -> bool | frozenset[str]:
+    """What of the built-in catalog the project measures, as `load_catalog(builtin=...)`
+    takes it: all (True), none (False), or ``catalog = "used"``'s operators (the capture
+    of its models: torch, only then imported)."""
+    configured = configured or project(root)
+    if configured.catalog != "used":
+        return configured.builtin
+    from opsweep.check.scope import used_operators
+    return used_operators(configured.models)
+
+
 def layout(root: str | os.PathLike = ".") -> Layout:
     """Where the project keeps its artifact, pages, history, data and pins."""
     return Layout.of(project(root))

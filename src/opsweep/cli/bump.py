@@ -1,0 +1,59 @@
+"""`opsweep bot bump` (the onnx-bump workflow, scheduled): open or update ONE pull request
+moving every watched pin that is behind, in the file ``[tool.opsweep] pins`` names
+(opsweep.bot.bump, opsweep.bot.rewrite)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opsweep.bot import bump
+from opsweep.bot.pins import WATCHED, read_pins
+from opsweep.bot.rewrite import check_exact
+from opsweep.config import load as load_config
+from opsweep.files import DEFAULT
+
+
+def cmd_bump(args) -> int:
+    """Scheduled: open or update ONE pull request moving every watched pin that is behind,
+    in the file [tool.opsweep] pins names (refused: a watched pin that is not exact). The
+    bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
+    from opsweep.cli import bot
+    # where the pins live ([tool.opsweep] pins): the bump rewrites that file in place
+    source = load_config(Path(args.repo_dir, args.pyproject)).pins
+    token, gh, path = args.settings.push_token, bot._client(args), source.file
+    base = args.base or bump.default_branch(gh, args.repo)
+    base_sha, text = bump.base_text(args.repo_dir, base, path, token)
+    check_exact(text, source, path)
+    watched = {n: v for n, v in read_pins(text, path, source).items() if n in WATCHED}
+    moves = bump.behind(watched, bump.index_url(args.index or args.settings.index_url))
+    for move in moves:
+        print(f"opsweep: {move}")
+    if not moves:
+        bot._outputs(args, changed=False, moved="", base=base)
+        return 0
+    new = bump.apply(text, moves, path, source)
+    title, _ = bump.describe(moves, source.where)
+    sha = bump.branch_moves_to(args.repo_dir, read_pins(new, path, source), path, token,
+                               source=source)
+    pushed = not sha
+    if pushed:
+        sha = bump.push_branch(args.repo_dir, base_sha, new, path, title, token)
+    else:
+        print(f"opsweep: {bump.BRANCH} already moves these pins: left as it is")
+    pull = bump.open_or_update(gh, args.repo, base, moves, source.where)
+    bot._outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
+                 base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
+    return 0
+
+
+def add_parser(steps) -> None:
+    p = steps.add_parser("bump", help="open or update the one pull request bumping the pins "
+                         "(push token: $OPSWEEP_PUSH_TOKEN)")
+    p.add_argument("--repo", default="", help="owner/name (default: $GITHUB_REPOSITORY)")
+    p.add_argument("--repo-dir", type=Path, default=Path("."))
+    p.add_argument("--pyproject", default=DEFAULT.pyproject)
+    p.add_argument("--base", default="", help="the branch the bump starts from and targets "
+                   "(default, or empty: the repository's default branch, asked of the API)")
+    p.add_argument("--index", default="", metavar="URL",
+                   help="the package index (default: $OPSWEEP_INDEX_URL, else pip's index)")
+    p.set_defaults(run=cmd_bump)
