@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import sys
 import tomllib
+from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit
@@ -296,7 +297,6 @@ class _Checker:
 def unmet(pins: list[str]) -> list[str]:
     """The `name==version` pins the running interpreter's environment does not hold
     (local version labels such as `+cpu` ignored), one 'name have, pinned want' each."""
-    from importlib import metadata
 
     def key(name: str) -> str:
         return name.strip().lower().replace("_", "-")

@@ -17,7 +17,7 @@ def cmd_bump(args) -> int:
     """Scheduled: open or update ONE pull request moving every watched pin that is behind,
     in the file [tool.opsweep] pins names (refused: a watched pin that is not exact). The
     bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
-    from opsweep.cli import bot
+    from opsweep.cli import bot  # cli.bot imports this module to register the command
     # where the pins live ([tool.opsweep] pins): the bump rewrites that file in place
     source = load_config(Path(args.repo_dir, args.pyproject)).pins
     token, gh, path = args.settings.push_token, bot._client(args), source.file

@@ -22,6 +22,7 @@ from opsweep.bot.pins import pin_change
 
 
 def cmd_sweep(args) -> int:
+    # cli.bot imports this module to register the steps; settings and main come with it
     from opsweep.cli import bot, settings
     from opsweep.cli.main import EXIT_BROKEN, main
     committed = Path(args.artifact or settings.project(".").artifact)
@@ -41,7 +42,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_decide(args) -> int:
-    from opsweep.cli import bot, settings
+    from opsweep.cli import bot, settings  # cli.bot imports this module (see cmd_sweep)
     profile, run = "ci", True
     if args.event_name == "pull_request":
         source = settings.project(args.repo_dir).pins
@@ -77,7 +78,7 @@ def report_targets(args) -> tuple[str, list[str]]:
 
 
 def cmd_report(args) -> int:
-    from opsweep.cli import bot
+    from opsweep.cli import bot  # cli.bot imports this module (see cmd_sweep)
     outcome, shas = report_targets(args)
     if shas and outcome not in check.OUTCOMES:
         print(f"opsweep: error: --outcome {outcome!r}: expected one of "
