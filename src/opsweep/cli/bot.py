@@ -17,20 +17,18 @@ from opsweep.artifact import data as art
 from opsweep.artifact.shard import combine
 from opsweep.bot import check
 from opsweep.bot.comment import code
-from opsweep.bot.git import commit_and_push, head_is_bot
+from opsweep.bot.git import commit_and_push
 from opsweep.bot.github import (
     DEFAULT_BOT,
     authorize,
     bind,
     bot_login,
-    client,
     finish,
     parse_command,
     react,
     refuse,
     upsert_comment,
 )
-from opsweep.bot.pins import fingerprint_mismatches, read_pins
 from opsweep.bot.publish import (
     CommitFailed,
     Forged,
@@ -41,21 +39,13 @@ from opsweep.bot.publish import (
     resolve,
 )
 from opsweep.cli import actions, settings
+from opsweep.cli.botio import client_of, outputs, should_run, write_request
 from opsweep.cli.bump import add_parser as add_bump_parser
 from opsweep.cli.steps import add_parsers as add_action_steps
-from opsweep.errors import OpsweepError, UsageError
-from opsweep.files import Layout, write_atomic
+from opsweep.errors import UsageError
+from opsweep.files import Layout
 
 MAX_ARTIFACT_BYTES = 32 * 1024 * 1024
-def _outputs(args, **values: object) -> None:
-    """`key=value` lines on stdout, and appended to $GITHUB_OUTPUT when it is set."""
-    sys.stdout.write(actions.write_outputs(values, args.settings.output))
-
-
-def _client(args):
-    if not args.settings.token:
-        raise UsageError("GITHUB_TOKEN is not set")
-    return client(args.settings.token, args.settings.api_url)
 
 
 def _event(path: Path) -> dict:
@@ -74,9 +64,9 @@ def cmd_command(args) -> int:
     event = _event(args.event)
     command = parse_command(event, bot_login(None, args.bot_login))  # the API is not asked yet
     if command is None:
-        _outputs(args, accepted=False, profile="", pr="", sha="", reason="not a /regen-onnx command")
+        outputs(args, accepted=False, profile="", pr="", sha="", reason="not a /regen-onnx command")
         return 0
-    gh = _client(args)
+    gh = client_of(args)
     number, comment_id = event["issue"]["number"], event["comment"]["id"]
     command = bind(gh, args.repo, authorize(gh, args.repo, event, command))
     if command.accepted:
@@ -84,30 +74,24 @@ def cmd_command(args) -> int:
     elif command.respond:
         refuse(gh, args.repo, number, comment_id, command)
     if command.accepted and args.request:
-        _write_request(args.request, "issue_comment", number, command.sha, command.profile,
+        write_request(args.request, "issue_comment", number, command.sha, command.profile,
                        comment_id)
-    _outputs(args, accepted=command.accepted, profile=command.profile, pr=number,
+    outputs(args, accepted=command.accepted, profile=command.profile, pr=number,
              sha=command.sha if command.accepted else "",  # bound: the full head SHA
              head_repo=command.head_repo, comment_id=comment_id,
              reason=command.reason or "accepted")
     return 0
 
 
-def _write_request(path: Path, event: str, pr: int, sha: str, profile: str, comment: int) -> None:
-    data = {"event": event, "pr": int(pr or 0), "sha": sha, "profile": profile,
-            "comment_id": int(comment or 0)}
-    write_atomic(path, (json.dumps(data, sort_keys=True) + "\n").encode("utf-8"))
-
-
 def cmd_request(args) -> int:
     """The measuring run's pointer for the publishing run (checked there, never trusted)."""
-    _write_request(args.out, args.event_name, args.pr, args.sha, args.profile, args.comment_id)
+    write_request(args.out, args.event_name, args.pr, args.sha, args.profile, args.comment_id)
     return 0
 
 
 def cmd_finish(args) -> int:
     """Replace the 👀 on a command by 🚀 (done), 👍 (nothing to do) or 👎 (failed)."""
-    gh = _client(args)
+    gh = client_of(args)
     finish(gh, args.repo, args.pr, args.comment_id, args.outcome, _bot_login(args))
     if args.reply:
         what = {"nothing": "Nothing to do", "failed": "Failed", "done": "Done"}[args.outcome]
@@ -118,16 +102,16 @@ def cmd_finish(args) -> int:
 
 def cmd_comment(args) -> int:
     body = Path(args.body).read_text("utf-8")
-    comment_id = upsert_comment(_client(args), args.repo, args.pr, body, _bot_login(args))
-    _outputs(args, comment_id=comment_id)
+    comment_id = upsert_comment(client_of(args), args.repo, args.pr, body, _bot_login(args))
+    outputs(args, comment_id=comment_id)
     return 0
 
 
 def cmd_pull(args) -> int:
     """Where a pull request's head lives: same repository (commit) or a fork (do not push)."""
-    pull = _client(args).get_repo(args.repo).get_pull(args.pr)
+    pull = client_of(args).get_repo(args.repo).get_pull(args.pr)
     head_repo = pull.head.repo.full_name if pull.head.repo else ""
-    _outputs(args, head_ref=pull.head.ref, head_sha=pull.head.sha, head_repo=head_repo,
+    outputs(args, head_ref=pull.head.ref, head_sha=pull.head.sha, head_repo=head_repo,
              same_repo=head_repo == args.repo)
     return 0
 
@@ -137,33 +121,8 @@ def cmd_should_run(args) -> int:
     pins at this profile (a nightly artifact serves ci too). A head that is the
     bot's own commit is skipped only on that ground, never on authorship alone."""
     run, reason = should_run(args.repo_dir, args.profile, args.artifact, args.pyproject)
-    _outputs(args, run=run, reason=reason)
+    outputs(args, run=run, reason=reason)
     return 0
-
-
-def should_run(repo_dir: Path, profile: str, artifact: str = "",
-               pyproject: str = "") -> tuple[bool, str]:
-    """(whether the checkout at `repo_dir` needs measuring at `profile`, why)."""
-    layout = settings.layout(repo_dir)
-    source = replace(layout.pins, pyproject=pyproject or layout.pyproject)
-    pins_file = Path(repo_dir, source.file)
-    if not pins_file.is_file():
-        raise UsageError(f"{pins_file}: no such file (the pins [tool.opsweep] pins names)")
-    pins = read_pins(pins_file.read_text("utf-8"), str(pins_file), source)
-    path = Path(repo_dir, artifact or layout.artifact)
-    bot = " (the head is the bot's commit)" if head_is_bot(repo_dir) else ""
-    if path.exists() and "torch" in pins:
-        try:
-            current = art.load(path)
-        except OpsweepError as exc:
-            return True, f"committed artifact unreadable ({exc})"
-        stale = fingerprint_mismatches(current.fingerprint, pins)
-        if not stale and current.profile in (profile, "nightly"):
-            return False, (f"artifact already measured torch {pins['torch']} at "
-                           f"{current.profile}{bot}")
-        if stale:
-            return True, "; ".join(stale) + bot
-    return True, f"torch pin {pins.get('torch', 'none')}, profile {profile}"
 
 
 def cmd_validate(args) -> int:
@@ -180,7 +139,7 @@ def cmd_validate(args) -> int:
 def cmd_commit(args) -> int:
     pushed = commit_and_push(args.repo_dir, args.paths, args.branch, args.expected_sha,
                              args.message, token=args.settings.push_token)
-    _outputs(args, changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
+    outputs(args, changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
     return 0
 
 
@@ -199,7 +158,7 @@ def cmd_assemble(args) -> int:
     new = combine([(p, art.load(p)) for p in parts])
     if new.broken is not None:  # the breakage is the result: nothing to render or record
         art.save(Path(args.out, layout.artifact), new)
-        _outputs(args, result=args.out, specs=0, broken=True)
+        outputs(args, result=args.out, specs=0, broken=True)
         return 0
     specs = [Path(args.repo_dir, d) for d in configured.specs]
     done = regenerate_site(args.repo_dir, layout, new, specs,
@@ -215,7 +174,7 @@ def cmd_assemble(args) -> int:
     measured = account.beside([(p, art.load(p).regen_index) for p in parts])
     if measured is not None:  # what the comment says was measured again, and why
         account.save(Path(args.out, account.ACCOUNT_FILE), measured)
-    _outputs(args, result=args.out, specs=len(new.specs))
+    outputs(args, result=args.out, specs=len(new.specs))
     return 0
 
 
@@ -223,16 +182,16 @@ def cmd_resolve(args) -> int:
     """Privileged: what a finished measuring run may publish (see publish.resolve)."""
     run = _event(args.run_event).get("workflow_run") or {}
     if not (args.request and Path(args.request).exists()):
-        _outputs(args, publish=False, measured=False,
+        outputs(args, publish=False, measured=False,
                  reason="the run measured nothing (it left no request)")
         return 0
-    gh = _client(args)
+    gh = client_of(args)
     try:
         target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
     except Forged as exc:  # the command that started the run still gets its final reaction
-        _outputs(args, publish=False, pr=exc.pr, comment_id=exc.comment_id, reason="forged request")
+        outputs(args, publish=False, pr=exc.pr, comment_id=exc.comment_id, reason="forged request")
         raise
-    _outputs(args, publish=bool(target.pr) or target.event in ("workflow_dispatch", "push"),
+    outputs(args, publish=bool(target.pr) or target.event in ("workflow_dispatch", "push"),
              pr=target.pr,
              sha=target.sha, branch=target.branch, head_repo=target.head_repo,
              same_repo=target.same_repo, comment_id=target.comment_id,
@@ -243,7 +202,7 @@ def cmd_resolve(args) -> int:
 def cmd_failed(args) -> int:
     """Privileged: a measuring run failed, timed out or was cancelled; say so on the pull
     request, on the command (👎 and a reply) and in the `onnx-support` check."""
-    gh = _client(args)
+    gh = client_of(args)
     run = _event(args.run_event).get("workflow_run") or {}
     request = _event(args.request) if args.request and Path(args.request).exists() else {}
     target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
@@ -269,8 +228,8 @@ def cmd_failed(args) -> int:
 def cmd_check(args) -> int:
     """Privileged: set the required `onnx-support` status on the measured head and the
     bot's own commit."""
-    done = check.report(_client(args), args.repo, args.sha, args.outcome, args.url)
-    _outputs(args, reported=",".join(done))
+    done = check.report(client_of(args), args.repo, args.sha, args.outcome, args.url)
+    outputs(args, reported=",".join(done))
     return 0
 
 
@@ -290,11 +249,11 @@ def _broken_result(args) -> str:
 def cmd_publish(args) -> int:
     """Privileged (workflow_run, default-branch code): check the finished run's result as
     data, then diff, summary, comment and commit. Nothing from the pull request runs."""
-    gh = _client(args)
+    gh = client_of(args)
     run = _event(args.run_event).get("workflow_run") or {}
     request = _event(args.request) if args.request and Path(args.request).exists() else {}
     target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
-    _outputs(args, pr=target.pr, sha=target.sha, comment_id=target.comment_id,
+    outputs(args, pr=target.pr, sha=target.sha, comment_id=target.comment_id,
              same_repo=target.same_repo)
     # the layout the default branch configures (trusted code; never the head's say)
     layout = settings.layout(args.base_dir)
@@ -310,14 +269,14 @@ def cmd_publish(args) -> int:
         if target.pr:
             upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
                            _bot_login(args))
-        _outputs(args, outcome="failed", changed=False, reason=str(exc))
+        outputs(args, outcome="failed", changed=False, reason=str(exc))
         print(f"opsweep: not published: {exc}", file=sys.stderr)
         # a refused commit fails the run (nobody else may be told: a dispatch has no PR);
         # a stale or partial result is an answer, said on the pull request
         return 1 if isinstance(exc, CommitFailed) else 0
     actions.append_summary(done.summary, args.settings.summary)
     counts = done.counts
-    _outputs(args, regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
+    outputs(args, regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
              newly_measured=counts.get("newly measured", 0),
              no_longer_measured=counts.get("no longer measured", 0),
              changed=bool(done.committed), sha=done.committed,

@@ -9,6 +9,7 @@ from pathlib import Path
 from opsweep.bot import bump
 from opsweep.bot.pins import WATCHED, read_pins
 from opsweep.bot.rewrite import check_exact
+from opsweep.cli import botio
 from opsweep.config import load as load_config
 from opsweep.files import DEFAULT
 
@@ -17,10 +18,9 @@ def cmd_bump(args) -> int:
     """Scheduled: open or update ONE pull request moving every watched pin that is behind,
     in the file [tool.opsweep] pins names (refused: a watched pin that is not exact). The
     bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
-    from opsweep.cli import bot  # cli.bot imports this module to register the command
     # where the pins live ([tool.opsweep] pins): the bump rewrites that file in place
     source = load_config(Path(args.repo_dir, args.pyproject)).pins
-    token, gh, path = args.settings.push_token, bot._client(args), source.file
+    token, gh, path = args.settings.push_token, botio.client_of(args), source.file
     base = args.base or bump.default_branch(gh, args.repo)
     base_sha, text = bump.base_text(args.repo_dir, base, path, token)
     check_exact(text, source, path)
@@ -29,7 +29,7 @@ def cmd_bump(args) -> int:
     for move in moves:
         print(f"opsweep: {move}")
     if not moves:
-        bot._outputs(args, changed=False, moved="", base=base)
+        botio.outputs(args, changed=False, moved="", base=base)
         return 0
     new = bump.apply(text, moves, path, source)
     title, _ = bump.describe(moves, source.where)
@@ -41,7 +41,7 @@ def cmd_bump(args) -> int:
     else:
         print(f"opsweep: {bump.BRANCH} already moves these pins: left as it is")
     pull = bump.open_or_update(gh, args.repo, base, moves, source.where)
-    bot._outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
+    botio.outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
                  base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
     return 0
 

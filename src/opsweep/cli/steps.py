@@ -19,12 +19,11 @@ from pathlib import Path
 
 from opsweep.bot import check
 from opsweep.bot.pins import pin_change
+from opsweep.cli import botio, settings
 
 
 def cmd_sweep(args) -> int:
-    # cli.bot imports this module to register the steps; settings and main come with it
-    from opsweep.cli import bot, settings
-    from opsweep.cli.main import EXIT_BROKEN, main
+    from opsweep.cli.main import EXIT_BROKEN, main  # cli.main registers this module, via cli.bot
     committed = Path(args.artifact or settings.project(".").artifact)
     out = Path(args.parts, f"onnx-shard-{args.shard}-of-{args.shards}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -37,12 +36,11 @@ def cmd_sweep(args) -> int:
     code = main(argv)
     if code not in (0, EXIT_BROKEN):
         return code
-    bot._outputs(args, path=out)
+    botio.outputs(args, path=out)
     return 0
 
 
 def cmd_decide(args) -> int:
-    from opsweep.cli import bot, settings  # cli.bot imports this module (see cmd_sweep)
     profile, run = "ci", True
     if args.event_name == "pull_request":
         source = settings.project(args.repo_dir).pins
@@ -54,10 +52,10 @@ def cmd_decide(args) -> int:
     elif args.event_name != "push":  # a push is measured unless the guard says otherwise
         profile = args.dispatch_profile or "nightly"
     if run:
-        run, reason = bot.should_run(args.repo_dir, profile)
+        run, reason = botio.should_run(args.repo_dir, profile)
         print(f"guard: {'measure' if run else 'skip'}: {reason}")
-    bot._outputs(args, run=run, profile=profile, sha=args.sha)
-    bot._write_request(args.request, args.event_name, args.pr, args.sha, profile, 0)
+    botio.outputs(args, run=run, profile=profile, sha=args.sha)
+    botio.write_request(args.request, args.event_name, args.pr, args.sha, profile, 0)
     return 0
 
 
@@ -78,14 +76,13 @@ def report_targets(args) -> tuple[str, list[str]]:
 
 
 def cmd_report(args) -> int:
-    from opsweep.cli import bot  # cli.bot imports this module (see cmd_sweep)
     outcome, shas = report_targets(args)
     if shas and outcome not in check.OUTCOMES:
         print(f"opsweep: error: --outcome {outcome!r}: expected one of "
               f"{', '.join(sorted(check.OUTCOMES))}", file=sys.stderr)
         return 2
-    done = check.report(bot._client(args), args.repo, shas, outcome, args.url) if shas else []
-    bot._outputs(args, outcome=outcome, reported=",".join(done))
+    done = check.report(botio.client_of(args), args.repo, shas, outcome, args.url) if shas else []
+    botio.outputs(args, outcome=outcome, reported=",".join(done))
     return 0
 
 
