@@ -30,6 +30,7 @@ from opsweep.cli.bot import add_parser as add_bot_parser
 from opsweep.cli.bot import apply_settings
 from opsweep.cli.check import add_parser as add_check_parser
 from opsweep.cli.check import cmd_check
+from opsweep.cli.exits import EXIT_BROKEN, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.init import add_parser as add_init_parser
 from opsweep.cli.progress import DEFAULT_INTERVAL
 from opsweep.cli.settings import (
@@ -61,8 +62,6 @@ The main job, measure then render:
 EPILOG = """\
 `opsweep COMMAND --help` describes each command. `tox -e proptest_onnx` runs the main job
 with the pinned exporter stack; docs/refreshing.md explains how to read the results."""
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-EXIT_BROKEN = 3  # the pin set breaks the exporter: nothing could be measured
 
 
 def _err(message: str) -> None:
@@ -483,6 +482,7 @@ COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "coverage": 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.settings = Settings.read()
+    args.main = main  # a step that runs another command (bot sweep) calls it so, not by import
     apply_settings(args)
     try:
         return args.run(args) if args.command in ("bot", "init") else COMMANDS[args.command](args)

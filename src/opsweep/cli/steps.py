@@ -20,10 +20,10 @@ from pathlib import Path
 from opsweep.bot import check
 from opsweep.bot.pins import pin_change
 from opsweep.cli import botio, settings
+from opsweep.cli.exits import EXIT_BROKEN
 
 
 def cmd_sweep(args) -> int:
-    from opsweep.cli.main import EXIT_BROKEN, main  # cli.main registers this module, via cli.bot
     committed = Path(args.artifact or settings.project(".").artifact)
     out = Path(args.parts, f"onnx-shard-{args.shard}-of-{args.shards}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -33,7 +33,7 @@ def cmd_sweep(args) -> int:
     for table in args.translations.split():
         argv += ["--translations", table]
     argv += ["--out", str(out), "--quiet", "--cache", str(args.cache), *args.sweep_args]
-    code = main(argv)
+    code = args.main(argv)  # cli.main's, handed over in the parsed arguments
     if code not in (0, EXIT_BROKEN):
         return code
     botio.outputs(args, path=out)
