@@ -55,12 +55,14 @@ class Layout:
 
     @property
     def details(self) -> str:
-        """The operators page, beside the support page."""
+        """The operators' pages (a directory: an index and one page per operator), beside
+        the support page."""
         return _beside(self.page, DETAILS_NAME)
 
     @property
     def specs(self) -> str:
-        """The spec sources page, beside the support page."""
+        """The spec sources pages (a directory: an index and one page per spec file),
+        beside the support page."""
         return _beside(self.page, SPECS_NAME)
 
     @property
@@ -74,15 +76,38 @@ class Layout:
         return _beside(self.page, MIGRATING_NAME)
 
     @property
+    def dtypes(self) -> str:
+        """The dtype matrix (dtypes at a glance), beside the support page."""
+        return _beside(self.page, DTYPES_NAME)
+
+    @property
     def documented(self) -> str:
         """The retired TorchScript listing's claims (scripts/recompute_documented.py)."""
         return f"{self.data_dir}/documented.json"
 
     @property
     def pages(self) -> tuple[str, ...]:
-        """Every page the main job renders."""
-        return (self.home, self.page, self.details, self.specs, self.migrating,
-                self.history_page)
+        """Every single page the main job renders (the directories of pages apart)."""
+        return (self.home, self.page, self.dtypes, self.migrating, self.history_page)
+
+    @property
+    def page_dirs(self) -> tuple[str, ...]:
+        """The directories whose every ``.md`` page the main job renders (and prunes)."""
+        return (self.details, self.specs)
+
+    @property
+    def superseded(self) -> tuple[str, ...]:
+        """Pages an older layout rendered in their place (one page for every operator, one
+        for every spec): removed by the next render when they carry its mark."""
+        return tuple(f"{d}.md" for d in self.page_dirs)
+
+    def rendered(self, root: str | os.PathLike = ".") -> list[str]:
+        """Every page of the layout as it stands under `root`, relative to it."""
+        found = list(self.pages)
+        for directory in self.page_dirs:
+            found += sorted(p.relative_to(root).as_posix()
+                            for p in Path(root, directory).glob("*.md"))
+        return found
 
     def under(self, root: str | os.PathLike) -> Layout:
         """The same layout, every path under `root`."""
@@ -91,8 +116,9 @@ class Layout:
                        templates=str(Path(root, self.templates)) if self.templates else "")
 
 
-DETAILS_NAME = "operators.md"
-SPECS_NAME = "specs.md"
+DETAILS_NAME = "operators"
+SPECS_NAME = "specs"
+DTYPES_NAME = "dtypes.md"
 HOME_NAME = "index.md"
 MIGRATING_NAME = "migrating.md"
 DEFAULT = Layout()

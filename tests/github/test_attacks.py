@@ -115,7 +115,7 @@ def test_the_command_run_s_binding_is_the_run_name_of_trusted_numeric_fields_onl
 
 def test_a_symlinked_destination_on_the_branch_writes_nothing_outside_the_checkout(
         github, monkeypatch, tmp_path, origin, capsys):
-    """A same-repository branch commits docs/operators.md as a link into the bot's installed
+    """A same-repository branch commits docs/operators/sin.md as a link into the bot's installed
     package: publish must not write through it (the refusal is the outcome: nothing is
     committed, the comment and the exit code say why)."""
     bare, _ = origin
@@ -123,23 +123,25 @@ def test_a_symlinked_destination_on_the_branch_writes_nothing_outside_the_checko
     package.parent.mkdir(parents=True)
     package.write_text("ORIGINAL = True\n")
     work = checkout(bare, tmp_path / "writer")
-    (work / "docs" / "operators.md").symlink_to(package)
-    git(work, "add", "docs/operators.md")
+    (work / "docs" / "operators").mkdir(exist_ok=True)
+    (work / "docs" / "operators" / "sin.md").symlink_to(package)
+    git(work, "add", "docs/operators/sin.md")
     git(work, "-c", "user.name=w", "-c", "user.email=w@example.invalid", "commit", "-qm", "link")
     git(work, "push", "-q", "origin", "HEAD:refs/heads/feature")
     sha = git(work, "rev-parse", "HEAD")
     github.add_pull(REPO, 5, ref="feature", sha=sha)
     result = measured(tmp_path, whole("2.13.0"))
-    (result / "docs" / "operators.md").write_text("import os  # runs in the publish job\n")
+    (result / "docs" / "operators").mkdir(exist_ok=True)
+    (result / "docs" / "operators" / "sin.md").write_text("import os  # runs in the publish job\n")
     head = checkout(bare, tmp_path / "head")
     (tmp_path / "request.json").write_text("{}")
     rc, _ = publish_rc(tmp_path, monkeypatch, github, run_payload(sha, REPO), {}, result, head)
     assert package.read_text() == "ORIGINAL = True\n", "publish wrote through the link"
     assert git(bare, "rev-parse", "feature") == sha
     assert rc == 1
-    assert "docs/operators.md is a symbolic link" in capsys.readouterr().err
+    assert "docs/operators/sin.md is a symbolic link" in capsys.readouterr().err
     (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
-    assert "docs/operators.md is a symbolic link" in comment.body
+    assert "docs/operators/sin.md is a symbolic link" in comment.body
 
 
 def test_the_commit_is_built_from_blobs_and_refuses_links_and_escapes(tmp_path, origin):

@@ -97,6 +97,8 @@ def allowed(layout: Layout, relative: str) -> bool:
         return False
     if relative in (layout.artifact, layout.models) or relative in layout.pages:
         return True
+    if parent in layout.page_dirs:  # an operator's page, a spec file's page, their index
+        return name.endswith(".md")
     if parent == layout.history_dir:
         return name.startswith("torch-") and name.endswith(".json")
     return parent == layout.data_dir and name.startswith("doc-links-") and name.endswith(".json")
