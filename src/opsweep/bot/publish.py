@@ -268,7 +268,8 @@ def _commit(head: Path, target: Target, files: dict[str, Path], layout: Layout,
     try:
         pushed = commit_files(head, files, target.branch, target.sha, message,
                               token=push_token, pyproject=layout.pyproject,
-                              pins=layout.pins)
+                              pins=layout.pins, prune=[d for d in layout.page_dirs
+                                                       if f"{d}/index.md" in files])
     except StaleHead as exc:
         return "", f"Not committed: {exc}."
     except GitError as exc:
