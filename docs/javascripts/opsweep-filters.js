@@ -236,3 +236,13 @@
     init();
   }
 })();
+
+/* A link of the older layout, one page for every operator (operators/#op-NAME), lands on the
+   operators' index: go on to the operator's own page. */
+(function () {
+  "use strict";
+  var found = /^#op-([A-Za-z0-9_]+)$/.exec(location.hash);
+  if (found && /\/operators\/(index\.html)?$/.test(location.pathname)) {
+    location.replace(found[1] + "/");
+  }
+})();

@@ -338,6 +338,8 @@ def drive(context, outside, served):
     page.locator("#opsweep-filters").screenshot(path=SHOTS / "supported_operators-filters.png")
     check_detail(page, next(op for op in pools if codes["stock"][op]
                             and not codes["stock"][op].startswith("f")))
+    page.goto(f"{served}/operators/#op-{pools[0]}")  # a link of the older, one-page layout
+    page.wait_for_url(f"**/operators/{pools[0]}/")  # goes on to the operator's own page
     page.goto(f"{served}/history/")
     assert page.locator("svg.opsweep-chart circle").count() >= 4
     page.locator("svg.opsweep-chart").screenshot(path=SHOTS / "history-chart.png")
