@@ -1,5 +1,6 @@
 """Rendering the support page: artifact + installed listing -> markdown, and beside it
-the operators page (one section per operator, :mod:`opsweep.page.detail`). Each row is
+the operators' pages (one page per operator, :mod:`opsweep.page.detail`) and the dtype
+matrix. Each row is
 built once, with its filter data and dtype matrices (:mod:`opsweep.page.view`).
 
 The template sees view-models built here, never raw JSON. Both headline bars
