@@ -2,12 +2,13 @@
    library, works offline). Everything it needs is in the rows' data attributes,
    written by `opsweep render`:
      data-op    the operator
-     data-core  1 for a core operator
+     data-core  1 for a core operator (absent: not core)
      data-g     per target (space-separated, stock first): four grade letters, export
                 runtime numerics dynamic (f full, p partial, n none, b blocked, s skipped,
                 - not reached); empty when that target did not measure the operator
      data-chg   per target: 1 when the grades changed across the last recorded bump
-     data-fail  the dtype classes with a failing example
+                (absent: changed for none)
+     data-fail  the dtype classes with a failing example (absent: none)
    Without JavaScript the table is complete as rendered; this only hides rows. */
 (function () {
   "use strict";
@@ -26,13 +27,11 @@
     return node;
   }
 
-  function badge(g) {
-    if (g[0] === "") {
-      var u = el("b", {"class": "g-u"}, "-");
-      u.appendChild(el("i", {}, " unmeasured"));
-      return u;
-    }
-    return el("b", {"class": g[2]}, g[1]);
+  // a grade cell of the table (the third to the sixth) is its badge: <td class="g-p">partial</td>
+  function paint(cell, g) {
+    cell.className = g[2];
+    cell.textContent = g[0] === "" ? "-" : g[1];
+    if (g[0] === "") { cell.appendChild(el("i", {}, " unmeasured")); }
   }
 
   function setup(table, bar) {
@@ -45,7 +44,8 @@
               codes: targets.map(function (_, i) { return codes[i] || ""; }),
               chg: targets.map(function (_, i) { return (tr.dataset.chg || "")[i] === "1"; }),
               fail: (tr.dataset.fail || "").split(" ").filter(Boolean),
-              cells: tr.querySelectorAll("td.g"), chgCell: tr.querySelector("td.chg")};
+              cells: Array.prototype.slice.call(tr.cells, 2, 6),  // the four grade cells
+              chgCell: tr.querySelector("td.chg")};
     });
     var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: []};
     var names = {};
@@ -170,7 +170,7 @@
         if (ok) { shown[r.op] = true; visible += 1; }
         if (redraw) {
           AXES.forEach(function (axis, i) {
-            if (r.cells[i]) { r.cells[i].replaceChildren(badge(LETTER[grade(r, axis)])); }
+            if (r.cells[i]) { paint(r.cells[i], LETTER[grade(r, axis)]); }
           });
           if (r.chgCell) { r.chgCell.textContent = r.chg[state.target] ? "\u2195" : ""; }
         }
@@ -234,5 +234,15 @@
     document.addEventListener("DOMContentLoaded", init);
   } else {
     init();
+  }
+})();
+
+/* A link of the older layout, one page for every operator (operators/#op-NAME), lands on the
+   operators' index: go on to the operator's own page. */
+(function () {
+  "use strict";
+  var found = /^#op-([A-Za-z0-9_]+)$/.exec(location.hash);
+  if (found && /\/operators\/(index\.html)?$/.test(location.pathname)) {
+    location.replace(found[1] + "/");
   }
 })();

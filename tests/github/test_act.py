@@ -212,7 +212,8 @@ def test_measuring_run_uploads_data_only(measured):
     committed = json.loads((result / "onnx_support_measured.json").read_text())
     assert set(committed["specs"]) == {"sin", "relu", "cdist"} and "shard" not in committed
     assert (result / "supported_operators.md").is_file()
-    assert (result / "operators.md").is_file() and (result / "specs.md").is_file()
+    assert (result / "operators" / "sin.md").is_file() and (result / "specs" / "index.md").is_file()
+    assert (result / "dtypes.md").is_file()
     assert len(list((result / "history").glob(f"torch-{INSTALLED}+*.json"))) == 1
     checkouts = (artifacts.parent / "checkouts.log").read_text()
     assert "persist=true" not in checkouts

@@ -182,11 +182,24 @@ def test_unexpected_files_in_the_result_are_refused(github, monkeypatch, tmp_pat
         collect(result_dir, Layout())
 
 
-def test_the_spec_sources_page_is_a_result_file_the_bot_commits(tmp_path):
+def test_the_rendered_directories_pages_are_result_files_the_bot_commits(tmp_path):
+    """An operator's page, a spec file's page and their index are results; anything else
+    in those directories, or below them, is not."""
+    from opsweep.errors import UsageError
     from opsweep.bot.publish import Layout, collect
     result_dir = measured(tmp_path, whole())
-    (result_dir / "docs" / "specs.md").write_text("# Spec sources\n")
-    assert "docs/specs.md" in collect(result_dir, Layout())  # what collect keeps is committed
+    for page in ("specs/index.md", "specs/unary.md", "operators/index.md", "operators/sin.md",
+                 "dtypes.md"):
+        (result_dir / "docs" / page).parent.mkdir(exist_ok=True)
+        (result_dir / "docs" / page).write_text("# a page\n")
+    kept = collect(result_dir, Layout())  # what collect keeps is committed
+    assert {"docs/specs/unary.md", "docs/operators/sin.md", "docs/dtypes.md"} <= set(kept)
+    for stray in ("operators/run.py", "operators/deeper/x.md"):
+        (result_dir / "docs" / stray).parent.mkdir(exist_ok=True)
+        (result_dir / "docs" / stray).write_text("x\n")
+        with pytest.raises(UsageError, match="not a file the measured result may carry"):
+            collect(result_dir, Layout())
+        (result_dir / "docs" / stray).unlink()
 
 
 def command_request(github, sha, login="maintainer", body="/regen-onnx"):

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACT = ROOT / "docs" / "onnx_support_measured.json"
 PAGE = ROOT / "docs" / "supported_operators.md"
-DETAILS = ROOT / "docs" / "operators.md"
-SOURCES = ROOT / "docs" / "specs.md"
+DETAILS = ROOT / "docs" / "operators"  # one page per operator, and an index
+SOURCES = ROOT / "docs" / "specs"  # one page per file of specs, and an index
+DTYPES = ROOT / "docs" / "dtypes.md"
 MIGRATING = ROOT / "docs" / "migrating.md"
 SHOTS = ROOT / "test-artifacts"
 
@@ -58,12 +59,19 @@ def test_committed_page_is_the_render_of_the_committed_artifact(rendered):
     assert (tmp_path / "supported_operators.md").read_text("utf-8") == PAGE.read_text("utf-8"), (
         "docs/supported_operators.md is stale: run "
         "`opsweep render --onnx-report docs/onnx_support_measured.json`")
-    assert (tmp_path / "operators.md").read_text("utf-8") == DETAILS.read_text("utf-8"), (
-        "docs/operators.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
-    assert (tmp_path / "specs.md").read_text("utf-8") == SOURCES.read_text("utf-8"), (
-        "docs/specs.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
+    for directory in (DETAILS, SOURCES):  # the same pages, none missing and none stale
+        assert pages(tmp_path / directory.name) == pages(directory), (
+            f"docs/{directory.name}/ is stale: run "
+            "`opsweep render --onnx-report docs/onnx_support_measured.json`")
+    assert (tmp_path / "dtypes.md").read_text("utf-8") == DTYPES.read_text("utf-8"), (
+        "docs/dtypes.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
+    assert not (ROOT / "docs" / "operators.md").exists() and not (ROOT / "docs" / "specs.md").exists()
     assert (tmp_path / "migrating.md").read_text("utf-8") == MIGRATING.read_text("utf-8"), (
         "docs/migrating.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
+
+
+def pages(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.glob("*.md"))}
 
 
 def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(tmp_path):
@@ -87,7 +95,7 @@ def test_a_repro_snippet_on_the_operators_page_reproduces_its_failure():
 
     from opsweep.engine.adapter import quiet_exporter
     quiet_exporter()
-    text = DETAILS.read_text("utf-8")
+    text = "".join(p.read_text("utf-8") for p in sorted(DETAILS.glob("*.md")))
     found = re.search(r"<summary>Reproduce no-translation: [^<]*</summary><pre[^>]*><code>(.*?)</code>",
                       text, re.DOTALL)
     assert found, "the operators page has a no-translation snippet"
@@ -106,9 +114,9 @@ def test_rendering_is_byte_identical(rendered, configured):
     the committed pages above.)"""
     for name in ("supported_operators.md", "migrating.md"):  # no repository link in them
         assert (configured / name).read_bytes() == (rendered / name).read_bytes(), name
-    first = (rendered / "operators.md").read_text("utf-8")
-    second = (configured / "operators.md").read_text("utf-8")
-    assert second != first and _unlinked(second) == _unlinked(first)
+    first, second = pages(rendered / "operators"), pages(configured / "operators")
+    assert first.keys() == second.keys() and first != second
+    assert all(_unlinked(second[n].decode()) == _unlinked(first[n].decode()) for n in first)
 
 
 def _unlinked(page: str) -> str:
@@ -130,10 +138,12 @@ def test_a_configured_source_url_links_each_spec_at_its_line(configured):
     tmp_path = configured
     relu = load_catalog_all()["relu"].origin.line
     link = f"https://example.test/o/r/blob/main/specs/activations.py#L{relu}"
-    assert f'<a href="{link}">specs/activations.py:{relu}</a>' in (tmp_path / "operators.md").read_text("utf-8")
+    assert f'<a href="{link}">specs/activations.py:{relu}</a>' in \
+        (tmp_path / "operators" / "relu.md").read_text("utf-8")
     assert f'<a href="{link}"><code>specs/activations.py</code>, line {relu}</a>' in \
-        (tmp_path / "specs.md").read_text("utf-8")
-    assert "example.test" not in DETAILS.read_text("utf-8") + SOURCES.read_text("utf-8")
+        (tmp_path / "specs" / "activations.md").read_text("utf-8")
+    committed = b"".join([*pages(DETAILS).values(), *pages(SOURCES).values()])
+    assert b"example.test" not in committed
 
 
 def test_fallback_without_a_report(tmp_path):
@@ -158,9 +168,11 @@ def test_docs_build_strict(site):
     assert html.count('class="progress ') + html.count('class="progress"') >= 2
     assert (site / "refreshing" / "index.html").exists()
     assert "History across torch versions" in (site / "history" / "index.html").read_text("utf-8")
-    sources = (site / "specs" / "index.html").read_text("utf-8")
+    sources = "".join(p.read_text("utf-8") for p in (site / "specs").glob("*/index.html"))
     assert sources.count('<section class="opsweep-spec"') == len(load_catalog_all())
-    assert 'href="../specs/#spec-relu"' in (site / "operators" / "index.html").read_text("utf-8")
+    relu = (site / "operators" / "relu" / "index.html").read_text("utf-8")
+    assert 'href="../../specs/activations/#spec-relu"' in relu
+    assert '<h1 id="op-relu"><code>relu</code>' in relu  # a markdown heading: a search entry
 
 
 @pytest.fixture
@@ -278,7 +290,8 @@ def check_fits(page, width):
       const reach = last.right - box.getBoundingClientRect().right;
       box.scrollLeft = 0;
       const heights = [...t.tBodies[0].rows].map(r => r.getBoundingClientRect().height);
-      const broken = [...t.querySelectorAll('td.op code')].filter(c => c.getClientRects().length > 1);
+      const broken = [...t.querySelectorAll('td:first-child a')]
+        .filter(c => c.getClientRects().length > 1);
       return {scroll: d.scrollWidth - d.clientWidth, over: box.getBoundingClientRect().right - column.right,
               reach: reach,
               tallest: Math.max(...heights), lowest: Math.min(...heights), broken: broken.length};
@@ -320,14 +333,13 @@ def drive(context, outside, served):
     page.fill("input[data-facet=q]", "avg_pool")
     pools = [op for op in rows if "avg_pool" in op]
     assert visible(page) == len(pools) > 0
-    matrix = page.evaluate("[...document.querySelectorAll('#opsweep-dtypes tbody tr')]"
-                           ".filter(r => getComputedStyle(r).display !== 'none').length")
-    assert matrix == sum(bool(codes["stock"][op]) for op in pools)  # the matrix follows the filters
     full = sum(codes["stock"][op].startswith("f") for op in pools)  # counts follow the search
     assert page.locator("button[data-axis=export][data-value=full]").inner_text().endswith(f"({full})")
     page.locator("#opsweep-filters").screenshot(path=SHOTS / "supported_operators-filters.png")
     check_detail(page, next(op for op in pools if codes["stock"][op]
                             and not codes["stock"][op].startswith("f")))
+    page.goto(f"{served}/operators/#op-{pools[0]}")  # a link of the older, one-page layout
+    page.wait_for_url(f"**/operators/{pools[0]}/")  # goes on to the operator's own page
     page.goto(f"{served}/history/")
     assert page.locator("svg.opsweep-chart circle").count() >= 4
     page.locator("svg.opsweep-chart").screenshot(path=SHOTS / "history-chart.png")
@@ -359,39 +371,38 @@ def check_grade_filters(page, rows, codes, changed):
 
 
 def check_detail(page, op):
-    """The operator's name opens its section on the operators page, with its failures."""
+    """The operator's name opens its own page, with its failures."""
     from opsweep.artifact import data as art
-    page.click(f"#opsweep-ops a[href$='#op-{op}']")
-    page.wait_for_url(f"**/operators/#op-{op}")
-    section = page.locator(f"section#op-{op}")
-    assert section.is_visible() and 0 <= section.bounding_box()["y"] < 1000  # scrolled to it
+    page.click(f"#opsweep-ops a[href$='/operators/{op}/']")
+    page.wait_for_url(f"**/operators/{op}/")
+    section = page.locator("article")
+    assert page.locator(f"h1#op-{op}").is_visible()
     text = section.inner_text()
     assert all(g.error in text for g in art.load(ARTIFACT).operators[op].failures)
     assert section.locator("details").first.get_attribute("open") is not None  # the first is open
     code = section.locator("pre").first.inner_text()  # self-contained: no opsweep import
     assert "torch.onnx.export(module, " in code and "import opsweep" not in code \
         and "from opsweep" not in code
-    names = page.evaluate("[...document.querySelectorAll('section.opsweep-op h2 code, "
+    names = page.evaluate("[...document.querySelectorAll('article h1 code, "
                           "table.opsweep-groups td.spec code')].filter(c => c.getClientRects()"
                           ".length > 1).map(c => c.textContent)")
-    assert not names, f"names broken inside a word on the operators page: {names[:5]}"
-    fits_without_scrolling(page, "operators page")
-    page.evaluate(f"document.getElementById('op-{op}').scrollIntoView()")
-    page.screenshot(path=SHOTS / "operator-detail.png")  # the viewport: a locator shot of a
-    # section of this long page takes Chromium tens of seconds
+    assert not names, f"names broken inside a word on the operator's page: {names[:5]}"
+    fits_without_scrolling(page, "operator's page")
+    page.screenshot(path=SHOTS / "operator-detail.png")
     check_spec_source(page, section, op)
 
 
 def check_spec_source(page, section, op):
-    """The operator's first spec links to its section on the spec sources page: the file
-    and line it is defined at, and its statement's source, visible."""
+    """The operator's first spec links to its section on its file's spec sources page: the
+    file and line it is defined at, and its statement's source, visible."""
     from opsweep.page.definitions import definition
     spec = load_catalog_all()[section.locator("a.spec").first.inner_text()]
     assert op in spec.aten_ops
     section.locator("a.spec").first.click()
-    page.wait_for_url(f"**/specs/#spec-{spec.name}")
-    target = page.locator(f"section#spec-{spec.name}")
-    assert target.is_visible() and 0 <= target.bounding_box()["y"] < 1000  # scrolled to it
+    page.wait_for_url(f"**/specs/{spec.family}/#spec-{spec.name}")
+    heading = page.locator(f"#spec-{spec.name}")
+    assert heading.is_visible() and 0 <= heading.bounding_box()["y"] < 1000  # scrolled to it
+    target = page.locator(f"#spec-{spec.name} + section.opsweep-spec")
     where = f"specs/{spec.family}.py, line {spec.origin.line}"
     assert where in target.inner_text()
     code = target.locator("pre").first

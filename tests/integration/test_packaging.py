@@ -19,7 +19,9 @@ def test_wheel_contains_the_catalog_schema_and_templates(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"opsweep/data/documented.json", "opsweep/specs/unary.py", "opsweep/specs/excluded.py", "opsweep/schema/artifact.schema.json",
             "opsweep/templates/supported_operators.md.j2", "opsweep/templates/diff.md.j2",
-            "opsweep/templates/specs.md.j2", "opsweep/check/report.py",
+            "opsweep/templates/specs.md.j2", "opsweep/templates/spec_file.md.j2",
+            "opsweep/templates/operator.md.j2", "opsweep/templates/dtypes.md.j2",
+            "opsweep/check/report.py",
             "opsweep/cli/check.py", "opsweep/cli/init.py",
             "opsweep/templates/init/onnx-measure.yml", "opsweep/templates/init/onnx-publish.yml",
             "opsweep/templates/init/onnx-command.yml", "opsweep/templates/init/renovate.json5"} <= names
@@ -88,11 +90,13 @@ def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path
     assert list(artifact["targets"]) == ["demo_lib/translations.py:TABLE"]
     done = run("assemble")
     pages = {p.name for p in (repo / "site").glob("*.md")}
-    assert {"supported_operators.md", "operators.md", "specs.md", "history.md", "index.md"} <= pages
+    assert {"supported_operators.md", "dtypes.md", "history.md", "index.md"} <= pages
+    assert (repo / "site" / "operators" / "index.md").is_file()
+    assert (repo / "site" / "specs" / "index.md").is_file()
     page = (repo / "site" / "supported_operators.md").read_text()
     assert 'data-op="sin"' in page and 'data-op="cos"' in page, done.stdout
     # the retired listing's claims come from the copy the wheel ships (the project has none)
-    details = (repo / "site" / "operators.md").read_text()
+    details = (repo / "site" / "operators" / "sin.md").read_text()
     assert "Documented (retired TorchScript listing): since opset" in details
     assert list((repo / "site" / "history").glob("*.json"))
     # nothing written where opsweep's own layout is: the project's docs are its own

@@ -27,12 +27,15 @@ from ..factories import changed_paths
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACT, PAGE = "docs/onnx_support_measured.json", "docs/supported_operators.md"
-DETAILS = "docs/operators.md"  # the operators page, beside the support page
-SOURCES = "docs/specs.md"  # the spec sources page, beside it too
+DETAILS = "docs/operators/"  # the operators' pages (one each), beside the support page
+SOURCES = "docs/specs/"  # the spec sources pages (one per file), beside it too
 HOME = "docs/index.md"  # the home page (its headline numbers follow the measurement)
 # the migration view: this project measures the torchscript target beside stock
-# ([tool.opsweep] torchscript = true), and sin's torchscript grades move with its spec
+# ([tool.opsweep] torchscript = true), and sin's torchscript grades move with its spec; they
+# show on sin's own page (DETAILS), while the migration page lists sin under its kind only
+# (graded alike or not), which does not move
 MIGRATING = "docs/migrating.md"
+DTYPES = "docs/dtypes.md"  # the dtype matrix: sin's row moves with its grade
 HISTORY, HISTORY_PAGE = "docs/history", "docs/history.md"
 VERSION = torch.__version__.split("+")[0]
 RECORD = pin_path(Path(HISTORY), versions()).as_posix()  # this pin set's record
@@ -89,8 +92,13 @@ def regenerate(repo: Path, specs: Path, summary: Path) -> str:
     return swept.stdout
 
 
+def pages(files) -> set[str]:
+    """The paths, a page of the operators' or the spec sources' directory as its directory."""
+    return {next((d for d in (DETAILS, SOURCES) if f.startswith(d)), f) for f in files}
+
+
 def changed_files(repo: Path) -> set[str]:
-    return {line[3:] for line in git(repo, "status", "--porcelain", "-uall").splitlines()}
+    return pages(line[3:] for line in git(repo, "status", "--porcelain", "-uall").splitlines())
 
 
 def changed_lines(repo: Path, path: str) -> list[str]:
@@ -123,7 +131,7 @@ def regenerations(tmp_path_factory):
         if step == "first":
             git(repo, "add", "-A")
             git(repo, *IDENT, "commit", "-qm", "first measurement")
-            runs[step]["committed"] = set(git(repo, "ls-files").split())
+            runs[step]["committed"] = pages(git(repo, "ls-files").split())
         else:
             runs[step]["paths"] = changed_paths(runs["first"]["artifact"], runs[step]["artifact"])
     return tmp, runs
@@ -158,8 +166,9 @@ def test_one_changed_spec_moves_only_its_lines_its_operators_and_the_header(rege
     _, log = changed["log"]
     assert {e["spec"]: e["reason"] for e in log}["t_full"] == "spec changed"
     # the spec sources page too: the changed spec's statement is on it
-    assert changed["files"] == {ARTIFACT, HOME, PAGE, DETAILS, SOURCES, HISTORY_PAGE, RECORD,
-                                MIGRATING}
+    assert changed["files"] == {ARTIFACT, HOME, PAGE, DTYPES, DETAILS, SOURCES, HISTORY_PAGE,
+                                RECORD}
+    assert MIGRATING in runs["first"]["committed"]  # rendered, and unchanged by this change
     # the page's own diff: sin's rows, and the headline numbers its grade moves
     headline = ("measured full", '[=', "exported fully")
     page = [line for line in changed["diff"][PAGE]
@@ -225,8 +234,8 @@ def test_the_bot_commits_a_change_and_reports_no_change_without_committing(regen
     assert changed["changed"] == "true" and int(changed["measured anew"]) >= 1
     assert changed["regressions"] == "0"
     assert NO_CHANGE not in (tmp / "changed.summary.md").read_text()
-    committed = git(bare, "show", "--format=", "--name-only", "main").split()
-    assert set(committed) == {ARTIFACT, HOME, PAGE, DETAILS, HISTORY_PAGE, RECORD, MIGRATING}
+    committed = pages(git(bare, "show", "--format=", "--name-only", "main").split())
+    assert committed == {ARTIFACT, HOME, PAGE, DTYPES, DETAILS, HISTORY_PAGE, RECORD}
     old = git(bare, "show", f"{sha}:{ARTIFACT}").encode()
     new = git(bare, "show", f"main:{ARTIFACT}").encode()
     assert ("specs", "t_full") in changed_paths(old, new)

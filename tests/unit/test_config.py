@@ -65,7 +65,7 @@ models = ["pkg.models:build"]"""))
     assert got.source_url == "https://github.com/o/r/blob/main"
     layout = Layout.of(got)
     assert (layout.artifact, layout.page, layout.history_page, layout.details) == (
-        "site/data/onnx.json", "site/supported_operators.md", "site/history.md", "site/operators.md")
+        "site/data/onnx.json", "site/supported_operators.md", "site/history.md", "site/operators")
     assert (layout.history_dir, layout.data_dir, layout.templates) == (
         "site/history", "site/data", "site/templates")
     assert layout.under("x").pins == layout.pins and layout.under("x").artifact == "x/site/data/onnx.json"

@@ -41,7 +41,7 @@ def test_an_onnxscript_bump_alone_is_a_point_of_its_own_named_by_the_pin_that_mo
     page = render_history(records)
     assert "### torch 2.13.0 (onnxscript 0.7.1) → 2.13.0 (onnxscript 0.7.2)" in page
     assert "Pins moved: <code>onnxscript 0.7.1 → 0.7.2</code>." in page
-    assert ('<li data-op="sin" data-axis="export"><a href="../operators/#op-sin"><code>sin</code>'
+    assert ('<li data-op="sin" data-axis="export"><a href="../operators/sin/">sin'
             '</a> export: full → partial (smallest failing example: '
             '<code>f32[1] (no-translation)</code>)</li>') in page
 
@@ -125,8 +125,8 @@ def test_history_records_round_trip_order_by_release_and_render(tmp_path):
         ("sin", "export", "regression"), ("cos", "export", "improvement")]
     assert bump.changes[T.name] == ()
     page = render_history(records)
-    assert "### torch 2.13.0 → 2.14.1" in page and "<code>sin</code></a> export: full → partial" in page
-    assert ('| [`sin`](operators.md#op-sin) | <b class="g-f">f<i>ull</i></b><b class="g-f">f<i>ull</i></b>'
+    assert "### torch 2.13.0 → 2.14.1" in page and ">sin</a> export: full → partial" in page
+    assert ('| [`sin`](operators/sin.md) | <b class="g-f">f<i>ull</i></b><b class="g-f">f<i>ull</i></b>'
             '<b class="g-f">f<i>ull</i></b><b class="g-x">-<i> n/a</i></b> | <b class="g-p">p<i>artial'
             '</i></b>') in page
     assert f"## Operators whose grades changed, with `{T.name}`" in page

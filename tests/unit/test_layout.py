@@ -238,8 +238,9 @@ def test_an_operators_grades_are_looked_up_through_the_public_face():
 
 
 def test_committed_snippets_import_public_names_only():
-    page = (Path(__file__).parents[2] / "docs" / "operators.md").read_text("utf-8")
-    imports = {line.strip() for line in page.splitlines() if line.strip().startswith("from opsweep")}
+    pages = (Path(__file__).parents[2] / "docs" / "operators").glob("*.md")
+    imports = {line.strip() for page in pages for line in page.read_text("utf-8").splitlines()
+               if line.strip().startswith("from opsweep")}
     assert imports, "the operators page shows reproduce snippets"
     for line in imports:
         module, _, names = line.removeprefix("from ").partition(" import ")

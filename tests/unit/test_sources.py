@@ -86,39 +86,44 @@ def test_sections_are_grouped_by_file_in_source_order(page, catalog):
 
 
 def test_the_page_renders_an_anchored_section_per_spec(page):
-    text = sources.render(page)
-    assert text.count('<section class="opsweep-spec"') == page.count
-    activations = text.index("## `specs/activations.py`")
-    prelu = text.index('<section class="opsweep-spec" id="spec-prelu">')
-    assert activations < prelu < text.index("## `specs/", activations + 1)
+    pages = sources.render(page)
+    assert set(pages) == {"index.md", *(f"{f.page}.md" for f in page.files)}  # a page per file
+    assert "[`specs/activations.py`](activations.md)" in pages["index.md"]
+    assert "[`prelu`](activations.md#spec-prelu)" in pages["index.md"]
+    text = "".join(pages[f"{f.page}.md"] for f in page.files)
+    assert text.count('<section class="opsweep-spec">') == page.count
+    text = pages["activations.md"]
+    assert text.startswith("# `specs/activations.py`\n")
+    prelu = text.index("## `prelu` { #spec-prelu }\n")
     section = text[prelu:text.index("</section>", prelu)]
     line = sections(page)["prelu"].where.line
     link = f'<a href="{URL}/specs/activations.py#L{line}">'
     assert f"{link}<code>specs/activations.py</code>, line {line}</a>" in section
-    assert '<a href="../operators/#op-prelu"><code>prelu</code></a>' in section
+    assert '<a href="../../operators/prelu/"><code>prelu</code></a>' in section
     assert '<pre><code class="language-python">spec("prelu", examples(_prelu), fn=F.prelu, ' \
         'ranks=(1, 4))</code></pre>' in section
     code = re.search(r"<summary>Module-level code it names: <code>_prelu</code></summary>"
                      r'<pre><code class="language-python">(.*?)</code></pre>', section, re.DOTALL)
     assert html.unescape(code.group(1)).startswith("def _prelu(draw):\n")
-    bodies = re.findall(r"<section .*?</section>", text, re.DOTALL)
+    bodies = re.findall(r"<section .*?</section>", "".join(pages.values()), re.DOTALL)
     assert len(bodies) == page.count and not [b for b in bodies if "\n\n" in b]  # raw HTML holds
 
 
 def test_markup_in_the_source_and_the_notes_is_escaped(page):
-    text = sources.render(page)
-    mine = text[text.index('id="spec-u_sinh"'):]
+    text = sources.render(page)["user_specs-mine.md"]
+    mine = text[text.index('{ #spec-u_sinh }'):]
     mine = mine[:mine.index("</section>")]
     assert "known gap: numerics: a &lt;b&gt; &amp; &#39;c&#39;" in mine
     assert "dtypes float32, float16 · ranks 0 to 2" in mine
     assert "numerics: float16 rtol 0.05, atol 0.01" in mine
-    assert '<a href="../operators/#op-sinh">' in mine and "<code>user_specs/mine.py</code>, line" in mine
+    assert '<a href="../../operators/sinh/">' in mine
+    assert "<code>user_specs/mine.py</code>, line" in mine
 
 
 def test_the_page_is_byte_identical_and_names_no_absolute_path(catalog, page, tmp_path_factory):
     again = sources.render(sources.build(catalog, {"relu", "prelu", "sinh"}, URL, "2.15.0"))
-    text = sources.render(page)
-    assert again == text
+    assert again == sources.render(page)
+    text = "".join(again.values())
     installed = str(Path(sources.__file__).resolve().parents[2])  # a checkout's src/, or site-packages
     assert str(ROOT) not in text and installed not in text
     assert str(tmp_path_factory.getbasetemp()) not in text
@@ -128,8 +133,8 @@ def test_without_a_source_url_files_are_plain_paths(catalog):
     page = sources.build(catalog, set(), "")
     prelu = sections(page)["prelu"]
     assert prelu.url == "" and prelu.ops == (("prelu", False),)
-    text = sources.render(page)
-    section = text[text.index('id="spec-prelu"'):]
-    assert section.startswith('id="spec-prelu">\n<h3><code>prelu</code></h3>\n'
+    text = "".join(sources.render(page).values())
+    section = text[text.index('{ #spec-prelu }'):]
+    assert section.startswith('{ #spec-prelu }\n\n<section class="opsweep-spec">\n'
                               '<p><code>specs/activations.py</code>, line')
     assert "measures <code>prelu</code><br>" in section and "example.test" not in text

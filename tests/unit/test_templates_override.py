@@ -56,7 +56,7 @@ def test_an_override_changes_the_page_and_the_rest_stays_opsweep_s(project, cata
     page = (project / "site" / "supported_operators.md").read_text()
     assert page != stock and page.startswith("# Our exporter tab\n")
     assert '| sin | <b class="g-f">full</b> |' in page  # the measured column, in its own page
-    details = (project / "site" / "operators.md").read_text()
+    details = (project / "site" / "operators" / "sin.md").read_text()
     assert "Our exporter tab" not in details and "sin" in details  # not overridden: opsweep's
     records.write(artifact(), layout.history_dir)
     (project / "site" / "templates" / "history.md.j2").write_text(

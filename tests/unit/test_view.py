@@ -145,12 +145,15 @@ def test_rows_carry_per_target_letters_and_changes_and_details(tmp_path, catalog
                                                                           "spec-sin")
     assert sin.specs[0].url == f"https://example.test/repo/blob/main/specs/unary.py#L{line}"
     assert sin.full_since == "" and [r.code for r in sin.releases] == ["fff-", "pff-"]
-    text = render_details(v)
-    assert '<section class="opsweep-op" id="op-sin">' in text
-    assert (f'measured by <a class="spec" href="../specs/#spec-sin"><code>sin</code></a> (<a href='
-            f'"https://example.test/repo/blob/main/specs/unary.py#L{line}">specs/unary.py:{line}</a>)'
-            in text)
-    assert "export full since torch 2.14.1" in text  # cos
+    pages = render_details(v)
+    assert set(pages) == {"index.md", *(f"{d.name}.md" for d in v.details)}  # a page each
+    assert "[`sin`](sin.md)" in pages["index.md"]
+    text = pages["sin.md"]
+    assert text.startswith("---\nfamily: unary\n") and "\n# `sin` { #op-sin }\n" in text
+    assert (f'measured by <a class="spec" href="../../specs/unary/#spec-sin"><code>sin</code></a> '
+            f'(<a href="https://example.test/repo/blob/main/specs/unary.py#L{line}">'
+            f'specs/unary.py:{line}</a>)' in text)
+    assert "export full since torch 2.14.1" in pages["cos.md"]
     assert "from opsweep import example_for" in text
     assert re.search(r"<td>no-translation</td><td class=\"wrap\">E: x</td><td>float32</td>"
                      r"<td>1</td><td>1</td>", text)
@@ -166,7 +169,7 @@ def test_the_table_says_since_when_export_has_stayed_full_and_lists_absent_specs
     details = {d.name: d for d in v.details}
     assert rows["cos"].full_since == details["cos"].full_since  # the same logic, one place
     page = render_page(v)
-    assert re.search(r'<tr data-op="cos"[^\n]*<td class="since">2\.14\.1</td>', page)
+    assert re.search(r'<tr data-op="cos"[^\n]*<td>2\.14\.1</td>', page)
     assert "<th title=\"the first recorded release from which export has stayed full\">Full since" in page
     assert "## Not present in torch 2.14.1" in page
     assert f"| `cholesky` | `cholesky` | {why} | - |" in page  # no record shows it before
@@ -180,7 +183,7 @@ def test_a_since_point_sharing_its_torch_keeps_the_cell_narrow(tmp_path, catalog
     records = [replace(r, label=f"{r.version} (onnxscript 0.7.2)") for r in records]
     v = build_view(LISTING, catalog, new, DOCUMENTED, frozenset(), LINKS, "2.14.1", records=records)
     page = render_page(v)
-    assert re.search(r'<tr data-op="cos"[^\n]*<td class="since" title="torch 2\.14\.1 '
+    assert re.search(r'<tr data-op="cos"[^\n]*<td title="torch 2\.14\.1 '
                      r'\(onnxscript 0\.7\.2\)">2\.14\.1<sup>†</sup></td>', page)
 
 

@@ -24,13 +24,14 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from opsweep.bot.pins import pins_at
 from opsweep.config import PinSource
 from opsweep.errors import OpsweepError
+from opsweep.files import RENDERED_MARK
 
 TRAILER = "Opsweep-Regenerated: true"
 BOT_NAME = "opsweep-bot"
@@ -119,9 +120,11 @@ def refuse_links(repo: Path, tree: str, paths: Sequence[str]) -> None:
                            "was committed")
 
 
-def _build(repo: Path, parent: str, blobs: Mapping[str, str], message: str) -> str | None:
-    """A commit of `blobs` (path -> blob id) on top of `parent`, made from objects alone:
-    no working tree, no checkout index is written. None when the tree would not change."""
+def _build(repo: Path, parent: str, blobs: Mapping[str, str], message: str,
+           removed: Sequence[str] = ()) -> str | None:
+    """A commit of `blobs` (path -> blob id) on top of `parent`, without the files at
+    `removed`, made from objects alone: no working tree, no checkout index is written. None
+    when the tree would not change."""
     refuse_links(repo, parent, list(blobs))
     index = Path(git(repo, "rev-parse", "--absolute-git-dir").stdout.strip(), "opsweep-index")
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
@@ -130,6 +133,9 @@ def _build(repo: Path, parent: str, blobs: Mapping[str, str], message: str) -> s
         info = "".join(f"100644 {blob}\t{path}\n" for path, blob in sorted(blobs.items()))
         subprocess.run(["git", "update-index", "--index-info"], cwd=repo, input=info,
                        text=True, env=env, check=True, capture_output=True)
+        if removed:
+            subprocess.run(["git", "update-index", "--force-remove", "--", *removed], cwd=repo,
+                           env=env, check=True, capture_output=True, text=True)
         tree = git(repo, "write-tree", env=env).stdout.strip()
     except subprocess.CalledProcessError as exc:
         raise GitError(f"git update-index failed: {exc.stderr.strip()}") from None
@@ -153,9 +159,11 @@ def _non_fast_forward(stderr: str) -> bool:
 def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_head: str,
                  message: str, remote: str = "origin", attempts: int = 3, *,
                  token: str | None = None, pyproject: str = "pyproject.toml",
-                 pins: PinSource | None = None) -> Pushed:
+                 pins: PinSource | None = None, prune: Sequence[str] = ()) -> Pushed:
     """Commit `files` (repository path -> the file holding its new content) on top of the
-    measured head and push, never forcing. The commit is built from blobs
+    measured head and push, never forcing; a rendered page (one carrying the renderer's mark)
+    directly in one of the `prune` directories that `files` does not hold is removed (an
+    operator's page whose operator is gone). The commit is built from blobs
     (`git hash-object -w`, a private index, `commit-tree`), so nothing is written through
     the checkout; a destination that is a link, or outside the checkout, is refused."""
     head = git(repo, "rev-parse", "HEAD").stdout.strip()
@@ -164,7 +172,8 @@ def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_he
     blobs = {_checked(path): git(repo, "hash-object", "-w", "--no-filters", "--",
                                  str(Path(source).resolve())).stdout.strip()
              for path, source in files.items()}
-    commit = _build(repo, head, blobs, message)
+    removed = stale_pages(repo, head, prune, blobs)
+    commit = _build(repo, head, blobs, message, removed)
     if commit is None:
         return Pushed(None, 0, "artifact and page unchanged")
     env = token_env(token)
@@ -181,14 +190,31 @@ def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_he
         moved_to = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
         _check_pins(repo, expected_head, moved_to, pyproject, pins)
         touched = git(repo, "diff", "--name-only", expected_head, moved_to, "--",
-                      *blobs).stdout.split()
+                      *blobs, *removed).stdout.split()
         if touched:
             raise GitError("the branch moved and the new head changed the regenerated files "
                            f"({', '.join(touched)}): nothing was committed")
-        commit = _build(repo, moved_to, blobs, message)
+        commit = _build(repo, moved_to, blobs, message, removed)
         if commit is None:
             return Pushed(None, attempt, "artifact and page unchanged")
     raise GitError(f"push to {branch} still rejected after {attempts} attempts")
+
+
+def stale_pages(repo: Path, commit: str, directories: Sequence[str],
+                kept: Collection[str]) -> list[str]:
+    """The rendered pages directly in `directories` at `commit` that `kept` does not hold:
+    only ``.md`` files carrying the renderer's mark (a hand-written page is never one)."""
+    out = []
+    for directory in directories:
+        listed = git(repo, "ls-tree", "--name-only", f"{commit}:{directory}", check=False)
+        for name in listed.stdout.split("\n") if listed.returncode == 0 else ():
+            path = f"{directory}/{name}"
+            if not name.endswith(".md") or path in kept:
+                continue
+            head = git(repo, "cat-file", "blob", f"{commit}:{path}", check=False).stdout
+            if RENDERED_MARK in head[:4096]:
+                out.append(path)
+    return out
 
 
 def commit_and_push(repo: Path, paths: Sequence[str], branch: str, expected_head: str,

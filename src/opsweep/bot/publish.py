@@ -97,6 +97,8 @@ def allowed(layout: Layout, relative: str) -> bool:
         return False
     if relative in (layout.artifact, layout.models) or relative in layout.pages:
         return True
+    if parent in layout.page_dirs:  # an operator's page, a spec file's page, their index
+        return name.endswith(".md")
     if parent == layout.history_dir:
         return name.startswith("torch-") and name.endswith(".json")
     return parent == layout.data_dir and name.startswith("doc-links-") and name.endswith(".json")
@@ -266,7 +268,8 @@ def _commit(head: Path, target: Target, files: dict[str, Path], layout: Layout,
     try:
         pushed = commit_files(head, files, target.branch, target.sha, message,
                               token=push_token, pyproject=layout.pyproject,
-                              pins=layout.pins)
+                              pins=layout.pins, prune=[d for d in layout.page_dirs
+                                                       if f"{d}/index.md" in files])
     except StaleHead as exc:
         return "", f"Not committed: {exc}."
     except GitError as exc:

@@ -1,6 +1,6 @@
-"""One place per operator: the ``operators`` page beside the support page.
+"""One page per operator: the ``operators/`` pages beside the support page.
 
-Each operator gets an anchor (``#op-<name>``) holding every failing group
+Each operator gets a page (``operators/<name>.md``, its heading anchored ``#op-<name>``) holding every failing group
 (stage, dtype, rank, count, error line, smallest example), the repro snippet
 ``opsweep diff`` produces (:func:`opsweep.page.snippets.snippet`) for the smallest
 example of each failing stage, the specs that measured it and where they live,
@@ -21,7 +21,7 @@ from opsweep.artifact.records import Record, same_specs
 from opsweep.model import Stage
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
-from opsweep.page.sources import locate
+from opsweep.page.sources import locate, page_name
 from opsweep.page.templates import anchor, operator_href  # noqa: F401  (the page's links)
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ class SpecRef:
     url: str  # a link to that file at the spec's line, or "" when no source URL was given
     line: int = 0  # the line of the statement that builds the spec (0: not recorded)
     anchor: str = ""  # its section on the spec sources page ("" when it has none)
+    page: str = ""  # the spec sources page of its file (sources.page_name)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,12 @@ class OperatorDetail:
     since: ReleaseGrade | None
 
     @property
+    def family(self) -> str:
+        """The family of the first spec measuring it ("" when none does): its group on the
+        operators' index."""
+        return self.specs[0].family if self.specs else ""
+
+    @property
     def full_since(self) -> str:
         return self.since.version if self.since is not None else ""
 
@@ -122,7 +129,7 @@ def spec_ref(catalog: Catalog, name: str, source_url: str) -> SpecRef:
         return SpecRef(name, "", "", "")
     where = locate(spec)
     return SpecRef(name, spec.family, where.path, where.url(source_url), where.line,
-                   spec_anchor(name))
+                   spec_anchor(name), page_name(where.path))
 
 
 def _spec_of(view: Artifact, op: str, g: FailureGroup, dynamic: bool) -> str:

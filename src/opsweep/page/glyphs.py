@@ -59,6 +59,13 @@ def glyphs(result: OperatorResult | None) -> str:
     return glyph_cell(result.grades if result else None)
 
 
+#: a grade letter of the records (and of the filters' data) -> (badge class, word); "" is
+#: unmeasured. The operator table's grade cells are these: ``<td class="g g-p">partial</td>``.
+CELLS = {"f": ("g-f", "full"), "p": ("g-p", "partial"), "n": ("g-n", "none"),
+         "b": ("g-b", "blocked"), "s": ("g-s", "skipped"), "-": ("g-x", "n/a"),
+         "": ("g-u", "-<i> unmeasured</i>")}
+
+
 def glyph_code(code: str | None) -> str:
     """The four badges of an operator's grade letters as the records keep them."""
     return glyph_cell(grades(code or None))

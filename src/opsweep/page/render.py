@@ -1,5 +1,6 @@
 """Rendering the support page: artifact + installed listing -> markdown, and beside it
-the operators page (one section per operator, :mod:`opsweep.page.detail`). Each row is
+the operators' pages (one page per operator, :mod:`opsweep.page.detail`) and the dtype
+matrix. Each row is
 built once, with its filter data and dtype matrices (:mod:`opsweep.page.view`).
 
 The template sees view-models built here, never raw JSON. Both headline bars
@@ -20,7 +21,7 @@ from opsweep.errors import UsageError
 from opsweep.model import Grade, Stage
 from opsweep.page.detail import detail, releases
 from opsweep.page.dtypes import CLASSES, SHORT
-from opsweep.page.glyphs import GLYPHS, UNMEASURED, glyph_code, glyphs
+from opsweep.page.glyphs import CELLS, GLYPHS, UNMEASURED, glyph_code, glyphs
 from opsweep.page.migration import MigrationView
 from opsweep.page.snippets import Scripts
 from opsweep.page.templates import environment
@@ -165,7 +166,7 @@ def _target_cells(artifact: Artifact | None, name: str,
 
 def render_page(view: PageView) -> str:
     return environment().get_template("supported_operators.md.j2").render(
-        page=view, classes=[c for c, _ in CLASSES], short=SHORT)
+        page=view, classes=[c for c, _ in CLASSES], short=SHORT, cells=CELLS)
 
 
 def render_home(view: PageView, repo_url: str = "") -> str:
@@ -174,9 +175,31 @@ def render_home(view: PageView, repo_url: str = "") -> str:
     return environment().get_template("index.md.j2").render(page=view, repo_url=repo_url)
 
 
-def render_details(view: PageView) -> str:
-    """The operators page: one anchored section per operator of the support page."""
-    return environment().get_template("operators.md.j2").render(page=view, glyph=glyph_code)
+def render_details(view: PageView, mig: MigrationView | None = None) -> dict[str, str]:
+    """The operators' pages: an index by family (``index.md``) and one page per operator of
+    the support page (``<name>.md``), with its dtype row and, when `mig` measured it, its
+    migration pair; file name -> text."""
+    env = environment()
+    dtypes = {m.name: m for m in view.dtype_rows}
+    ranks = {m.name: m for m in view.rank_rows}
+    moves = {r.name: r for r in mig.rows} if mig is not None else {}
+    families: dict[str, list] = {}
+    for op in view.details:
+        families.setdefault(op.family, []).append(op)
+    ordered = sorted(families.items(), key=lambda item: (not item[0], item[0]))
+    pages = {"index.md": env.get_template("operators.md.j2").render(page=view, families=ordered)}
+    one = env.get_template("operator.md.j2")
+    for op in view.details:
+        pages[f"{op.name}.md"] = one.render(page=view, op=op, dtype=dtypes.get(op.name),
+                                            rank=ranks.get(op.name), mig=moves.get(op.name),
+                                            glyph=glyph_code)
+    return pages
+
+
+def render_dtypes(view: PageView) -> str:
+    """Dtypes at a glance: the dtype matrix of every operator, and rank 0 against the rest."""
+    return environment().get_template("dtypes.md.j2").render(
+        page=view, classes=[c for c, _ in CLASSES])
 
 
 def render_migration(view: MigrationView) -> str:

@@ -4,14 +4,15 @@
 tox's commands) and the Action's unprivileged job (``opsweep bot assemble``) both run:
 refuse a partial sweep, keep the artifact (an unchanged measurement leaves the committed
 file as it is), record this pin set in the history, then render the history view, the
-support page, the operators page and the spec sources page. `render` is the pages
+support page, the dtype matrix, the migration page, the operators' pages and the spec
+sources pages. `render` is the pages
 alone (``opsweep render``). Both take the installed stack's facts as data
 (:class:`opsweep.catalog.installed.Installed`): nothing here imports torch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,13 +21,14 @@ from opsweep.artifact import data as art
 from opsweep.artifact import records
 from opsweep.artifact.shard import partial_reason
 from opsweep.errors import UsageError
-from opsweep.files import Layout, write_atomic
+from opsweep.files import RENDERED_MARK, Layout, write_atomic
 from opsweep.page import documented, migration, sources
 from opsweep.page.history import render as render_history
 from opsweep.page.render import (
     build_view,
     check_versions,
     render_details,
+    render_dtypes,
     render_home,
     render_migration,
     render_page,
@@ -53,8 +55,9 @@ class Regenerated:
 def render(layout: Layout, artifact: Artifact | None, catalog: Catalog, installed: Installed,
            *, torch_version: str | None = None, source_url: str = "", repo_url: str = "",
            documented_path: Path | None = None, scripts: Scripts | None = None) -> PageView:
-    """The home page, the support page, the operators page and the spec sources page of `layout`, from
-    `artifact` (None: only the claims), written once all three are rendered;
+    """The home page, the support page, the dtype matrix, the migration page, the operators'
+    pages and the spec sources pages of `layout`, from `artifact` (None: only the claims),
+    written once all are rendered (stale rendered pages removed: `write_pages`);
     `documented_path`: the retired listing's claims (default: the layout's)."""
     with overriding(layout.templates):  # [tool.opsweep] templates first, then opsweep's
         return _render(layout, artifact, catalog, installed, torch_version=torch_version,
@@ -72,14 +75,38 @@ def _render(layout: Layout, artifact: Artifact | None, catalog: Catalog, install
                       records=records.load_all(Path(layout.history_dir)), source_url=source_url,
                       scripts=scripts)
     spec_page = sources.build(catalog, {d.name for d in view.details}, source_url, version)
+    mig = migration.build(artifact, claims[1], scripts=scripts, listed=[r.name for r in view.rows])
     pages = {layout.home: render_home(view, repo_url), layout.page: render_page(view),
-             layout.details: render_details(view),
-             layout.specs: sources.render(spec_page),
-             layout.migrating: render_migration(migration.build(
-                 artifact, claims[1], scripts=scripts, listed=[r.name for r in view.rows]))}
+             layout.dtypes: render_dtypes(view), layout.migrating: render_migration(mig)}
+    pages |= {f"{layout.details}/{name}": text for name, text in render_details(view, mig).items()}
+    pages |= {f"{layout.specs}/{name}": text for name, text in sources.render(spec_page).items()}
+    write_pages(pages, layout.page_dirs, layout.superseded)
+    return view
+
+
+def write_pages(pages: Mapping[str, str], directories: Sequence[str],
+                superseded: Sequence[str] = ()) -> list[Path]:
+    """Write every page atomically, then remove what an older render left behind: a page
+    in one of `directories` this render did not write (an operator or a spec file that is
+    gone) and a page of an older layout (`superseded`). Only a file carrying the rendered
+    mark is removed: a hand-written page stays. Returns the removed files."""
     for path, text in pages.items():
         write_atomic(path, text.encode("utf-8"))
-    return view
+    written = {Path(p).resolve() for p in pages}
+    candidates = [Path(p) for p in superseded]
+    for directory in directories:
+        candidates += sorted(Path(directory).glob("*.md"))
+    removed = []
+    for path in candidates:
+        if path.resolve() not in written and path.is_file() and _rendered(path):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _rendered(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return RENDERED_MARK.encode() in handle.read(4096)
 
 
 def render_history_page(layout: Layout) -> Sequence[records.Record]:

@@ -1,15 +1,18 @@
-"""The spec sources page (``specs.md``, beside the support page): one section per spec.
+"""The spec sources pages (``specs/``, beside the support page): one page per file of
+specs, one section per spec, and an index.
 
 Each spec gets an anchor (``#spec-<name>``) holding the file and line of the statement
 that builds it (recorded when the spec was constructed, :func:`opsweep.model.caller`), what it
 declares (aten operators, dtypes, ranks, batch inputs, tolerances, known gap) and the
 source of that statement and of the module-level functions and classes it names.
-Sections are grouped by file, in source order. The operators page links each "measured
-by" spec here; with a source URL, the file and line link to the repository too.
+Sections are grouped by file (a page each), in source order. An operator's page links each
+"measured by" spec here (``specs/<file>/#spec-<name>``, :func:`page_name`); with a source
+URL, the file and line link to the repository too.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -48,6 +51,18 @@ def anchor(name: str) -> str:
     return f"spec-{name}"
 
 
+NO_FILE = "(no source file)"
+
+
+def page_name(path: str) -> str:
+    """The page (file name without ``.md``) of the specs defined in `path`:
+    ``specs/activations.py`` -> ``activations``, ``user_specs/mine.py`` -> ``user_specs-mine``."""
+    if not path or path == NO_FILE:
+        return "no-source-file"
+    stem = path.removesuffix(".py").removeprefix("specs/")
+    return re.sub(r"[^A-Za-z0-9_]+", "-", stem).strip("-") or "no-source-file"
+
+
 @dataclass(frozen=True)
 class SpecSection:
     name: str
@@ -70,6 +85,10 @@ class SpecSection:
 class SpecFile:
     path: str
     sections: tuple[SpecSection, ...]
+
+    @property
+    def page(self) -> str:
+        return page_name(self.path)
 
 
 @dataclass(frozen=True)
@@ -130,11 +149,17 @@ def build(catalog: Catalog, operators: Collection[str], source_url: str = "",
     files: dict[tuple[bool, str], list[SpecSection]] = {}
     for s in sections:
         files.setdefault((not s.where.builtin, s.where.path), []).append(s)
-    return SpecsPage(tuple(SpecFile(path or "(no source file)",
+    return SpecsPage(tuple(SpecFile(path or NO_FILE,
                                     tuple(sorted(group, key=lambda s: (s.where.line, s.name))))
                            for (_, path), group in sorted(files.items())),
                      source_url, torch_version, defaults())
 
 
-def render(page: SpecsPage) -> str:
-    return environment().get_template("specs.md.j2").render(page=page)
+def render(page: SpecsPage) -> dict[str, str]:
+    """The index (``index.md``) and one page per file of specs (file name -> text)."""
+    env = environment()
+    pages = {"index.md": env.get_template("specs.md.j2").render(page=page)}
+    one = env.get_template("spec_file.md.j2")
+    for f in page.files:
+        pages[f"{f.page}.md"] = one.render(page=page, file=f)
+    return pages

@@ -57,15 +57,15 @@ def anchor(name: str) -> str:
     return f"op-{name}"
 
 
-#: the operators page, as the site's pages (one directory each) and markdown link to it
-_DETAILS_HTML, _DETAILS_MD = "../operators/", "operators.md"
+#: the operators' pages: one page per operator in this directory beside the support page
+DETAILS_DIR = "operators"
 
 
 def operator_href(name: str, *, markdown: bool = False) -> str:
-    """The one link to an operator's section: every page and the bot's comment use it.
+    """The one link to an operator's own page: every page and the bot's comment use it.
     `markdown`: the form a markdown link takes (mkdocs resolves it to the page), else the
-    URL a raw HTML block uses, relative to a page of the site."""
-    return f"{_DETAILS_MD if markdown else _DETAILS_HTML}#{anchor(name)}"
+    URL a raw HTML block uses, relative to a top-level page of the site."""
+    return f"{DETAILS_DIR}/{name}.md" if markdown else f"../{DETAILS_DIR}/{name}/"
 
 
 #: the project's template directory ([tool.opsweep] templates) while `overriding` runs
