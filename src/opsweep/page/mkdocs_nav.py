@@ -1,4 +1,4 @@
-"""mkdocs hook: the rendered directories of pages in the site's navigation.
+"""mkdocs plugin ``opsweep-nav``: the rendered directories of pages in the site's navigation.
 
 ``opsweep render`` writes a page per operator (``operators/``) and a page per file of specs
 (``specs/``), each directory with an ``index.md``; which pages exist changes with the
@@ -7,20 +7,34 @@ and this hook expands that entry into a section: the index, then every page of t
 directory, grouped by the ``family`` its front matter names (the operators' pages) or flat.
 With ``navigation.prune`` each page carries only its own group's entries, so the sidebar
 stays small on every page.
+
+Installed with opsweep (the ``mkdocs.plugins`` entry point), so a project that renders
+opsweep's pages into its own site lists it in its ``mkdocs.yml`` as opsweep's does::
+
+    plugins:
+      - search
+      - opsweep-nav
+
+mkdocs alone imports this module (the page stage never does).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from mkdocs.plugins import BasePlugin
+
 INDEX = "/index.md"
 
 
-def on_config(config, **_):
-    docs = Path(config["docs_dir"])
-    if config["nav"]:
-        config["nav"] = [_expand(item, docs) for item in config["nav"]]
-    return config
+class NavPlugin(BasePlugin):
+    """Expands each nav entry naming a rendered directory's ``index.md`` (see above)."""
+
+    def on_config(self, config):
+        docs = Path(config["docs_dir"])
+        if config["nav"]:
+            config["nav"] = [_expand(item, docs) for item in config["nav"]]
+        return config
 
 
 def _expand(item, docs: Path):
