@@ -22,7 +22,7 @@ from typing import Any
 
 #: the one version number (pyproject.toml reads it; CHANGELOG.md names each release; the
 #: release is tagged vX.Y.Z and the moving major tag vX follows it, docs/adopting.md)
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 #: module -> the public names it defines, each as (public name, its name there)
 _MODULES = {
