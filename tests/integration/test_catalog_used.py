@@ -2,6 +2,7 @@
 the project's models use, as `opsweep check` captures them (real torch, the fixture
 adopter's model); an operator the project's own specs measure stays theirs alone."""
 
+import json
 from pathlib import Path
 
 from opsweep import config
@@ -57,3 +58,31 @@ def test_a_model_that_cannot_be_captured_is_named_and_adds_nothing(tmp_path, cap
     (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("opsweep:")]
     assert line.startswith(f'opsweep: catalog "used": {source}: capture: ')
     assert line.endswith("its operators are not measured")
+
+
+SIN_F32 = ('from opsweep.catalog.families import unary\n'
+           'SPECS = [unary("sin", dtypes=("float32",), max_rank=0)]\n')
+
+
+def _project(root: Path, catalog: str) -> None:
+    (root / "my_specs").mkdir()
+    (root / "my_specs" / "ops.py").write_text(SIN_F32)
+    models = f'models = ["{MODEL}"]\n' if catalog == "used" else ""
+    (root / "pyproject.toml").write_text(
+        f'[tool.opsweep]\nversion = 1\ncatalog = "{catalog}"\nspecs = ["my_specs"]\n{models}')
+
+
+def test_pooled_workers_load_the_catalog_the_project_configures(tmp_path, monkeypatch):
+    """A worker loads the same catalog as the sweep that started it: with the built-in
+    catalog off or restricted, the project's own `sin` is no duplicate of opsweep's."""
+    for catalog, want in (("none", {"sin"}), ("used", {"sin", "cos", "add", "relu"})):
+        root = tmp_path / catalog
+        root.mkdir()
+        _project(root, catalog)
+        monkeypatch.chdir(root)
+        out = root / "a.json"
+        assert main(["sweep", "--jobs", "1", "--no-dynamic", "--quiet", "--no-cache",
+                     "--only", *sorted(want), "--out", str(out)]) == 0, catalog
+        measured = json.loads(out.read_text())
+        assert "broken" not in measured and set(measured["specs"]) == want, catalog
+        assert measured["specs"]["sin"]["family"] == "ops"  # the project's, not opsweep's

@@ -49,6 +49,9 @@ class SweepConfig:
     jobs: int = 2  # 0: run in this process (no isolation; for debugging)
     timeout: float = 180.0  # seconds for one export (plus pool.PER_RUN_SECONDS per example)
     spec_dirs: tuple[Path, ...] = ()
+    #: the built-in catalog: all of it (True), none (False), or the specs of these
+    #: operators ([tool.opsweep] catalog = "used"); the workers load the same
+    builtin: bool | tuple[str, ...] = True
     fast: bool = True  # use the fast path when this torch has the internals it needs
     translations: tuple[str, ...] = ()  # MODULE:TABLE of each custom-translation target
     dynamic: bool = True  # re-export what exported with the leading dimension dynamic

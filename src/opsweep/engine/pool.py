@@ -243,7 +243,7 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         return
     setup = SetUp(tuple(config.spec_dirs), exporter_path(config.fast) == FAST_PATH,
                   tuple(config.translations), config.verbose, config.tuning, config.torchscript,
-                  str(config.cache) if config.cache is not None else None)
+                  str(config.cache) if config.cache is not None else None, config.builtin)
     phase_dir = phase_root(config.tuning.phases_in_memory)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
           worker_context(setup, config.preload) as context):

@@ -49,6 +49,7 @@ class SetUp:
     options: Tuning = Tuning()
     torchscript: bool = False  # also the TorchScript exporter (the `torchscript` target)
     cache: str | None = None  # the export cache's directory (engine.cache), or none
+    builtin: bool | tuple[str, ...] = True  # the built-in catalog, as the sweep loaded it
 
     def encode(self) -> str:
         """For the server, with this process's PID and working directory."""
@@ -64,6 +65,8 @@ class SetUp:
             return None
         return cls(**{**data, "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
                       "translations": tuple(data["translations"]),
+                      "builtin": data["builtin"] if isinstance(data["builtin"], bool)
+                      else tuple(data["builtin"]),
                       "options": Tuning(**data["options"])})
 
 
@@ -135,7 +138,8 @@ def init(setup: SetUp) -> None:
         if not setup.verbose:
             quiet_exporter()
         thread_only_progress_lock()
-        _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False)
+        _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False,
+                                          builtin=setup.builtin)
         _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options,
                                               setup.torchscript)
         _WORKER["cache"] = open_cache(setup.cache)
