@@ -149,16 +149,21 @@ def test_recycled_and_forked_workers_give_the_same_artifact(tmp_path, spec_dir):
     no worker loads the spec module itself. Never recycled, recycled, or spawned afresh
     (--spawn, each worker setting itself up): the same artifact, byte for byte."""
     forking = "forkserver" in multiprocessing.get_all_start_methods()
-    outs = {}
-    for name, options in (("kept", ("--recycle", "0")), ("recycled", ("--recycle", "4")),
-                          ("spawned", ("--recycle", "4", "--spawn"))):
+    outs, every = {}, {"kept": 0, "recycled": 4}
+    for name in ("kept", "recycled", "spawned"):
+        options = ("--recycle", str(every[name]), *(("--spawn",) if name == "spawned" else ()))
         outs[name] = tmp_path / f"{name}.json"
         loads, workers = _sweep_logging_pids(spec_dir, outs[name], *options)
-        tasks = 1 + art.load(outs[name]).specs["sin_seen"].signatures  # the canary, the groups
+        groups = art.load(outs[name]).specs["sin_seen"].signatures
+        tasks = 1 + groups  # the canary, the groups
         assert tasks >= 9  # so that recycled, more than the two workers run it
-        # two workers when never recycled; else one more each time a worker has done 4 tasks
-        assert len(workers) <= 2 if name == "kept" else len(workers) >= tasks // 4 > 2, \
+        # two workers when never recycled; else one more each time a worker has run N groups
+        least = -(-groups // every[name]) if every[name] else 0  # each runs N groups at most
+        assert len(workers) <= 2 if name == "kept" else len(workers) >= least > 2, \
             (workers, tasks)
+        # a spawned worker sets itself up (seconds each): recycled after a third of the
+        # groups, the fewest set-ups that still take more than two workers
+        every.setdefault("spawned", -(-groups // 3))
         if name == "spawned" or not forking:
             assert workers <= loads, (loads, workers)
         else:  # only the server loaded it
