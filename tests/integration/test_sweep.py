@@ -17,7 +17,9 @@ import signal
 import time
 
 import torch
+from hypothesis import strategies as st
 from opsweep.catalog.families import unary
+from opsweep.model import Example, OpSpec, TensorArg
 
 
 def _segfault_when_exporting(x):
@@ -34,7 +36,10 @@ def _hang_when_exporting(x):
 
 SPECS = [
     unary("crashy", fn=_segfault_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
-    unary("hangy", fn=_hang_when_exporting, aten=("cos",), dtypes=("float32",), max_rank=0),
+    # one example: a group's budget is --timeout plus a second per example (engine.pool.budget),
+    # so that a hang of the 25 a unary spec draws would be waited for 25 s longer
+    OpSpec("hangy", ("cos",), st.just(Example((TensorArg((), "float32"),))),
+           fn=_hang_when_exporting, dtypes=("float32",), ranks=(0, 0)),
 ]
 '''
 
