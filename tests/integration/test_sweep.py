@@ -17,7 +17,9 @@ import signal
 import time
 
 import torch
+from hypothesis import strategies as st
 from opsweep.catalog.families import unary
+from opsweep.model import Example, OpSpec, TensorArg
 
 
 def _segfault_when_exporting(x):
@@ -34,7 +36,10 @@ def _hang_when_exporting(x):
 
 SPECS = [
     unary("crashy", fn=_segfault_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
-    unary("hangy", fn=_hang_when_exporting, aten=("cos",), dtypes=("float32",), max_rank=0),
+    # one example: a group's budget is --timeout plus a second per example (engine.pool.budget),
+    # so that a hang of the 25 a unary spec draws would be waited for 25 s longer
+    OpSpec("hangy", ("cos",), st.just(Example((TensorArg((), "float32"),))),
+           fn=_hang_when_exporting, dtypes=("float32",), ranks=(0, 0)),
 ]
 '''
 
@@ -149,16 +154,21 @@ def test_recycled_and_forked_workers_give_the_same_artifact(tmp_path, spec_dir):
     no worker loads the spec module itself. Never recycled, recycled, or spawned afresh
     (--spawn, each worker setting itself up): the same artifact, byte for byte."""
     forking = "forkserver" in multiprocessing.get_all_start_methods()
-    outs = {}
-    for name, options in (("kept", ("--recycle", "0")), ("recycled", ("--recycle", "4")),
-                          ("spawned", ("--recycle", "4", "--spawn"))):
+    outs, every = {}, {"kept": 0, "recycled": 4}
+    for name in ("kept", "recycled", "spawned"):
+        options = ("--recycle", str(every[name]), *(("--spawn",) if name == "spawned" else ()))
         outs[name] = tmp_path / f"{name}.json"
         loads, workers = _sweep_logging_pids(spec_dir, outs[name], *options)
-        tasks = 1 + art.load(outs[name]).specs["sin_seen"].signatures  # the canary, the groups
+        groups = art.load(outs[name]).specs["sin_seen"].signatures
+        tasks = 1 + groups  # the canary, the groups
         assert tasks >= 9  # so that recycled, more than the two workers run it
-        # two workers when never recycled; else one more each time a worker has done 4 tasks
-        assert len(workers) <= 2 if name == "kept" else len(workers) >= tasks // 4 > 2, \
+        # two workers when never recycled; else one more each time a worker has run N groups
+        least = -(-groups // every[name]) if every[name] else 0  # each runs N groups at most
+        assert len(workers) <= 2 if name == "kept" else len(workers) >= least > 2, \
             (workers, tasks)
+        # a spawned worker sets itself up (seconds each): recycled after a third of the
+        # groups, the fewest set-ups that still take more than two workers
+        every.setdefault("spawned", -(-groups // 3))
         if name == "spawned" or not forking:
             assert workers <= loads, (loads, workers)
         else:  # only the server loaded it

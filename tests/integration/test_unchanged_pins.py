@@ -20,7 +20,9 @@ import time
 
 import torch
 from dataclasses import replace
+from hypothesis import strategies as st
 from opsweep.catalog.families import activation, unary
+from opsweep.model import Example, OpSpec, TensorArg
 
 F32 = dict(dtypes=("float32",), max_rank=1)
 
@@ -39,7 +41,10 @@ def _hang_when_exporting(x):
 
 SPECS = [
     unary("killed", fn=_killed_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
-    unary("hangs", fn=_hang_when_exporting, aten=("cos",), dtypes=("float32",), max_rank=0),
+    # one example: a group's budget is --timeout plus a second per example (engine.pool.budget),
+    # so that a hang of the 25 a unary spec draws would be waited for 25 s longer each sweep
+    OpSpec("hangs", ("cos",), st.just(Example((TensorArg((), "float32"),))),
+           fn=_hang_when_exporting, dtypes=("float32",), ranks=(0, 0)),
     replace(activation("relu", **F32), name="u_relu"),
     replace(unary("neg", **F32), name="u_neg"),
     replace(unary("sin", dtypes=("float32", "complex64"), max_rank=1), name="u_sin_complex"),
