@@ -52,7 +52,7 @@ deps = ["torch==2.13.0", "onnx==1.23.2"]
 
 REQUIREMENTS = '''\
 # the exporter stack
---index-url https://example.invalid/simple  # an option line
+--only-binary :all:  # an option line
 numpy>=1.26
 torch==2.13.0  # pinned for the exporter
 numpy==1.26.0 ; python_version >= "3.10"
