@@ -88,12 +88,6 @@ def _catalog(args, root: Path = Path("."), *, check_draws: bool | list[str] = Fa
                         builtin=builtin_scope(root))
 
 
-def _builtin(root: Path = Path(".")) -> bool | tuple[str, ...]:
-    """The built-in catalog the project measures, as the workers are told it."""
-    scope = builtin_scope(root)
-    return scope if isinstance(scope, bool) else tuple(sorted(scope))
-
-
 def _add_sweep(sub) -> None:
     p = sub.add_parser("sweep", help="measure the catalog and write the artifact")
     p.add_argument("--profile", choices=["ci", "nightly"], default=None,
@@ -185,7 +179,7 @@ def cmd_sweep(args) -> int:
     catalog = _catalog(args, check_draws=list(args.only) or True)
     translations = tuple(_unique([*configured.translations, *args.translations]))
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
-                         spec_dirs=tuple(p.resolve() for p in specs), builtin=_builtin(),
+                         spec_dirs=tuple(p.resolve() for p in specs), builtin=builtin_scope(),
                          fast=not args.public_exporter, translations=translations,
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
                          preload=not args.spawn,

@@ -75,15 +75,16 @@ def project(root: str | os.PathLike = ".") -> Config:
 
 
 def builtin_scope(root: str | os.PathLike = ".",
-                  configured: Config | None = None) -> bool | frozenset[str]:
+                  configured: Config | None = None) -> bool | tuple[str, ...]:
     """What of the built-in catalog the project measures, as `load_catalog(builtin=...)`
-    takes it: all (True), none (False), or ``catalog = "used"``'s operators (the capture
-    of its models: torch, only then imported)."""
+    and the sweep's workers (`SweepConfig.builtin`) take it: all (True), none (False), or
+    ``catalog = "used"``'s operators, sorted (the capture of its models: torch, only then
+    imported)."""
     configured = configured or project(root)
     if configured.catalog != "used":
         return configured.builtin
     from opsweep.check.scope import used_operators  # imports torch: only for "used"
-    return used_operators(configured.models)
+    return tuple(sorted(used_operators(configured.models)))
 
 
 def layout(root: str | os.PathLike = ".") -> Layout:
