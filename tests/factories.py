@@ -86,3 +86,20 @@ def identical(a, b) -> bool:
     if is_dataclass(a):
         return identical(astuple(a), astuple(b))
     return a == b
+
+
+def project_copy(dest, *, untracked: bool = False):
+    """This checkout's files as git sees them (tracked; with `untracked`, also the new
+    files git does not ignore) copied under `dest`: a tree to make a repository of."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    listing = ["git", "ls-files", "-z", *(["--cached", "--others", "--exclude-standard"]
+                                          if untracked else [])]
+    names = subprocess.run(listing, cwd=root, capture_output=True, check=True).stdout
+    for name in filter(None, names.decode().split("\0")):
+        if (root / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, dest / name)
+    return dest
