@@ -39,7 +39,10 @@ def cmd_release(args) -> int:
                                files, text)
     for line in made:
         print(f"opsweep: {line}")
-    # the package index gets the files when this run made any part of the release
+    # the package index gets the files when this run made any part of the release: a
+    # release left incomplete means the run that began it failed before its upload job
+    # (which needs a finished release); a complete one had its upload (a failed upload is
+    # re-run as a failed job, docs/github_action.md)
     botio.outputs(args, version=version, publish=bool(made))
     return 0
 
