@@ -70,3 +70,36 @@ def changed_paths(old: bytes, new: bytes) -> set[tuple[str, ...]]:
         return out
 
     return walk(json.loads(old), json.loads(new), ())
+
+
+def identical(a, b) -> bool:
+    """Equal value by value and type by type, through tuples, lists and the model's
+    dataclasses (nan equal to nan, -0.0 apart from 0.0): what a drawn example read back
+    from the export cache must be."""
+    from dataclasses import astuple, is_dataclass
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return a.hex() == b.hex()
+    if is_dataclass(a):
+        return identical(astuple(a), astuple(b))
+    return a == b
+
+
+def project_copy(dest, *, untracked: bool = False):
+    """This checkout's files as git sees them (tracked; with `untracked`, also the new
+    files git does not ignore) copied under `dest`: a tree to make a repository of."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    listing = ["git", "ls-files", "-z", *(["--cached", "--others", "--exclude-standard"]
+                                          if untracked else [])]
+    names = subprocess.run(listing, cwd=root, capture_output=True, check=True).stdout
+    for name in filter(None, names.decode().split("\0")):
+        if (root / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, dest / name)
+    return dest

@@ -76,14 +76,20 @@ def test_no_spec_draws_examples_pytorch_rejects(chunk):
     assert not bad, f"specs drawing examples eager PyTorch rejects: {bad}"
 
 
+@pytest.fixture(scope="module")
+def ci_draws():
+    """Every example the ci profile draws (what the committed artifact measures), by spec."""
+    return {name: draw_examples(CATALOG.specs[name], PROFILES["ci"]) for name in NAMES}
+
+
 @pytest.mark.parametrize("chunk", range(4))
-def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk):
+def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk, ci_draws):
     """A spec's dtypes= and ranks= say what it measures: every example the ci profile
-    draws (what the committed artifact measures) is filed under one of them."""
+    draws is filed under one of them."""
     outside = {}
     for name in NAMES[chunk::4]:
         spec = CATALOG.specs[name]
-        for example in draw_examples(spec, PROFILES["ci"]):
+        for example in ci_draws[name]:
             try:
                 check_declared(spec, example)
             except SpecError as exc:
@@ -91,6 +97,22 @@ def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk):
                 break
     assert not outside, "specs drawing outside their declaration:\n" + "\n".join(
         f"  {why}" for _, why in sorted(outside.items()))
+
+
+def test_every_drawn_example_is_kept_by_the_export_cache_and_read_back_identical(
+        ci_draws, tmp_path):
+    """The export cache keeps a derandomized profile's draws as data (JSON of a closed set
+    of types, never a pickle): every example of the catalog is of those types, so none is
+    drawn again, and each reads back identical, value by value and type by type."""
+    from opsweep.engine.cache import load_draws, save_draws
+
+    from ..factories import identical
+    lost = []
+    for name, examples in ci_draws.items():
+        save_draws(tmp_path, name, examples)
+        if not identical(load_draws(tmp_path, name), examples):
+            lost.append(name)
+    assert not lost, f"specs whose draws the export cache does not give back: {lost}"
 
 
 def test_random_specs_are_nondeterministic():

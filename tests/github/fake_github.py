@@ -11,7 +11,8 @@ GitHub's answers are modelled too: the default branch (the API's, since a `sched
 payload has no `repository` object), the setting that lets GitHub Actions create pull
 requests (off: GITHUB_TOKEN's POST /pulls gets GitHub's 403), and branch protection's
 required status checks (commit statuses per SHA; a merge is refused while a required
-context is missing or not successful)."""
+context is missing or not successful). Git references and releases, with their assets, are
+in a mixin of their own (fake_releases.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlparse
 
 from werkzeug import Request, Response
+
+from .fake_releases import ReleasesMixin
 
 LIMIT = 65_536
 ACTIONS = "github-actions[bot]"
@@ -63,7 +66,7 @@ class FakeRepo:
     merged: list[int] = field(default_factory=list)
 
 
-class FakeGitHub:
+class FakeGitHub(ReleasesMixin):  # git refs and releases: fake_releases.py
     def __init__(self, server) -> None:
         self.server = server
         self.base = server.url_for("").rstrip("/")
@@ -77,6 +80,7 @@ class FakeGitHub:
         self.rate_limited = 0  # answer this many next requests with a rate-limit response
         self._ids = itertools.count(1000)
         self._lock = threading.Lock()
+        self._init_releases()
         server.expect_request(re.compile(".*")).respond_with_handler(self.handle)
 
     # --- state helpers used by tests ---------------------------------------------
@@ -191,7 +195,8 @@ class FakeGitHub:
         if not m or m.group(1) not in self.repos:
             return self._json({"message": "Not Found"}, 404)
         r, rest = self.repos[m.group(1)], m.group(2) or ""
-        body = json.loads(request.get_data() or b"{}") if method in ("POST", "PATCH") else {}
+        body = json.loads(request.get_data() or b"{}") if method in ("POST", "PATCH") \
+            and request.mimetype in ("", "application/json") else {}  # not an upload's bytes
         if rest == "" and method == "GET":
             return self._json(self._repo_json(r))
         for pattern, handler in self._routes():
@@ -209,7 +214,7 @@ class FakeGitHub:
                 (r"/statuses/([0-9a-f]{40})", self._status),
                 (r"/commits/([^/]+)/status", self._combined),
                 (r"/commits/([0-9a-f]{40})", self._commit),
-                (r"/pulls/(\d+)/merge", self._merge)]
+                (r"/pulls/(\d+)/merge", self._merge)] + self._release_routes()
 
     def _status(self, request, r, mm, body, token):
         state = body.get("state")

@@ -28,6 +28,7 @@ from opsweep.bot.github import MARKER
 from opsweep.bot.git import TRAILER
 from opsweep.bot.pins import read_pins
 
+from ..factories import project_copy
 from .fake_github import FakeGitHub, display_title
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,13 +77,7 @@ def built(tmp_path_factory):
     2.12.0) and a `feature` branch that bumps the pin to the installed torch."""
     _require_git()
     top = tmp_path_factory.mktemp("e2e")
-    tree = top / "work"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                           check=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, tree / name)
+    tree = project_copy(top / "work")
     artifact = tree / "docs" / "onnx_support_measured.json"
     artifact.unlink()  # the fixture's own small artifact, measured below
     subprocess.run([sys.executable, "-m", "opsweep", "sweep", *ONLY.split(), "--no-reuse",

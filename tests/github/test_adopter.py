@@ -22,6 +22,7 @@ import pytest
 from opsweep.bot.git import TRAILER
 from opsweep.cli.main import main
 
+from ..factories import project_copy
 from .fake_github import FakeGitHub, display_title
 from .test_act import (
     IDENT,
@@ -46,13 +47,7 @@ pytestmark = pytest.mark.integration
 def _opsweep_repository(where: Path) -> Path:
     """opsweep's tracked files (this checkout's working tree) as a repository tagged v1:
     what the reusable workflow's checkout of `OWNER/opsweep@v1` clones."""
-    tree = where / "OWNER" / "opsweep"
-    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True,
-                           check=True).stdout.decode().split("\0")
-    for name in filter(None, files):
-        if (ROOT / name).is_file():
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, tree / name)
+    tree = project_copy(where / "OWNER" / "opsweep")
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "opsweep")

@@ -194,3 +194,27 @@ def test_init_s_callers_are_opsweep_s_own_minus_the_checkout_that_reaches_the_ac
                 assert mine["uses"] == "./.github/workflows/onnx-sweep.yml"
                 assert {k: v for k, v in job["with"].items() if k not in ("opsweep", "shards")} == {
                     k: v for k, v in mine["with"].items() if k not in ("translations", "shards")}
+
+
+def test_the_release_workflow_gives_each_job_only_what_it_needs():
+    """The build reads; the release writes the tags and the release; the upload may ask
+    for an OIDC token (trusted publishing) and holds no stored token, in no other job."""
+    wf = load("release")
+    on = wf.get("on", wf.get(True))
+    assert on == {"push": {"branches": ["main"]}} and wf["permissions"] == {}
+    jobs = wf["jobs"]
+    assert {j: job["permissions"] for j, job in jobs.items()} == {
+        "build": {"contents": "read"}, "release": {"contents": "write"},
+        "publish": {"id-token": "write"}}
+    assert jobs["release"]["needs"] == "build" and jobs["publish"]["needs"] == "release"
+    (upload,) = [s for s in jobs["publish"]["steps"]
+                 if s.get("uses", "").startswith("pypa/gh-action-pypi-publish@")]
+    assert set(upload.get("with", {})) == {"packages-dir"}  # no password, no other index
+    text = (ROOT / ".github" / "workflows" / "release.yml").read_text()
+    assert "secrets." not in text
+    for path in WORKFLOWS:
+        if path.stem != "release":
+            assert "id-token" not in path.read_text(), path.name
+    # what runs is the CLI's (opsweep.bot.release), from the pushed commit's checkout
+    runs = [s["run"] for job in jobs.values() for s in job["steps"] if "run" in s]
+    assert [r.split()[2] for r in runs] == ["release-plan", "dist", "release"]

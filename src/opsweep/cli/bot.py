@@ -41,6 +41,7 @@ from opsweep.bot.publish import (
 from opsweep.cli import actions, settings
 from opsweep.cli.botio import client_of, outputs, should_run, write_request
 from opsweep.cli.bump import add_parser as add_bump_parser
+from opsweep.cli.release import add_parser as add_release_parser
 from opsweep.cli.steps import add_parsers as add_action_steps
 from opsweep.errors import UsageError
 from opsweep.files import Layout
@@ -308,6 +309,7 @@ def add_parser(sub) -> None:
     _data_parsers(steps, login)
     add_action_steps(steps)
     add_bump_parser(steps)
+    add_release_parser(steps)
 
 
 def _conversation_parsers(steps, login: dict) -> None:

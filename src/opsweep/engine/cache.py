@@ -26,7 +26,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
-import pickle
+import stat
 import sys
 import tempfile
 from collections import Counter
@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from opsweep.model import DTYPE_TAGS, Example, Stage, TensorArg
 
 #: What each kind of target's export (and the checker's verdict on it) depends on, by the
 #: installed distribution's name: established by exporting a sample under two versions of
@@ -123,7 +125,7 @@ class ExportCache:
         not serve)."""
         path = self._path(key)
         try:
-            data = path.read_bytes()
+            data = _read_regular(path)
         except FileNotFoundError:
             return None
         except OSError:
@@ -133,8 +135,9 @@ class ExportCache:
         try:
             header = json.loads(head)
             ok = (header["key"] == key and hashlib.sha256(model).hexdigest() == header["sha256"]
-                  and isinstance(header["stage"], str) and isinstance(header["error"], str))
-        except (ValueError, KeyError, TypeError):
+                  and header["stage"] in _STAGES and type(header["error"]) is str
+                  and _is_trace(header.get("trace")))
+        except (ValueError, KeyError, TypeError, RecursionError):
             ok = False
         if not ok:
             self.counts[target, "unusable"] += 1
@@ -177,6 +180,19 @@ def merge_counts(into: dict[str, dict[str, int]], more: dict[str, dict[str, int]
         mine = into.setdefault(target, {})
         for what, n in counts.items():
             mine[what] = mine.get(what, 0) + n
+
+
+#: the stages an entry may record: where an export ended, up to the checker's verdict
+_STAGES = frozenset(s.value for s in Stage if s.depth >= 0 and not s.ran) | {Stage.OK.value}
+
+
+def _is_trace(data: Any) -> bool:
+    """Whether `data` is a trace as `trace_data` gives it (or None)."""
+    return data is None or (
+        type(data) is dict and set(data) == {"captured", "before", "after", "decomposed"}
+        and type(data["captured"]) is bool
+        and all(type(data[k]) is list and all(type(n) is str for n in data[k])
+                for k in ("before", "after", "decomposed")))
 
 
 def trace_data(exporter: object) -> dict[str, Any] | None:
@@ -224,8 +240,91 @@ if __name__ == "__main__":  # `python -m opsweep.engine.cache key`: the workflow
 # draws), the profile, the hypothesis version and, through the catalog's own checks, the
 # torch version: with the models in the cache, drawing them again is what a cached
 # regeneration would otherwise spend most of its time on. A randomized profile (nightly)
-# is never kept. Entries are pickles written by this machine's own sweeps (the cache
-# directory is the project's, and in the workflows the unprivileged job's own).
+# is never kept. A cache is untrusted input (a CI cache is whatever some run saved under
+# its key): an entry is JSON holding a closed set of value types, read back by building
+# exactly those types and checking every field, so an entry can be wrong, never run code;
+# one that does not read back is a miss. An example holding any other value is not kept.
+
+_DRAWS_SUFFIX = ".json"
+
+
+class _Unreadable(ValueError):
+    """A draws entry, or an example, that the draws cache cannot hold or give back."""
+
+
+@cache
+def _torch_values(kind: str) -> dict[str, Any]:
+    import torch  # only examples that hold torch values reach here, with torch loaded
+    return {str(v).removeprefix("torch."): v for v in vars(torch).values()
+            if type(v).__name__ == kind and type(v).__module__ == "torch"}
+
+
+def _encode(value: Any) -> Any:
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        return {"float": value.hex()}
+    if kind is list:
+        return [_encode(v) for v in value]
+    if kind is tuple:
+        return {"tuple": [_encode(v) for v in value]}
+    if kind is TensorArg:
+        return {"tensor": [_encode(value.shape), value.dtype, _encode(value.low),
+                           _encode(value.high), _encode(value.choices)]}
+    if kind.__module__ == "torch" and kind.__name__ in ("dtype", "memory_format"):
+        return {kind.__name__: str(value).removeprefix("torch.")}
+    raise _Unreadable(f"a {kind.__qualname__} is not kept")
+
+
+def _decode(data: Any) -> Any:
+    if data is None or type(data) in (bool, int, str):
+        return data
+    if type(data) is list:
+        return [_decode(v) for v in data]
+    if type(data) is not dict or len(data) != 1:
+        raise _Unreadable(f"not a value: {str(data)[:40]}")
+    ((tag, inner),) = data.items()
+    if tag == "float" and type(inner) is str:
+        return float.fromhex(inner)
+    if tag == "tuple" and type(inner) is list:
+        return tuple(_decode(v) for v in inner)
+    if tag == "tensor":
+        return _tensor(inner)
+    if tag in ("dtype", "memory_format") and inner in (known := _torch_values(tag)):
+        return known[inner]
+    raise _Unreadable(f"not a value: {tag!r}")
+
+
+def _tensor(inner: Any) -> TensorArg:
+    shape, dtype, low, high, choices = (inner if type(inner) is list and len(inner) == 5
+                                        else [None] * 5)
+    shape, low, high, choices = map(_decode, (shape, low, high, choices))
+    bounds_ok = all(b is None or type(b) in (int, float) for b in (low, high))
+    if not (type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape)
+            and dtype in DTYPE_TAGS and bounds_ok
+            and (choices is None or (type(choices) is tuple
+                                     and all(type(c) in (int, float) for c in choices)))):
+        raise _Unreadable("not a tensor recipe")
+    return TensorArg(shape, dtype, low, high, choices)
+
+
+def _pairs(data: Any) -> tuple[tuple[str, Any], ...]:
+    pairs = _decode(data)
+    if type(pairs) is not tuple or not all(
+            type(p) is tuple and len(p) == 2 and type(p[0]) is str for p in pairs):
+        raise _Unreadable("not keyword pairs")
+    return pairs
+
+
+def _example(data: Any) -> Example:
+    if type(data) is not dict or set(data) != {"args", "kwargs", "init", "seed"}:
+        raise _Unreadable("not an example")
+    args, seed = _decode(data["args"]), data["seed"]
+    if type(args) is not tuple or type(seed) is not int:
+        raise _Unreadable("not an example")
+    return Example(args, _pairs(data["kwargs"]), _pairs(data["init"]), seed)
+
 
 def draws_key(spec: str, digest: str, profile: str, max_examples: int) -> str:
     return json.dumps({"format": FORMAT, "spec": spec, "digest": digest, "profile": profile,
@@ -235,30 +334,47 @@ def draws_key(spec: str, digest: str, profile: str, max_examples: int) -> str:
 
 
 def _draws_path(root: Path | str, key: str) -> Path:
-    return Path(root) / "draws" / (hashlib.sha256(key.encode()).hexdigest() + ".pickle")
+    return Path(root) / "draws" / (hashlib.sha256(key.encode()).hexdigest() + _DRAWS_SUFFIX)
 
 
-def load_draws(root: Path | str, key: str) -> list | None:
-    """The examples kept under `key`, or None (no entry, or one that does not load)."""
+def load_draws(root: Path | str, key: str) -> list[Example] | None:
+    """The examples kept under `key`, or None: no entry, or one that is not exactly an
+    entry of `key` holding examples (read as data only; nothing in it is ever run)."""
     try:
-        head, _, body = _draws_path(root, key).read_bytes().partition(b"\n")
-        if json.loads(head) != {"key": key, "sha256": hashlib.sha256(body).hexdigest()}:
+        entry = json.loads(_read_regular(_draws_path(root, key)))
+        if type(entry) is not dict or entry.get("key") != key:
             return None
-        examples = pickle.loads(body)  # noqa: S301 - written by this cache (above)
-    except (OSError, ValueError, pickle.UnpicklingError, EOFError, AttributeError,
-            ImportError, TypeError):
+        examples = entry["examples"]
+        if type(examples) is not list:
+            return None
+        return [_example(e) for e in examples]
+    except (OSError, ValueError, KeyError, RecursionError):  # _Unreadable is a ValueError
         return None
-    return examples if isinstance(examples, list) else None
 
 
-def save_draws(root: Path | str, key: str, examples: list) -> None:
-    """Keep `examples` under `key`, whole; examples that do not pickle are not kept."""
+def save_draws(root: Path | str, key: str, examples: list[Example]) -> None:
+    """Keep `examples` under `key`, whole; examples holding a value the entry format does
+    not hold are not kept (drawn again next time)."""
     try:
-        body = pickle.dumps(examples, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - a value that does not pickle: drawn again next time
+        if not all(type(e) is Example for e in examples):
+            return
+        body = {"key": key, "examples": [
+            {"args": _encode(e.args), "kwargs": _encode(e.kwargs), "init": _encode(e.init),
+             "seed": e.seed} for e in examples]}
+    except _Unreadable:
         return
-    head = json.dumps({"key": key, "sha256": hashlib.sha256(body).hexdigest()}).encode()
-    _write_whole(_draws_path(root, key), head + b"\n" + body)
+    _write_whole(_draws_path(root, key), json.dumps(body, sort_keys=True).encode())
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of `path` when it is a regular file (OSError otherwise): a cache restored
+    from an archive can hold a symbolic link, a FIFO (whose opening would wait forever) or
+    a device where an entry belongs."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        return handle.read()
 
 
 def _write_whole(path: Path, payload: bytes) -> None:
