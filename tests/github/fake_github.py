@@ -20,9 +20,12 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 from werkzeug import Request, Response
+
+from .fake_refs import RefRoutes
 
 LIMIT = 65_536
 ACTIONS = "github-actions[bot]"
@@ -61,9 +64,10 @@ class FakeRepo:
     statuses: dict[str, dict[str, dict]] = field(default_factory=dict)  # sha -> context -> status
     required: list[str] = field(default_factory=list)  # branch protection's required checks
     merged: list[int] = field(default_factory=list)
+    git_dir: Path | None = None  # the real bare repository its refs are read from (fake_refs)
 
 
-class FakeGitHub:
+class FakeGitHub(RefRoutes):
     def __init__(self, server) -> None:
         self.server = server
         self.base = server.url_for("").rstrip("/")
@@ -209,7 +213,7 @@ class FakeGitHub:
                 (r"/statuses/([0-9a-f]{40})", self._status),
                 (r"/commits/([^/]+)/status", self._combined),
                 (r"/commits/([0-9a-f]{40})", self._commit),
-                (r"/pulls/(\d+)/merge", self._merge)]
+                (r"/pulls/(\d+)/merge", self._merge), *self.ref_routes()]
 
     def _status(self, request, r, mm, body, token):
         state = body.get("state")
