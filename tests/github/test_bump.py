@@ -273,7 +273,8 @@ def adopter_checkout(tmp_path):
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     work = tmp_path / "work"
     shutil.copytree(ADOPTER, work)
-    assert main(["init", "--repo-dir", str(work), "--catalog", "none", "--specs", "demo_specs"]) == 0
+    assert main(["init", "--repo-dir", str(work), "--catalog", "none", "--specs", "demo_specs",
+                 "--action-sha", "a" * 40]) == 0
     git(work, "init", "-q", "-b", "main")
     git(work, "add", ".")
     git(work, *IDENT, "commit", "-qm", "Adopt opsweep")
