@@ -6,10 +6,15 @@ measuring run finished, and takes everything that run produced as data.
   the `workflow_run` payload (event, head SHA, head repository) and the API
   (the open pull request with that head -- the payload's `pull_requests` is
   empty for forks -- and, for `/regen-onnx`, the command comment re-read,
-  re-parsed and re-authorised). The run's `request.json` is only a pointer
-  that is checked against those. A command run is bound to its command by its
-  `display_title` (onnx-command's run-name, from the event's numeric fields):
-  a request naming another pull request or comment is `Forged`.
+  re-parsed and re-authorised; for a push or a dispatch, that a BRANCH of the
+  run's `head_branch` has its head as tip, since a tag's run names the tag
+  there), and refuses a run of another workflow file than opsweep's (any file
+  may take the name onnx-measure). It never targets the default branch: a run
+  of it goes to a bot branch and the bot's pull request. The run's
+  `request.json` is only a pointer that is checked against those. A command
+  run is bound to its command by its `display_title` (onnx-command's run-name,
+  from the event's numeric fields): a request naming another pull request or
+  comment is `Forged`.
 * :func:`collect` accepts only the expected files of the measured result
   (the artifact, the page, the history record and view, the doc-link cache),
   regular files under a size cap; the artifact and history records must load.
