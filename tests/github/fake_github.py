@@ -21,10 +21,12 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 from werkzeug import Request, Response
 
+from .fake_refs import RefRoutes
 from .fake_releases import ReleasesMixin
 
 LIMIT = 65_536
@@ -64,9 +66,10 @@ class FakeRepo:
     statuses: dict[str, dict[str, dict]] = field(default_factory=dict)  # sha -> context -> status
     required: list[str] = field(default_factory=list)  # branch protection's required checks
     merged: list[int] = field(default_factory=list)
+    git_dir: Path | None = None  # the real bare repository its refs are read from (fake_refs)
 
 
-class FakeGitHub(ReleasesMixin):  # git refs and releases: fake_releases.py
+class FakeGitHub(ReleasesMixin, RefRoutes):  # releases: fake_releases.py; refs: fake_refs.py
     def __init__(self, server) -> None:
         self.server = server
         self.base = server.url_for("").rstrip("/")
@@ -214,7 +217,8 @@ class FakeGitHub(ReleasesMixin):  # git refs and releases: fake_releases.py
                 (r"/statuses/([0-9a-f]{40})", self._status),
                 (r"/commits/([^/]+)/status", self._combined),
                 (r"/commits/([0-9a-f]{40})", self._commit),
-                (r"/pulls/(\d+)/merge", self._merge)] + self._release_routes()
+                (r"/pulls/(\d+)/merge", self._merge), *self.ref_routes(),
+                *self._release_routes()]
 
     def _status(self, request, r, mm, body, token):
         state = body.get("state")

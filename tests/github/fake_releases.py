@@ -1,6 +1,5 @@
 """The fake GitHub's git references and releases (a mixin of FakeGitHub), as the release
-workflow uses them: reading a ref (``GET /git/ref/{ref}``, 404 when absent), listing refs
-by prefix (``/git/matching-refs/{prefix}``), creating one (``POST /git/refs``: 422
+workflow uses them: creating a ref (``POST /git/refs``: 422
 "Reference already exists"), moving one (``PATCH /git/refs/{ref}``: 422 "Update is not a
 fast forward" unless forced, "Reference does not exist" when absent); releases by tag
 (``GET /releases/tags/{tag}``), creating one (``POST /releases``: 422 ``already_exists``
@@ -46,12 +45,9 @@ class ReleasesMixin:
         self.refs.setdefault(full_name, {})[ref] = sha
 
     # --- JSON shapes ---------------------------------------------------------------
-    def _ref_json(self, r, ref: str) -> dict:
-        sha = self.refs[r.full_name][ref]
-        url = f"{self.base}/repos/{r.full_name}/git/{ref}"
-        return {"ref": ref, "node_id": "REF_x", "url": url,
-                "object": {"sha": sha, "type": "commit",
-                           "url": f"{self.base}/repos/{r.full_name}/git/commits/{sha}"}}
+    def _made_ref(self, r, ref: str) -> dict:
+        """A reference made or moved through the API, in fake_refs.py's shape."""
+        return self._ref_json(r, ref, self.refs[r.full_name][ref], "commit")
 
     def _asset_json(self, r, rel: FakeRelease, name: str) -> dict:
         url = f"{self.base}/repos/{r.full_name}/releases/assets/{rel.id}-{name}"
@@ -80,31 +76,20 @@ class ReleasesMixin:
 
     # --- routes ----------------------------------------------------------------------
     def _release_routes(self):
-        return [(r"/git/ref/(.+)", self._git_ref), (r"/git/matching-refs/(.*)", self._matching),
-                (r"/git/refs", self._git_refs), (r"/git/refs/(.+)", self._git_ref_update),
+        # reading references (git/ref, git/matching-refs) is fake_refs.py's
+        return [(r"/git/refs", self._git_refs), (r"/git/refs/(.+)", self._git_ref_update),
                 (r"/releases", self._releases), (r"/releases/tags/(.+)", self._release_by_tag),
                 (r"/releases/(\d+)/assets", self._assets)]
-
-    def _git_ref(self, request, r, mm, body, token):
-        ref = "refs/" + mm.group(1)
-        if ref not in self.refs.get(r.full_name, {}):
-            return self._json({"message": "Not Found"}, 404)
-        return self._json(self._ref_json(r, ref))
-
-    def _matching(self, request, r, mm, body, token):
-        prefix = "refs/" + mm.group(1)
-        return self._json([self._ref_json(r, ref) for ref in sorted(self.refs.get(r.full_name, {}))
-                           if ref.startswith(prefix)])
 
     def _git_refs(self, request, r, mm, body, token):
         ref, sha = body.get("ref", ""), body.get("sha", "")
         if request.method != "POST" or not ref.startswith("refs/") or ref.count("/") < 2 \
                 or len(sha) != 40:
             return self._invalid(f"{ref} is not a valid ref name.")
-        if ref in self.refs.get(r.full_name, {}):
+        if ref in self.all_refs(r):
             return self._invalid("Reference already exists")
         self.set_ref(r.full_name, ref, sha)
-        return self._json(self._ref_json(r, ref), 201)
+        return self._json(self._made_ref(r, ref), 201)
 
     def _git_ref_update(self, request, r, mm, body, token):
         ref = "refs/" + mm.group(1)
@@ -116,7 +101,7 @@ class ReleasesMixin:
         if refs[ref] != body.get("sha") and not body.get("force"):
             return self._invalid("Update is not a fast forward")
         refs[ref] = body["sha"]
-        return self._json(self._ref_json(r, ref))
+        return self._json(self._made_ref(r, ref))
 
     def _releases(self, request, r, mm, body, token):
         mine = self.releases.setdefault(r.full_name, {})

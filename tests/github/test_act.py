@@ -160,7 +160,9 @@ def workflow_run_event(built, event, sha, head_repo=REPO, conclusion="success", 
     `command_title`)."""
     return {"action": "completed", "repository": {"full_name": REPO},
             "workflow_run": {"id": 4242, "event": event, "head_sha": sha, "head_branch": branch,
-                             "display_title": title,
+                             "display_title": title, "path": ".github/workflows/" + (
+                                 "onnx-command.yml" if event == "issue_comment"
+                                 else "onnx-measure.yml"),
                              "conclusion": conclusion, "pull_requests": [],
                              "html_url": "https://example.invalid/run/4242",
                              "head_repository": {"full_name": head_repo}}}
@@ -466,6 +468,7 @@ def test_a_merge_that_left_main_stale_comes_back_as_a_bot_pull_request(built, ht
     fake = fake_for(httpserver, built)
     origin = fresh_origin(built, tmp_path)
     git(origin, "update-ref", "refs/heads/main", built["head"])  # the merge: pins moved, files not
+    fake.attach_git(REPO, origin)  # publish asks the API that `main` is a branch at the head
     merged = tmp_path / "merged"  # the tree act reads: main at the merge (act's github.sha)
     git(tmp_path, "clone", "-q", str(built["tree"]), str(merged))
     git(merged, "checkout", "-q", "-B", "main", built["head"])

@@ -2,8 +2,8 @@
 (tests/github/adopter: its own pyproject.toml, torch pinned in requirements/onnx.txt, one
 spec module of two operators, one translation table, its own docs, none of opsweep's
 files) runs `opsweep init`; then, under act, a pull request that moves its pin is
-measured through `uses: OWNER/opsweep@v1` and the reusable
-`OWNER/opsweep/.github/workflows/onnx-sweep.yml@v1`, both mapped to this checkout
+measured through `uses: OWNER/opsweep@v1` (the privileged callers: a release commit) and
+the reusable `OWNER/opsweep/.github/workflows/onnx-sweep.yml@v1`, all mapped to this checkout
 (--local-repository), with the built-in catalog off; the privileged onnx-publish that
 follows (workflow_run) posts one sticky comment on the fake GitHub and commits the
 regenerated artifact and page to the branch of a real bare repository. The built-in
@@ -41,6 +41,7 @@ from .test_act import (
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "adopter"
 ACTION = "OWNER/opsweep@v1"
+RELEASE = "a1" * 20  # the release commit the privileged callers pin (init --action-sha)
 pytestmark = pytest.mark.integration
 
 
@@ -64,7 +65,7 @@ def _adopt(top: Path, init_args: list[str], artifact_from: Path | None = None) -
     assert not (tree / "specs").exists() and not (tree / "action.yml").exists()
     assert main(["init", "--repo-dir", str(tree), "--specs", "demo_specs",
                  "--translations", "demo_lib/translations.py:TABLE", "--action", ACTION,
-                 *init_args]) == 0
+                 "--action-sha", RELEASE, *init_args]) == 0
     artifact = tree / "docs" / "onnx" / "onnx_support_measured.json"
     if artifact_from is not None:
         artifact.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +145,8 @@ def act(adopter, origin, fake, event_name, payload, run_dir, workflow, artifacts
            "--env", f"GITHUB_API_URL={fake.base}", "--env", f"E2E_ORIGIN={origin}",
            "--env", f"E2E_ARTIFACTS={artifacts}", "--env", f"E2E_REPOS={adopter['repos']}",
            "--env", f"OPSWEEP_PYTHON_ENV={sys.prefix}", "--env", "OPSWEEP_SWEEP_ARGS=--jobs 0",
-           "--local-repository", f"{ACTION}={adopter['opsweep']}"]
+           "--local-repository", f"{ACTION}={adopter['opsweep']}",
+           "--local-repository", f"OWNER/opsweep@{RELEASE}={adopter['opsweep']}"]
     for ref, name in PINNED.items():
         cmd += ["--local-repository", f"{ref}={STANDINS / name}"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}

@@ -3,6 +3,7 @@ fake GitHub, real git against a local bare repository, the production workflow f
 as GitHub reads them. Each test is the attack; it failed on the code before its fix."""
 
 import json
+import shutil
 import re
 from pathlib import Path
 
@@ -278,6 +279,7 @@ def test_a_refused_push_fails_the_run_and_says_so(github, monkeypatch, tmp_path,
     hook = bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\necho 'GH006: Protected branch update failed' >&2\nexit 1\n")
     hook.chmod(0o755)
+    github.attach_git(REPO, bare)  # the API says `feature` is a branch at the measured head
     head = checkout(bare, tmp_path / "head")
     payload = run_payload(sha, REPO, event="workflow_dispatch")
     rc, out = publish_rc(tmp_path, monkeypatch, github, payload, {"profile": "ci"},
@@ -339,3 +341,133 @@ def test_the_privileged_install_is_pinned_with_hashes():
             pins[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = m.group(2)
     missing = set(_closure(["PyGithub", "jsonschema", "jinja2"])) - set(pins)
     assert not missing, f"not pinned: {sorted(missing)}"
+
+
+# --- issue 48: a writer (may push branches and tags, not to the protected main) ----------
+
+MEASURE_FILE = ".github/workflows/onnx-measure.yml"
+
+
+def writer_tag(bare, tmp_path, workflow=MEASURE_FILE, tag="main"):
+    """`main` is at `feature`'s commit; the writer commits their own workflow named
+    onnx-measure on top of it and pushes that commit as refs/tags/`tag` (no branch)."""
+    work = checkout(bare, tmp_path / "writer")
+    git(work, "push", "-q", "origin", "HEAD:refs/heads/main")
+    (work / workflow).parent.mkdir(parents=True, exist_ok=True)
+    (work / workflow).write_text("name: onnx-measure\non: push\njobs: {}\n")
+    (work / "payload.py").write_text("import os  # the writer's code, bound for main\n")
+    git(work, "add", ".")
+    git(work, "-c", "user.name=w", "-c", "user.email=w@example.invalid", "commit", "-qm", "mine")
+    git(work, "push", "-q", "origin", f"HEAD:refs/tags/{tag}")
+    return git(work, "rev-parse", "HEAD")
+
+
+def head_at(bare, where, sha):
+    """The publish job's checkout of the measured head (a tag's commit included)."""
+    head = checkout(bare, where)
+    git(head, "checkout", "-q", sha)
+    return head
+
+
+def branches(bare):
+    listed = git(bare, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+    return {name.removeprefix("refs/heads/"): sha
+            for name, sha in (line.split(" ") for line in listed.split("\n"))}
+
+
+@pytest.mark.parametrize("event", ["push", "workflow_dispatch"])
+@pytest.mark.parametrize("workflow", [MEASURE_FILE, ".github/workflows/mine.yml"])
+def test_a_tag_named_like_the_default_branch_publishes_nothing(
+        github, monkeypatch, tmp_path, origin, capsys, event, workflow):
+    """Finding 1 (failed before the fix: on `push` the writer's commit went into
+    opsweep/regen-… and a pull request the bot opened; on `workflow_dispatch` main was
+    fast-forwarded to it). The run's head_branch is the tag's name, `main`: publish asks the
+    API whether a BRANCH `main` has that head (it does not: a tag does) and whether the run's
+    workflow file is onnx-measure's, and publishes nothing."""
+    bare, sha = origin
+    github.attach_git(REPO, bare)
+    tagged = writer_tag(bare, tmp_path, workflow)
+    before = branches(bare)
+    payload = run_payload(tagged, REPO, event=event, branch="main", path=workflow)
+    rc, _ = publish_rc(tmp_path, monkeypatch, github, payload, {"profile": "ci"},
+                       measured(tmp_path, whole("2.13.0")), head_at(bare, tmp_path / "h", tagged))
+    err = capsys.readouterr().err
+    assert branches(bare) == before == {"feature": sha, "main": sha}, "the writer's commit landed"
+    assert github.repo(REPO).pulls == {} and github.writes == []
+    assert rc == 2, err
+    why = "refs/tags/main" if workflow == MEASURE_FILE else f"workflow_run.path '{workflow}'"
+    assert why in err, err
+
+
+@pytest.mark.parametrize("event", ["push", "workflow_dispatch"])
+def test_no_mode_pushes_to_the_default_branch(github, monkeypatch, tmp_path, origin, event):
+    """A dispatch on the default branch (failed before the fix: it pushed to main) goes the
+    way of a push's stale artifact: a bot branch and the bot's pull request into main."""
+    bare, sha = origin
+    github.attach_git(REPO, bare)
+    git(bare, "update-ref", "refs/heads/main", sha)
+    payload = run_payload(sha, REPO, event=event, branch="main")
+    rc, out = publish_rc(tmp_path, monkeypatch, github, payload, {"profile": "nightly"},
+                         measured(tmp_path, whole("2.13.0")), head_at(bare, tmp_path / "h", sha))
+    assert rc == 0
+    assert git(bare, "rev-parse", "main") == sha, "a privileged mode pushed to main"
+    bot_branch = f"opsweep/regen-{sha[:12]}"
+    assert git(bare, "rev-parse", f"{bot_branch}~1") == sha
+    (pull,) = github.repo(REPO).pulls.values()
+    assert (pull["ref"], pull["base"], pull["user"]) == (bot_branch, "main", BOT)
+    assert github_outputs(out.read_text())["changed"] == "true"
+
+
+def test_a_default_branch_that_moved_on_is_not_published(github, monkeypatch, tmp_path, origin):
+    """The run's head is no longer the branch's tip (a merge landed meanwhile): its own run
+    measures the new tip; this one commits nothing and says why."""
+    bare, sha = origin
+    github.attach_git(REPO, bare)
+    newer = checkout(bare, tmp_path / "newer")
+    git(newer, "-c", "user.name=m", "-c", "user.email=m@example.invalid", "commit", "-q",
+        "--allow-empty", "-m", "a merge")
+    git(newer, "push", "-q", "origin", "HEAD:refs/heads/main")
+    rc, out = publish_rc(tmp_path, monkeypatch, github, run_payload(sha, REPO, "push", "main"),
+                         {}, measured(tmp_path, whole("2.13.0")),
+                         head_at(bare, tmp_path / "h", sha))
+    assert rc == 0 and github.repo(REPO).pulls == {}
+    assert set(branches(bare)) == {"feature", "main"}
+    summary = (tmp_path / "summary.md").read_text()
+    assert f"the branch 'main' is at {git(newer, 'rev-parse', 'HEAD')[:12]}" in summary
+
+
+def test_a_pull_request_whose_head_is_the_default_branch_commits_nothing(
+        github, monkeypatch, tmp_path, origin):
+    """Finding 2 (failed before the fix: the regenerated commit fast-forwarded main). The
+    writer opens a pull request from `main` into a branch of theirs whose onnx-measure.yml
+    they edited; whatever the event, the bot never commits to the default branch."""
+    bare, sha = origin
+    github.attach_git(REPO, bare)
+    git(bare, "update-ref", "refs/heads/main", sha)
+    git(bare, "update-ref", "refs/heads/writer-base", sha)
+    github.repo(REPO).permissions.update({"writer": "write"})
+    github.add_pull(REPO, 7, ref="main", sha=sha, base="writer-base", user="writer")
+    command = github.add_comment(REPO, 7, "/regen-onnx", "writer")
+    request = {"event": "issue_comment", "pr": 7, "sha": sha, "profile": "ci",
+               "comment_id": command.id}
+    for payload in (run_payload(sha, REPO, branch="main"),
+                    command_run_payload(command_event(7, command), sha)):
+        rc, _ = publish_rc(tmp_path, monkeypatch, github, payload, request,
+                           measured(tmp_path, whole("2.13.0")), head_at(bare, tmp_path / "h", sha))
+        shutil.rmtree(tmp_path / "h")
+        assert rc == 0
+        assert git(bare, "rev-parse", "main") == sha, "the bot committed to the default branch"
+        (comment,) = [c for c in github.comments(REPO, 7) if MARKER in c.body]
+        assert "Not committed: the branch 'main' is the default branch" in comment.body
+
+
+def test_the_published_workflow_files_are_the_ones_that_exist_and_init_writes():
+    """The `path` a run must have is the file of that name in this repository and in an
+    adopter's (`opsweep init` writes the same file names), and onnx-publish follows them."""
+    from opsweep.bot.publish import COMMAND_WORKFLOW, MEASURE_WORKFLOW
+    from opsweep.cli.init import WORKFLOWS
+    for path, name in ((MEASURE_WORKFLOW, "onnx-measure"), (COMMAND_WORKFLOW, "onnx-command")):
+        assert yaml.safe_load((ROOT / path).read_text())["name"] == name
+        assert path.removeprefix(".github/workflows/") in WORKFLOWS
+    publish = yaml.safe_load((ROOT / ".github" / "workflows" / "onnx-publish.yml").read_text())
+    assert publish[True]["workflow_run"]["workflows"] == ["onnx-measure", "onnx-command"]

@@ -214,20 +214,31 @@ def _push_on_bump_branch(bare, tmp_path, name):
     return git(clone, "rev-parse", "HEAD")
 
 
+def _regenerated_on_bump_branch(bare, tmp_path):
+    """What publish commits on the bump pull request: the regenerated artifact, made by the
+    bot's own commit path (its identity, its trailer, the result files only)."""
+    from opsweep.bot.git import commit_files
+    clone = tmp_path / "clone-regenerated"
+    git(tmp_path, "clone", "-q", "-b", bump.BRANCH, str(bare), str(clone))
+    artifact = tmp_path / "measured.json"
+    artifact.write_text('{"measured": "anew"}\n')
+    return commit_files(clone, {"docs/onnx_support_measured.json": artifact}, bump.BRANCH,
+                        git(clone, "rev-parse", "HEAD"), "Regenerate measured ONNX support").sha
+
+
 def test_an_unchanged_set_of_moves_leaves_the_bump_branch_alone(github, index, monkeypatch,
                                                                 tmp_path, checkout):
     """Two daily runs, same releases on the index: the second one leaves the branch (the
-    bot's regenerated commit and a person's fix on it) and the pull request as they are;
-    a new release moves it again."""
+    bot's regenerated commit on it) and the pull request as they are; a new release moves
+    it again."""
     bare, work = checkout
     github.repo(REPO)
     first = run_bump(github, index, monkeypatch, tmp_path, work)
     assert first["created"] == "true"
-    _push_on_bump_branch(bare, tmp_path, "regenerated")
-    fixed = _push_on_bump_branch(bare, tmp_path, "fix")
+    regenerated = _regenerated_on_bump_branch(bare, tmp_path)
     writes = len(github.writes)
     second = run_bump(github, index, monkeypatch, tmp_path, work)
-    assert git(bare, "rev-parse", bump.BRANCH) == fixed  # nothing thrown away
+    assert git(bare, "rev-parse", bump.BRANCH) == regenerated  # nothing thrown away
     assert github.writes[writes:] == []  # the pull request not even edited
     assert second["pushed"] == "false" and second["pr"] == first["pr"]
     index.packages["torch"] = releases("2.13.0", "2.15.0", "2.16.0")  # a new release
@@ -262,7 +273,8 @@ def adopter_checkout(tmp_path):
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     work = tmp_path / "work"
     shutil.copytree(ADOPTER, work)
-    assert main(["init", "--repo-dir", str(work), "--catalog", "none", "--specs", "demo_specs"]) == 0
+    assert main(["init", "--repo-dir", str(work), "--catalog", "none", "--specs", "demo_specs",
+                 "--action-sha", "a" * 40]) == 0
     git(work, "init", "-q", "-b", "main")
     git(work, "add", ".")
     git(work, *IDENT, "commit", "-qm", "Adopt opsweep")
@@ -310,3 +322,59 @@ def test_an_adopter_s_pin_that_is_not_exact_is_refused_in_one_line(github, index
     assert "requirements/onnx.txt" in err[0] and "'onnx>=1.17', not an exact pin" in err[0]
     assert github.repo(REPO).pulls == {} and "changed" not in out
     assert not git(bare, "branch", "--list", bump.BRANCH)
+
+
+def _seed(bare, tmp_path, moves, *, apart: bool):
+    """A writer pushes the bump branch ahead of the bot: tomorrow's pin moves (the index is
+    public), committed under the bot's own git identity, and their own code -- in a commit
+    of its own (`apart`) or in the same one."""
+    from opsweep.bot.git import BOT_EMAIL, BOT_NAME
+    clone = tmp_path / "writer"
+    git(tmp_path, "clone", "-q", str(bare), str(clone))
+    as_bot = ["-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}"]
+    text = (clone / "pyproject.toml").read_text()
+    (clone / "pyproject.toml").write_text(bump.apply(text, moves))
+    if apart:
+        git(clone, *as_bot, "commit", "-qam", bump.describe(moves)[0])
+    (clone / "payload.py").write_text("import os  # the writer's code, bound for main\n")
+    git(clone, "add", ".")
+    git(clone, *as_bot, "commit", "-qm", bump.describe(moves)[0])
+    git(clone, "push", "-q", "origin", f"HEAD:refs/heads/{bump.BRANCH}")
+    return git(clone, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("apart", [True, False])
+def test_a_bump_branch_a_writer_seeded_is_rebuilt_from_the_base(github, index, monkeypatch,
+                                                                 tmp_path, checkout, apart):
+    """Issue 48, finding 3 (failed before the fix: the seeded branch "already pinned exactly
+    these moves", so the bot kept it and opened its pull request over the writer's code).
+    The bot keeps a bump branch only when every commit after its base is its own, judged by
+    content, never by the git identity a writer can forge."""
+    bare, work = checkout
+    github.repo(REPO)
+    moves = [PinMove("hypothesis", "6.170.17", "6.171.0"), PinMove("torch", "2.13.0", "2.15.0")]
+    seeded = _seed(bare, tmp_path, moves, apart=apart)
+    out = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert out["pushed"] == "true" and out["created"] == "true"
+    tip = git(bare, "rev-parse", bump.BRANCH)
+    assert tip != seeded and git(bare, "rev-parse", f"{tip}~1") == git(bare, "rev-parse", "main")
+    assert git(bare, "diff", "--name-only", "main", tip).split() == ["pyproject.toml"]
+    assert read_pins(git(bare, "show", f"{tip}:pyproject.toml"))["torch"] == "2.15.0"
+
+
+def test_a_writer_s_commit_on_the_open_bump_pull_request_is_not_kept(github, index,
+                                                                      monkeypatch, tmp_path,
+                                                                      checkout):
+    """The bot's pull request is open, its regenerated commit on it; a writer pushes their
+    own commit on top (failed before the fix: kept as "a fix"). The next run rebuilds the
+    branch from the base: the bot's pull request carries the bot's commits only."""
+    bare, work = checkout
+    github.repo(REPO)
+    first = run_bump(github, index, monkeypatch, tmp_path, work)
+    _regenerated_on_bump_branch(bare, tmp_path)
+    _push_on_bump_branch(bare, tmp_path, "payload")
+    second = run_bump(github, index, monkeypatch, tmp_path, work)
+    assert second["pushed"] == "true" and second["pr"] == first["pr"]
+    tip = git(bare, "rev-parse", bump.BRANCH)
+    assert git(bare, "rev-parse", f"{tip}~1") == git(bare, "rev-parse", "main")
+    assert git(bare, "diff", "--name-only", "main", tip).split() == ["pyproject.toml"]

@@ -73,11 +73,14 @@ def measured(tmp_path, artifact):
     return out
 
 
-def run_payload(sha, head_repo, event="pull_request", branch="feature", title="PR 5"):
-    """`title`: the run's display_title (an onnx-command run's is its run-name)."""
+def run_payload(sha, head_repo, event="pull_request", branch="feature", title="PR 5", path=""):
+    """`title`: the run's display_title (an onnx-command run's is its run-name); `path`: the
+    workflow file that ran (default: onnx-command's for a command, else onnx-measure's)."""
+    path = path or (".github/workflows/onnx-command.yml" if event == "issue_comment"
+                    else ".github/workflows/onnx-measure.yml")
     return {"workflow_run": {"event": event, "head_sha": sha, "head_branch": branch,
                              "conclusion": "success", "pull_requests": [],
-                             "display_title": title,
+                             "display_title": title, "path": path,
                              "head_repository": {"full_name": head_repo}}}
 
 

@@ -145,9 +145,10 @@ def test_dist_builds_this_checkout_s_sdist_and_wheel(tmp_path):
     """The real build, by the checkout's own backend, of a copy of this project."""
     tree = project_copy(tmp_path / "tree", untracked=True)
     version = rel.read_version(tree)
+    sha = "c0ffee" * 6 + "c0ff"
     done = subprocess.run([sys.executable, "-m", "opsweep", "bot", "dist", "--repo-dir",
-                           str(tree), "--out", str(tmp_path / "dist")], capture_output=True,
-                          text=True, check=True)
+                           str(tree), "--sha", sha, "--out", str(tmp_path / "dist")],
+                          capture_output=True, text=True, check=True)
     assert f"opsweep-{version}.tar.gz" in done.stdout
     sdist, wheel = rel.distributions(tmp_path / "dist", "opsweep", version)
     with zipfile.ZipFile(wheel) as whl:
@@ -155,5 +156,7 @@ def test_dist_builds_this_checkout_s_sdist_and_wheel(tmp_path):
         assert "opsweep/cli/bot.py" in names and "opsweep/specs/unary.py" in names
         meta = whl.read(f"opsweep-{version}.dist-info/METADATA").decode()
         assert f"Version: {version}" in meta
+        record = whl.read("opsweep/_release.py").decode()  # what opsweep init pins callers to
+        assert f'COMMIT = "{sha}"' in record and f'VERSION = "{version}"' in record
     with tarfile.open(sdist) as tar:
         assert f"opsweep-{version}/src/opsweep/bot/publish.py" in tar.getnames()

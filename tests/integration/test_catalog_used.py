@@ -37,7 +37,7 @@ def test_init_and_the_configuration_say_used(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and '[tool.opsweep] catalog: "used" measures' in err
     assert not (tmp_path / ".github").exists()
     assert main(["init", "--repo-dir", str(tmp_path), "--catalog", "used",
-                 "--models", "pkg.models:build"]) == 0
+                 "--models", "pkg.models:build", "--action-sha", "a" * 40]) == 0
     loaded = config.load(tmp_path / "pyproject.toml")
     assert (loaded.catalog, loaded.models, loaded.builtin) == ("used", ("pkg.models:build",), False)
     assert builtin_scope(tmp_path, config.Config()) is True

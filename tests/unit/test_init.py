@@ -27,7 +27,10 @@ def repo(tmp_path):
 
 
 def init(repo, *extra):
-    return main(["init", "--repo-dir", str(repo), *extra])
+    """`opsweep init`, told the release commit the privileged callers pin (a checkout of
+    opsweep records none)."""
+    sha = [] if "--action-sha" in extra else ["--action-sha", "f" * 40]
+    return main(["init", "--repo-dir", str(repo), *sha, *extra])
 
 
 def test_init_writes_callers_block_and_rule(repo, capsys):
@@ -35,7 +38,8 @@ def test_init_writes_callers_block_and_rule(repo, capsys):
                 "octo/opsweep@v3", "--shards", "3") == 0
     for name in WORKFLOWS:
         text = (repo / name).read_text()
-        assert "octo/opsweep@v3" in text and "./" not in text.replace("../", "")
+        ref = "v3" if name in WORKFLOWS[:2] else f"{'f' * 40} # v"  # privileged: the commit
+        assert f"octo/opsweep@{ref}" in text and "./" not in text.replace("../", "")
         yaml.safe_load(text)
     measure = yaml.safe_load((repo / WORKFLOWS[0]).read_text())
     assert measure["jobs"]["sweep"]["uses"] == "octo/opsweep/.github/workflows/onnx-sweep.yml@v3"
@@ -110,7 +114,7 @@ def test_the_bump_caller_is_configuration_only(repo):
     assert "requirements/onnx.txt" in text.split("name: onnx-bump")[0]  # says where the pins are
     bump = yaml.safe_load(text)
     (step,) = bump["jobs"]["bump"]["steps"]
-    assert step["uses"] == "octo/opsweep@v3" and step["with"]["mode"] == "bump"
+    assert step["uses"] == f"octo/opsweep@{'f' * 40}" and step["with"]["mode"] == "bump"
     assert set(bump[True]) == {"schedule", "workflow_dispatch"}  # yaml reads `on:` as True
     assert bump["permissions"] == {} and "run" not in step
 
@@ -162,3 +166,64 @@ def test_the_renovate_rule_matches_the_pin_source(repo, pins):
         assert found == read_pins(text, source=source) == {"torch": "2.12.0", "onnx": "1.20.0"}
     else:  # pep621 is on by default and reads [project] and [dependency-groups] arrays
         assert "customManagers" not in rule and "pip_requirements" not in rule
+
+
+# --- issue 48, finding 5: the privileged callers run a commit, never a moving tag ----------
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+PRIVILEGED, UNPRIVILEGED = WORKFLOWS[2:], WORKFLOWS[:2]
+
+
+def _uses(text: str) -> list[str]:
+    return re.findall(r"^\s*uses: (.+)$", text, re.MULTILINE)
+
+
+def test_the_privileged_callers_pin_the_release_s_commit(repo):
+    """Failed before the fix: every caller, onnx-publish and onnx-bump (the App's key, the
+    write tokens) included, ran `opsweep/opsweep@v0`, a tag anyone who may push tags there
+    can move. The privileged ones now run the release's commit, its version as a comment
+    (Renovate's github-actions manager moves such pins); the others keep the moving tag."""
+    from opsweep import __version__
+    assert init(repo, "--action-sha", SHA) == 0
+    for name in PRIVILEGED:
+        uses = _uses((repo / name).read_text())
+        assert uses and set(uses) == {f"opsweep/opsweep@{SHA} # v{__version__}"}, (name, uses)
+        yaml.safe_load((repo / name).read_text())
+    for name in UNPRIVILEGED:
+        assert all(u.endswith("@v0") for u in _uses((repo / name).read_text())), name
+
+
+def test_without_a_known_commit_init_says_how_to_give_one(repo, capsys, monkeypatch):
+    """A build that recorded no release commit (a checkout, a fork's --action): one line
+    naming --action-sha and how to find the commit; nothing written."""
+    from opsweep import _release
+    monkeypatch.setattr(_release, "COMMIT", "")
+    assert main(["init", "--repo-dir", str(repo)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--action-sha" in err and "ls-remote" in err, err
+    assert not (repo / ".github").exists()
+    assert main(["init", "--repo-dir", str(repo), "--action-sha", "v0.3.0"]) == 2
+    assert "--action-sha: expected a full 40-hex commit SHA" in capsys.readouterr().err
+
+
+def test_a_release_build_pins_the_commit_it_recorded(repo, monkeypatch, tmp_path):
+    """The release workflow records the tag's commit in the package before it builds
+    (`python -m opsweep._release SHA`); init pins that commit, for opsweep's own
+    repository only (a fork's --action names its own releases)."""
+    from opsweep import __version__, _release
+    copy = tmp_path / "_release.py"
+    copy.write_text(open(_release.__file__).read())
+    _release.record(copy, SHA, __version__)
+    recorded = {}
+    exec(copy.read_text(), recorded)
+    assert (recorded["COMMIT"], recorded["VERSION"]) == (SHA, __version__)
+    monkeypatch.setattr(_release, "COMMIT", SHA)
+    monkeypatch.setattr(_release, "VERSION", __version__)
+    bare = ["init", "--repo-dir", str(repo), "--force"]  # no --action-sha
+    assert main(bare) == 0
+    assert f"opsweep/opsweep@{SHA} # v{__version__}" in (repo / PRIVILEGED[0]).read_text()
+    assert main([*bare, "--action", "octo/opsweep@v3"]) == 2  # a fork: not its commit
+    monkeypatch.setattr(_release, "VERSION", "0.0.1")  # recorded for another version: stale
+    assert main(bare) == 2
+    assert main([*bare, "--action", f"octo/opsweep@{SHA}"]) == 0  # pinned already
+    assert set(_uses((repo / PRIVILEGED[1]).read_text())) == {f"octo/opsweep@{SHA}"}

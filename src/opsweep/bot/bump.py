@@ -8,9 +8,13 @@ file in place (bot.rewrite). Neither Dependabot nor Renovate's pep621 manager re
 `[tool.tox.*]` pin; a Renovate rule (the one `opsweep init` writes) is the other
 documented source (docs/github_action.md, docs/adopting.md).
 
-The bump branch is the bot's own, but what lands on it after the bot opened it (the
-regenerated artifact's commit, a person's fix, the approvals that follow) is kept: the
-branch is replaced only when the set of moves changes (:func:`branch_moves_to`).
+The bump branch is the bot's own, and it is kept (with the regenerated artifact's commit
+on it and the approvals that follow) only while the set of moves is unchanged and every
+commit after its base is the bot's own (:func:`kept_branch`); otherwise it is rebuilt from
+the base. "The bot's own" is judged by what a commit changes, never by its git identity,
+which any writer can forge: the first commit is the bump itself (the pin file alone,
+rewritten exactly as :func:`apply` rewrites its parent's); a later one, on the open bump
+pull request only, changes nothing but publish's result files (data, never code).
 
 The index's address is never written into the project: it comes from
 ``--index``, ``$OPSWEEP_INDEX_URL``, or pip's configured index
@@ -25,13 +29,13 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from github import GithubException
 
-from opsweep.bot.git import BOT_EMAIL, BOT_NAME, git, token_env
+from opsweep.bot.git import BOT_EMAIL, BOT_NAME, TRAILER, git, token_env
 from opsweep.bot.pins import PinMove, read_pins
 from opsweep.bot.rewrite import rewrite
 from opsweep.config import PinSource
@@ -149,20 +153,70 @@ def push_branch(repo: Path, base_sha: str, text: str, pyproject: str, title: str
     return git(repo, "rev-parse", "HEAD").stdout.strip()
 
 
-def branch_moves_to(repo: Path, pins: Mapping[str, str], pyproject: str, token: str | None,
-                    remote: str = "origin", source: PinSource | None = None) -> str:
-    """The bump branch's tip when it already pins exactly `pins` (the set of moves is
-    unchanged: leave it, with whatever was committed on it since), else ''."""
+def kept_branch(repo: Path, base_sha: str, pins: Mapping[str, str], pyproject: str,
+                token: str | None, *, remote: str = "origin", source: PinSource | None = None,
+                regenerated: Callable[[str], bool] | None = None) -> tuple[str, str]:
+    """(the bump branch's tip, '') when it may be kept: it already pins exactly `pins` (the
+    set of moves is unchanged) and every commit after its base is the bot's own
+    (:func:`foreign`); else ('', why it is rebuilt; '' when there is no branch)."""
     env = token_env(token)
     listed = git(repo, "ls-remote", remote, f"refs/heads/{BRANCH}", env=env).stdout.split()
     if not listed:
-        return ""
+        return "", ""
     git(repo, "fetch", "-q", remote, f"refs/heads/{BRANCH}", env=env)
     tip = git(repo, "rev-parse", "FETCH_HEAD").stdout.strip()
     text = git(repo, "show", f"{tip}:{pyproject}", check=False)
     if text.returncode != 0:
-        return ""
-    return tip if read_pins(text.stdout, f"{BRANCH}:{pyproject}", source) == dict(pins) else ""
+        return "", f"it has no {pyproject}"
+    if read_pins(text.stdout, f"{BRANCH}:{pyproject}", source) != dict(pins):
+        return "", "the set of moves changed"
+    why = foreign(repo, base_sha, tip, pyproject, source, regenerated)
+    return ("", why) if why else (tip, "")
+
+
+def foreign(repo: Path, base_sha: str, tip: str, pyproject: str, source: PinSource | None,
+            regenerated: Callable[[str], bool] | None) -> str:
+    """'' when every commit after the merge base of `base_sha` and `tip`, up to `tip`, is
+    the bot's own, else which one is not. The first must be the bump (the pin file alone,
+    as :func:`apply` rewrites its parent's); each later one must carry the bot's trailer
+    and change only paths `regenerated` accepts (None: no later commit is the bot's)."""
+    base = git(repo, "merge-base", base_sha, tip, check=False).stdout.strip()
+    if not base:
+        return "it shares no history with the base"
+    listed = git(repo, "rev-list", "--reverse", "--parents", f"{base}..{tip}").stdout
+    chain = [line.split() for line in listed.splitlines() if line]
+    if not chain:
+        return "it has no commit of its own"
+    parent = base
+    for i, (sha, *parents) in enumerate(chain):
+        changed = [p for p in git(repo, "diff-tree", "--no-commit-id", "--name-only", "-r",
+                                  "-z", parent, sha).stdout.split("\0") if p]
+        if i == 0:
+            own = changed == [pyproject] and _is_bump(repo, parent, sha, pyproject, source)
+        else:
+            message = git(repo, "log", "-1", "--format=%B", sha).stdout
+            own = (regenerated is not None and TRAILER in message and bool(changed)
+                   and all(regenerated(p) for p in changed))
+        if parents != [parent] or not own:
+            return (f"commit {sha[:12]} is not the bot's own (it changes "
+                    f"{', '.join(changed[:4]) or 'nothing'}{' ...' if len(changed) > 4 else ''})")
+        parent = sha
+    return ""
+
+
+def _is_bump(repo: Path, parent: str, sha: str, pyproject: str,
+             source: PinSource | None) -> bool:
+    """Whether `sha`'s pin file is its parent's with pins moved exactly as `apply` moves
+    them, and nothing else changed."""
+    before = git(repo, "show", f"{parent}:{pyproject}").stdout
+    after = git(repo, "show", f"{sha}:{pyproject}").stdout
+    try:
+        old = read_pins(before, pyproject, source)
+        new = read_pins(after, pyproject, source)
+        moves = [PinMove(n, old[n], v) for n, v in sorted(new.items()) if old.get(n) != v]
+        return bool(moves) and apply(before, moves, pyproject, source) == after
+    except (KeyError, UsageError):
+        return False
 
 
 def default_branch(gh, repo_name: str) -> str:
@@ -197,16 +251,24 @@ def create_pull(repo, *, title: str, body: str, head: str, base: str):
         raise
 
 
-def open_or_update(gh, repo_name: str, base_branch: str, moves: list[PinMove],
-                   where: str = PinSource().where) -> BumpPull:
-    """ONE bump pull request: the open one from the bump branch is updated (only when its
-    title or body would change), else one is opened."""
-    title, body = describe(moves, where)
-    repo = gh.get_repo(repo_name)
+def open_pull(gh, repo_name: str):
+    """The open pull request from the bump branch, or None."""
     owner = repo_name.split("/")[0]
-    for pull in repo.get_pulls(state="open", head=f"{owner}:{BRANCH}"):
+    for pull in gh.get_repo(repo_name).get_pulls(state="open", head=f"{owner}:{BRANCH}"):
+        return pull
+    return None
+
+
+def open_or_update(gh, repo_name: str, base_branch: str, moves: list[PinMove],
+                   where: str = PinSource().where, pull=None) -> BumpPull:
+    """ONE bump pull request: the open one from the bump branch (`pull`, else asked) is
+    updated (only when its title or body would change), else one is opened."""
+    title, body = describe(moves, where)
+    pull = pull or open_pull(gh, repo_name)
+    if pull is not None:
         if (pull.title, pull.body) != (title, body):
             pull.edit(title=title, body=body)
         return BumpPull(pull.number, False, tuple(moves))
-    pull = create_pull(repo, title=title, body=body, head=BRANCH, base=base_branch)
+    pull = create_pull(gh.get_repo(repo_name), title=title, body=body, head=BRANCH,
+                       base=base_branch)
     return BumpPull(pull.number, True, tuple(moves))

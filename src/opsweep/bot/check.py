@@ -42,12 +42,15 @@ def report(gh, repo_name: str, shas: list[str], outcome: str, url: str = "") -> 
     return done
 
 
-def regen_pull(gh, repo_name: str, branch: str, base: str, measured: str, committed: str) -> int:
+def regen_pull(gh, repo_name: str, branch: str, base: str, measured: str, committed: str,
+               event: str = "push") -> int:
     """Open the bot's pull request carrying the regenerated files for `base` (the default
-    branch, measured at `measured`); returns its number."""
+    branch, measured at `measured` after a push or a dispatch); returns its number."""
     title = f"Regenerate measured ONNX support for {base} at {measured[:12]}"
-    body = (f"A merge into `{base}` moved a watched pin without the regenerated files: `{base}` "
-            f"was re-measured at `{measured}`, and `{committed[:12]}` commits the artifact, the "
-            "pages and the history record that describe its pins.\n")
+    why = (f"A dispatch measured `{base}`" if event == "workflow_dispatch" else
+           f"A merge into `{base}` moved a watched pin without the regenerated files")
+    body = (f"{why}: `{base}` was re-measured at `{measured}`, and `{committed[:12]}` commits "
+            "the artifact, the pages and the history record that describe its pins (the bot "
+            "never pushes to the default branch itself).\n")
     return create_pull(gh.get_repo(repo_name), title=title, body=body, head=branch,
                        base=base).number

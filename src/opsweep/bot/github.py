@@ -32,6 +32,7 @@ from opsweep.bot.comment import (  # the comment's format lives with the report
     MARKER,
     code,
 )
+from opsweep.errors import UsageError
 
 DEFAULT_BOT = "github-actions[bot]"
 #: The workflow's coarse filter; the parser decides. Whatever the parser reads as a
@@ -228,3 +229,26 @@ def pull_for_head(gh: Github, repo_name: str, sha: str, head_repo: str):
         if pull.head.sha == sha and repo == head_repo:
             return pull
     return None
+
+
+def branch_tip(gh: Github, repo_name: str, name: str, sha: str) -> str:
+    """'' when `sha` is the tip of the BRANCH `name`, else why not (the branch moved on). A
+    `workflow_run`'s `head_branch` is a tag's name for a run of a tag, so the name is
+    checked through the API: a UsageError when a tag has that name too, or no branch does."""
+    repo = gh.get_repo(repo_name)
+    if not name or f"refs/tags/{name}" in (r.ref for r in repo.get_git_matching_refs(
+            f"tags/{name}")):
+        raise UsageError(f"the run's head_branch {name!r} names a tag (refs/tags/{name}) of "
+                         f"{repo_name}: a run of a tag reports the tag's name as its branch, "
+                         "so nothing it measured is published")
+    try:
+        branch = repo.get_branch(name)
+    except UnknownObjectException:
+        branch = None
+    if branch is None or branch.name != name:  # (GitHub redirects a renamed branch)
+        raise UsageError(f"the run's head_branch {name!r} is no branch of {repo_name}: "
+                         "nothing it measured is published")
+    if branch.commit.sha != sha:
+        return (f"the branch {name!r} is at {branch.commit.sha[:12]} now, not at the measured "
+                f"{sha[:12]}; its new tip is measured by its own run")
+    return ""

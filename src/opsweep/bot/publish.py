@@ -6,10 +6,15 @@ measuring run finished, and takes everything that run produced as data.
   the `workflow_run` payload (event, head SHA, head repository) and the API
   (the open pull request with that head -- the payload's `pull_requests` is
   empty for forks -- and, for `/regen-onnx`, the command comment re-read,
-  re-parsed and re-authorised). The run's `request.json` is only a pointer
-  that is checked against those. A command run is bound to its command by its
-  `display_title` (onnx-command's run-name, from the event's numeric fields):
-  a request naming another pull request or comment is `Forged`.
+  re-parsed and re-authorised; for a push or a dispatch, that a BRANCH of the
+  run's `head_branch` has its head as tip, since a tag's run names the tag
+  there), and refuses a run of another workflow file than opsweep's (any file
+  may take the name onnx-measure). It never targets the default branch: a run
+  of it goes to a bot branch and the bot's pull request. The run's
+  `request.json` is only a pointer that is checked against those. A command
+  run is bound to its command by its `display_title` (onnx-command's run-name,
+  from the event's numeric fields): a request naming another pull request or
+  comment is `Forged`.
 * :func:`collect` accepts only the expected files of the measured result
   (the artifact, the page, the history record and view, the doc-link cache),
   regular files under a size cap; the artifact and history records must load.
@@ -41,6 +46,7 @@ from opsweep.bot.github import (
     PROFILES,
     authorize,
     bind,
+    branch_tip,
     parse_command,
     pull_for_head,
     upsert_comment,
@@ -116,7 +122,7 @@ class Target:
     profile: str = "ci"
     comment_id: int = 0
     refused: str = ""  # why nothing may be committed ("" = allowed)
-    base: str = ""  # for a push to the default branch: that branch (the bot PR's base)
+    base: str = ""  # for a run of the default branch: that branch (the bot PR's base)
 
 
 def collect(result: Path, layout: Layout) -> dict[str, Path]:
@@ -192,38 +198,68 @@ def _with(target: Target, refused: str) -> Target:
     return replace(target, refused=refused)
 
 
+#: the workflow files whose runs are published: a `workflow_run` names its source by the
+#: workflow's `name:` only, which any workflow file of any branch or tag may take
+MEASURE_WORKFLOW = ".github/workflows/onnx-measure.yml"
+COMMAND_WORKFLOW = ".github/workflows/onnx-command.yml"
+
+
+def check_workflow(run: dict[str, Any]) -> None:
+    """Refuse a run of another workflow file than the one its event comes from (opsweep's
+    and `opsweep init`'s file names): the payload's `path`, which the run cannot choose."""
+    expected = COMMAND_WORKFLOW if run.get("event") == "issue_comment" else MEASURE_WORKFLOW
+    path = str(run.get("path") or "")
+    if path.split("@", 1)[0] != expected:
+        raise UsageError(f"workflow_run.path {path[:120]!r} is not {expected!r}: a run of "
+                         "another workflow file that took the name of opsweep's is never "
+                         "published")
+
+
 def resolve(gh, repo: str, run: dict[str, Any], request: dict[str, Any], bot: str) -> Target:
-    """The target of a finished measuring run, from the `workflow_run` payload."""
+    """The target of a finished measuring run, from the `workflow_run` payload; never the
+    default branch itself (a run of the default branch goes to a bot branch, proposed as
+    the bot's pull request)."""
+    check_workflow(run)
     event = run.get("event", "")
+    default = gh.get_repo(repo).default_branch
     if event == "pull_request":
-        return _pull_target(gh, repo, run)
-    if event == "issue_comment":
-        return _command_target(gh, repo, run, request, bot)
-    if event == "workflow_dispatch":
-        head_repo = (run.get("head_repository") or {}).get("full_name", "")
-        profile = str(request.get("profile") or "ci")
-        if profile not in PROFILES:
-            raise UsageError(f"request.json: profile {profile!r} is not one of {PROFILES}")
-        return Target(event, run["head_sha"], run.get("head_branch", ""), head_repo,
-                      head_repo == repo, profile=profile)
-    if event == "push":
-        return _main_target(gh, repo, run)
-    raise UsageError(f"workflow_run of a {event!r} run: nothing to publish")
+        target = _pull_target(gh, repo, run)
+    elif event == "issue_comment":
+        target = _command_target(gh, repo, run, request, bot)
+    elif event in ("workflow_dispatch", "push"):
+        target = _branch_target(gh, repo, run, request, default)
+    else:
+        raise UsageError(f"workflow_run of a {event!r} run: nothing to publish")
+    if target.same_repo and target.branch == default and not target.refused:
+        return _with(target, f"the branch {default!r} is the default branch, which the bot "
+                     "never commits to")
+    return target
 
 
 REGEN_PREFIX = "opsweep/regen-"
 
 
-def _main_target(gh, repo: str, run: dict[str, Any]) -> Target:
-    """A push to the default branch left its artifact stale (a merge moved a pin without
-    the regenerated files): the result goes to a new bot branch, proposed as a pull
-    request (check.regen_pull), never pushed to the default branch itself."""
-    sha, branch = run["head_sha"], run.get("head_branch", "")
-    default = gh.get_repo(repo).default_branch
-    if branch != default:
+def _branch_target(gh, repo: str, run: dict[str, Any], request: dict[str, Any],
+                   default: str) -> Target:
+    """A push or a dispatch measured the tip of a branch of this repository -- as the API
+    says, never as the payload's `head_branch` says (a tag's run names the tag there). A run
+    of the default branch (a push whose merge moved a pin without the regenerated files, a
+    dispatch) goes to a new bot branch, proposed as a pull request (check.regen_pull)."""
+    event, sha, branch = run.get("event", ""), run["head_sha"], str(run.get("head_branch") or "")
+    head_repo = (run.get("head_repository") or {}).get("full_name", "")
+    profile = str(request.get("profile") or "ci") if event == "workflow_dispatch" else "ci"
+    if profile not in PROFILES:
+        raise UsageError(f"request.json: profile {profile!r} is not one of {PROFILES}")
+    if event == "push" and branch != default:
         raise UsageError(f"workflow_run of a push to {branch!r}: only the default branch "
                          f"({default!r}) is re-measured after a merge")
-    return Target("push", sha, f"{REGEN_PREFIX}{sha[:12]}", repo, True, base=default)
+    if head_repo != repo:
+        raise UsageError(f"workflow_run of a {event} in {head_repo!r}, not {repo!r}")
+    moved = branch_tip(gh, repo, branch, sha)
+    target = Target(event, sha, branch, head_repo, True, profile=profile)
+    if branch == default:
+        target = replace(target, branch=f"{REGEN_PREFIX}{sha[:12]}", base=default)
+    return _with(target, moved) if moved else target
 
 
 def check_publishable(old, new, head: Path | None, layout: Layout, sha: str = "HEAD") -> None:
@@ -313,9 +349,9 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, files, layout, push_token,
                         message)
-    if target.event == "push" and sha:  # the default branch's stale artifact: a bot PR
+    if target.base and sha:  # a run of the default branch: the bot's pull request
         target = replace(target, pr=regen_pull(gh, repo, target.branch, target.base,
-                                                target.sha, sha))
+                                                target.sha, sha, target.event))
     full = to_markdown(result, new, title=title, limit=10**9, history=history, account=account) \
         if result else body
     full = f"{full}\n\n{full_extra}" if full_extra and result else full

@@ -186,9 +186,18 @@ def project_name(repo_dir: Path) -> str:
         raise ReleaseRefused(f"{path}: no [project] name ({exc})") from None
 
 
-def build(repo_dir: Path, out: Path) -> list[Path]:
+#: where a checkout of opsweep keeps the record of the commit it was released from
+RELEASE_RECORD = "src/opsweep/_release.py"
+
+
+def build(repo_dir: Path, out: Path, sha: str = "") -> list[Path]:
     """The sdist and the wheel of the checkout, built by its own build backend in this
-    environment (no isolation: nothing is fetched), into `out`."""
+    environment (no isolation: nothing is fetched), into `out`. With `sha`, the checkout's
+    release record (opsweep._release, when it has one) names that commit first: `opsweep
+    init` pins the privileged callers to it."""
+    if sha and Path(repo_dir, RELEASE_RECORD).is_file():
+        from opsweep._release import record
+        record(Path(repo_dir, RELEASE_RECORD), sha, read_version(repo_dir))
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     path = Path(repo_dir, "pyproject.toml")

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from opsweep.bot import bump
 from opsweep.bot.pins import WATCHED, read_pins
+from opsweep.bot.publish import allowed
 from opsweep.bot.rewrite import check_exact
-from opsweep.cli import botio
+from opsweep.cli import botio, settings
 from opsweep.config import load as load_config
 from opsweep.files import DEFAULT
 
@@ -17,7 +18,8 @@ from opsweep.files import DEFAULT
 def cmd_bump(args) -> int:
     """Scheduled: open or update ONE pull request moving every watched pin that is behind,
     in the file [tool.opsweep] pins names (refused: a watched pin that is not exact). The
-    bump branch is pushed only when the set of moves changed (bump.branch_moves_to)."""
+    bump branch is kept only while the set of moves is unchanged and every commit on it is
+    the bot's own (bump.kept_branch); else it is rebuilt from the base."""
     # where the pins live ([tool.opsweep] pins): the bump rewrites that file in place
     source = load_config(Path(args.repo_dir, args.pyproject)).pins
     token, gh, path = args.settings.push_token, botio.client_of(args), source.file
@@ -33,14 +35,20 @@ def cmd_bump(args) -> int:
         return 0
     new = bump.apply(text, moves, path, source)
     title, _ = bump.describe(moves, source.where)
-    sha = bump.branch_moves_to(args.repo_dir, read_pins(new, path, source), path, token,
-                               source=source)
+    pull = bump.open_pull(gh, args.repo)  # on its open pull request, publish's commits count
+    layout = settings.layout(args.repo_dir)
+    sha, why = bump.kept_branch(args.repo_dir, base_sha, read_pins(new, path, source), path,
+                                token, source=source, regenerated=(
+                                    (lambda p: allowed(layout, p)) if pull else None))
     pushed = not sha
     if pushed:
+        if why:
+            print(f"opsweep: {bump.BRANCH} is rebuilt from {base}: {why}")
         sha = bump.push_branch(args.repo_dir, base_sha, new, path, title, token)
     else:
-        print(f"opsweep: {bump.BRANCH} already moves these pins: left as it is")
-    pull = bump.open_or_update(gh, args.repo, base, moves, source.where)
+        print(f"opsweep: {bump.BRANCH} already moves these pins in the bot's own commits: "
+              "left as it is")
+    pull = bump.open_or_update(gh, args.repo, base, moves, source.where, pull)
     botio.outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
                  base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
     return 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from opsweep import __version__, config
+from opsweep import __version__, _release, config
 from opsweep.bot.pins import WATCHED
 from opsweep.errors import UsageError
 from opsweep.files import write_atomic
@@ -45,6 +45,10 @@ def add_parser(sub) -> None:
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the repository's root")
     p.add_argument("--action", default=DEFAULT_ACTION, metavar="OWNER/NAME@REF",
                    help=f"opsweep's action the workflows use (default {DEFAULT_ACTION})")
+    p.add_argument("--action-sha", default="", metavar="SHA",
+                   help="the full commit SHA of the action's release (the v" + __version__ +
+                        " tag's commit) that the privileged callers (onnx-publish, onnx-bump) "
+                        "pin (default: the commit a release build of opsweep recorded)")
     p.add_argument("--pins", default=None, metavar="KIND=VALUE",
                    help="where the exporter stack is pinned: requirements=PATH, tox-env=ENV or "
                         "dependencies=project|optional:NAME|group:NAME (default: found in the "
@@ -115,13 +119,37 @@ def build(root: Path, args) -> Plan:
         if not Path(root, spec_dir).is_dir():
             raise UsageError(f"--specs {spec_dir}: no such directory in {root}")
     repository, _ = match.groups()
-    words = {"@ACTION@": args.action, "@SHARDS@": str(args.shards), "@BRANCH@": args.branch,
+    words = {"@ACTION@": args.action, "@PINNED@": pinned_action(args.action, args.action_sha),
+             "@SHARDS@": str(args.shards), "@BRANCH@": args.branch,
              "@VERSION@": __version__,
              "@SWEEP@": f"{repository}/.github/workflows/onnx-sweep.yml@{match.group(2)}"}
     words["@WHERE@"] = parsed.pins.where
     files = {f".github/workflows/{name}": _fill(_template(name), words) for name in WORKFLOWS}
     files[RENOVATE] = _renovate(parsed.pins)
     return Plan(files, _block(table), config._get(data, ("tool", "opsweep")) is not None)
+
+
+def pinned_action(action: str, sha: str = "") -> str:
+    """What the privileged callers run: `action` when its ref is a full commit SHA already,
+    else `OWNER/NAME@SHA # vX.Y.Z` -- `sha` (--action-sha), or the commit a release build of
+    this opsweep recorded (for opsweep's own repository only: a fork has its own releases).
+    A moving tag there would let whoever may move it run code with the App's key."""
+    repository, ref = _ACTION.match(action).groups()
+    if re.fullmatch(r"[0-9a-f]{40}", ref):
+        return action
+    if sha and not re.fullmatch(r"[0-9a-f]{40}", sha):
+        raise UsageError(f"--action-sha: expected a full 40-hex commit SHA, got {sha!r}")
+    if not sha and repository == ACTION_REPOSITORY and _release.VERSION == __version__:
+        sha = _release.COMMIT
+    if not sha:
+        raise UsageError(
+            f"the privileged workflows (onnx-publish, onnx-bump) run {repository} by its full "
+            f"commit SHA, and this opsweep {__version__} knows none for it (only a release "
+            "build records its commit): pass --action-sha, the commit of its tag "
+            f"v{__version__} (`git ls-remote https://github.com/{repository} "
+            f"'refs/tags/v{__version__}*'`: the ^{{}} line for an annotated tag), or --action "
+            f"{repository}@SHA")
+    return f"{repository}@{sha} # v{__version__}"
 
 
 def _read(pyproject: Path) -> dict:

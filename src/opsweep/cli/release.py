@@ -24,7 +24,7 @@ def cmd_release_plan(args) -> int:
 
 
 def cmd_dist(args) -> int:
-    files = rel.build(args.repo_dir, args.out)
+    files = rel.build(args.repo_dir, args.out, args.sha)
     for path in files:
         print(f"opsweep: built {path.name}")
     botio.outputs(args, files=" ".join(p.name for p in files))
@@ -55,8 +55,10 @@ def add_parser(steps) -> None:
     p.add_argument("--sha", required=True, help="the pushed commit")
     p.set_defaults(run=cmd_release_plan)
 
-    p = steps.add_parser("dist", help="release: build the checkout's sdist and wheel")
+    p = steps.add_parser("dist", help="release: build the checkout's sdist and wheel, "
+                         "recording the release's commit in them (opsweep._release)")
     p.add_argument("--repo-dir", **where)
+    p.add_argument("--sha", required=True, help="the pushed commit (the release's)")
     p.add_argument("--out", type=Path, required=True)
     p.set_defaults(run=cmd_dist)
 

@@ -1,6 +1,6 @@
 """The one template environment of every page and of the pull-request comment, and the
 filters that make text safe where it lands: a markdown table cell, a code span, an HTML
-code element, a fenced block. jinja2 only: the bot's job renders the comment with it and
+code element, a fenced block, an anchor, a front-matter value. jinja2 only: the bot's job renders the comment with it and
 installs no torch."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 import functools
 import html
+import json
 import re
 from pathlib import Path
 
@@ -57,6 +58,30 @@ def anchor(name: str) -> str:
     return f"op-{name}"
 
 
+_ID = re.compile(r"[A-Za-z0-9_.:-]+")
+
+
+def anchor_id(text: object) -> str:
+    """`text` as an HTML id / markdown attribute-list anchor: unchanged when it is made of
+    letters, digits and `_ . : -` (every name the schemas allow), else those runs only,
+    joined by `-` (nothing else reaches the markup)."""
+    text = str(text)
+    return text if _ID.fullmatch(text) else "-".join(_ID.findall(text)) or "-"
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9 _.+-]*")
+
+
+def front(text: object) -> str:
+    """`text` as a YAML scalar of a page's front matter: plain when it is a plain word or
+    words, else a double-quoted string (JSON's escapes, which YAML reads, markup characters
+    among them), so no value adds a key, ends the block or carries markup."""
+    text = str(text)
+    if _PLAIN.fullmatch(text) and not text.endswith(" "):
+        return text
+    return json.dumps(text).translate({ord(c): f"\\u{ord(c):04x}" for c in "<>&"})
+
+
 #: the operators' pages: one page per operator in this directory beside the support page
 DETAILS_DIR = "operators"
 
@@ -89,7 +114,7 @@ def _environment(overrides: str) -> jinja2.Environment:
         lstrip_blocks=True, autoescape=False,
         cache_size=0 if overrides else 400)  # a project's file added later is seen
     env.filters.update(cell=cell, code=code, html_code=html_code, fence=fence,
-                       op_href=operator_href)
+                       op_href=operator_href, anchor_id=anchor_id, front=front)
     return env
 
 
