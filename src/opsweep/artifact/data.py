@@ -24,7 +24,8 @@ from opsweep.artifact.migrations import MIGRATIONS as _MIGRATIONS
 from opsweep.artifact.migrations import migrate
 from opsweep.errors import ArtifactError
 from opsweep.files import read_json, validate, write_atomic
-from opsweep.model import STOCK, TORCHSCRIPT, Grade, Stage, Translations  # noqa: F401  (re-exported)
+from opsweep.model import Grade, Stage, Translations  # noqa: F401  (re-exported)
+from opsweep.targets import STOCK, TORCHSCRIPT, is_stock  # noqa: F401  (re-exported)
 
 #: Since version 4 a custom target is written as what differs from the stock target:
 #: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
@@ -192,7 +193,7 @@ class Artifact:
     def view(self, target: str = STOCK) -> Artifact | None:
         """The artifact as seen by one target (its specs and operators), or None
         when the target was not measured. The stock view is the artifact itself."""
-        if target == STOCK:
+        if is_stock(target):
             return self
         if target not in self.targets:
             return None

@@ -16,15 +16,10 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from opsweep.artifact.data import (
-    STOCK,
-    Artifact,
-    ExporterEntry,
-    OperatorResult,
-    fingerprint_changes,
-)
+from opsweep.artifact.data import Artifact, ExporterEntry, OperatorResult, fingerprint_changes
 from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
 from opsweep.model import Grade
+from opsweep.targets import STOCK, is_stock
 
 _IMPROVE = {(Grade.NONE, Grade.FULL), (Grade.PARTIAL, Grade.FULL), (Grade.NONE, Grade.PARTIAL)}
 _REGRESS = {(Grade.FULL, Grade.PARTIAL), (Grade.FULL, Grade.NONE), (Grade.PARTIAL, Grade.NONE)}
@@ -184,13 +179,13 @@ def diff(old: Artifact, new: Artifact) -> Diff:
     if old.broken is not None:
         changes.append(f"the previous pin set broke the exporter ({old.broken.error}): "
                        "every operator is measured anew")
-    for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: t != STOCK):
+    for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: not is_stock(t)):
         a, b = old.view(target), new.view(target)
         if a is None or b is None:
             changes.append(f"target {target} {'added' if a is None else 'removed'}")
             continue
-        before = old.targets[target].translations if target != STOCK else None
-        after = new.targets[target].translations if target != STOCK else None
+        before = old.targets[target].translations if not is_stock(target) else None
+        after = new.targets[target].translations if not is_stock(target) else None
         gone = [getattr(e, "absent", "") for e in (before, after)]
         if any(gone):  # an exporter one pin set does not have: one line, no transitions
             changes.append(f"target {target} absent from the "

@@ -38,7 +38,7 @@ from typing import Any
 
 import opsweep
 from opsweep import files
-from opsweep.artifact.data import PINS, STOCK, Artifact
+from opsweep.artifact.data import PINS, Artifact
 from opsweep.artifact.diff import (
     KINDS_ORDER,
     _axis_failures,
@@ -51,6 +51,7 @@ from opsweep.artifact.points import order, version_key
 from opsweep.errors import ArtifactError, DataFileError, UsageError
 from opsweep.files import write_atomic
 from opsweep.model import Grade
+from opsweep.targets import STOCK, is_stock, stock_first
 
 HISTORY_VERSION = 1
 CODES = {Grade.FULL: "f", Grade.PARTIAL: "p", Grade.NONE: "n", Grade.BLOCKED: "b",
@@ -357,8 +358,8 @@ def compare(old: Record, new: Record, *, beside: bool = False) -> Bump:
     same specs measured an operator is the stock target's measuring digest, for every
     target)."""
     shared = [t for t in new.targets if t in old.targets]
-    shared.sort(key=lambda t: (t != STOCK, t))
-    examples = {t: (old.failing, new.failing) if t == STOCK else ({}, {}) for t in shared}
+    shared.sort(key=stock_first)
+    examples = {t: (old.failing, new.failing) if is_stock(t) else ({}, {}) for t in shared}
     measured = (old.measured_by, new.measured_by)
     return Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t], measured)
                            for t in shared}, beside)

@@ -13,8 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from opsweep.artifact.data import STOCK, Artifact, make_artifact
+from opsweep.artifact.data import Artifact, make_artifact
 from opsweep.errors import ArtifactError, UsageError
+from opsweep.targets import STOCK, is_stock
 
 DEFAULT_COST = 20  # exports for a spec never measured before (ci draws ~20 signatures)
 MAX_SHARDS = 256  # the artifact schema's bound on shard.count
@@ -76,7 +77,7 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
     for target in first.target_names:
         specs: dict = {}
         owners: dict[str, Path] = {}
-        where = "specs" if target == STOCK else f"targets.{target}.specs"
+        where = "specs" if is_stock(target) else f"targets.{target}.specs"
         for path, part in parts:
             for name, result in part.view(target).specs.items():  # type: ignore[union-attr]
                 if name in specs:
@@ -110,7 +111,7 @@ def partial_reason(old: Artifact | None, new: Artifact,
             lost &= catalog
         if lost:
             shown = ", ".join(sorted(lost)[:5]) + (", ..." if len(lost) > 5 else "")
-            where = "" if target == STOCK else f" of target {target}"
+            where = "" if is_stock(target) else f" of target {target}"
             return (f"{len(lost)} spec(s){where} measured before are missing ({shown}): a partial "
                     "sweep (--shard with --only, or a lost shard)")
     return ""

@@ -60,11 +60,6 @@ CACHE_ENV = "OPSWEEP_CACHE"
 _SUFFIX = ".export"
 
 
-def target_kind(exporter: object) -> str:
-    """`torchscript` for the TorchScript exporter, else `dynamo`."""
-    return "torchscript" if type(exporter).__name__ == "TorchScriptExporter" else "dynamo"
-
-
 @cache
 def _version(distribution: str) -> str:
     try:

@@ -633,9 +633,10 @@ class FastExporter(Exporter):
     path = FAST_PATH
 
     def __init__(self, custom_translation_table: Mapping[AbcCallable, Any] | None = None,
-                 opset: int | None = None, options: Tuning = Tuning()) -> None:
-        super().__init__(custom_translation_table, opset)
-        self.options = options
+                 opset: int | None = None, options: Tuning = Tuning(),
+                 digest: str = "none") -> None:
+        super().__init__(custom_translation_table, opset, digest, options)
+        self.options: Tuning = options
         ops, ep, constants, core, decomp, fx_passes, registration = _internals()
         self._core = core
         # the public call builds its registry for max(opset, TORCHLIB_OPSET)
@@ -757,7 +758,9 @@ def _kind(module: torch.nn.Module) -> Any:
 
 
 def make_exporter(fast: bool, custom_translation_table=None,
-                  options: Tuning = Tuning()) -> Exporter:
+                  options: Tuning = Tuning(), digest: str = "none") -> Exporter:
+    """The dynamo exporter, the fast path's (`fast`) or the public call's, with the table
+    `custom_translation_table` (of source `digest`) and the fast path's shortcuts `options`."""
     if fast:
-        return FastExporter(custom_translation_table, options=options)
-    return Exporter(custom_translation_table)
+        return FastExporter(custom_translation_table, options=options, digest=digest)
+    return Exporter(custom_translation_table, digest=digest, options=options)

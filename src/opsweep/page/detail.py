@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from opsweep.artifact.data import STOCK, Artifact, OperatorResult
+from opsweep.artifact.data import Artifact, OperatorResult
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record, same_specs
@@ -23,6 +23,7 @@ from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate, page_name
 from opsweep.page.templates import anchor, operator_href  # noqa: F401  (the page's links)
+from opsweep.targets import STOCK, is_stock, unless_stock
 
 if TYPE_CHECKING:
     from opsweep.catalog.load import Catalog
@@ -144,7 +145,7 @@ def _spec_of(view: Artifact, op: str, g: FailureGroup, dynamic: bool) -> str:
 
 
 def _groups(view: Artifact, op: str, result: OperatorResult, target: str) -> list[GroupView]:
-    label = "" if target == STOCK else target
+    label = unless_stock(target)
     out = []
     for dynamic, groups in ((False, result.failures), (True, result.dynamic_failures)):
         for g in groups:
@@ -197,7 +198,7 @@ def target_groups(artifact: Artifact, op: str) -> list[GroupView]:
     for target in artifact.target_names:
         view = artifact.view(target)
         result = view.operators.get(op) if view is not None else None
-        if result is None or (target != STOCK and stock is not None
+        if result is None or (not is_stock(target) and stock is not None
                               and result.grades == stock.grades):
             continue
         out += _groups(view, op, result, target)  # type: ignore[arg-type]

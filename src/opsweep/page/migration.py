@@ -25,12 +25,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from opsweep.artifact.data import STOCK, Artifact, ExporterEntry, OperatorResult
+from opsweep.artifact.data import Artifact, ExporterEntry, OperatorResult
 from opsweep.artifact.grade import AXES, FAILS, Grades
-from opsweep.model import TORCHSCRIPT, Grade, Stage
+from opsweep.model import Grade, Stage
 from opsweep.page.detail import Repro
 from opsweep.page.glyphs import glyph_cell
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
+from opsweep.targets import STOCK, TORCHSCRIPT, behaviour, is_stock, unless_stock
 
 #: the lists, in the order the page shows them: key -> (heading, what it means)
 KINDS = {
@@ -155,7 +156,7 @@ def _reached(view: Artifact, spec: str, dtype: str, rank: int) -> bool:
 def _pair(artifact: Artifact, ts_view: Artifact, specs: tuple[str, ...], axis: str,
           worse: str, scripts: Scripts | None) -> Pair | None:
     views = {STOCK: artifact, TORCHSCRIPT: ts_view}
-    better = TORCHSCRIPT if worse == STOCK else STOCK
+    better = TORCHSCRIPT if is_stock(worse) else STOCK
     groups, _ = _failing(views[worse], specs, FAILS[axis])
     _, against = _failing(views[better], specs, FAILS[axis])
     if not groups:
@@ -170,11 +171,11 @@ def _pair(artifact: Artifact, ts_view: Artifact, specs: tuple[str, ...], axis: s
     for target, label in ((STOCK, "dynamo=True"), (TORCHSCRIPT, "dynamo=False")):
         title = (f"{label}: {g.example} (spec {spec}); "
                  f"{'fails at ' + g.stage.value if target == worse else 'passes ' + axis}")
-        code = scripts(spec, g.example, False, "" if target == STOCK else TORCHSCRIPT, title) \
+        code = scripts(spec, g.example, False, unless_stock(target), title) \
             if scripts else None
         repros.append(Repro(title, code or NEEDS_CATALOG + snippet(
-            spec, g.example, translations="" if target == STOCK else TORCHSCRIPT)))
-    return Pair(spec, g.example, axis, "dynamo" if worse == STOCK else "TorchScript",
+            spec, g.example, translations=unless_stock(target))))
+    return Pair(spec, g.example, axis, "dynamo" if behaviour(worse).dynamo else "TorchScript",
                 g.stage.value, g.error, clean, tuple(repros))
 
 

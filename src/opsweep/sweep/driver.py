@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from opsweep.artifact import data as art
-from opsweep.artifact.data import STOCK, Artifact, SpecResult
+from opsweep.artifact.data import Artifact, SpecResult
 from opsweep.artifact.specgrade import spec_result
 from opsweep.catalog.draw import draw_examples, group_by_signature
 from opsweep.catalog.load import Catalog
@@ -28,7 +28,8 @@ from opsweep.model import OpSpec
 from opsweep.sweep.journal import Journal, journal_path, run_path, write_run
 from opsweep.sweep.planning import NOT_SELECTED, Decisions, Plan, make_plan
 from opsweep.sweep.request import Request
-from opsweep.sweep.targets import Key, Target
+from opsweep.sweep.targets import Key
+from opsweep.targets import STOCK
 
 #: How many specs are drawn and queued ahead of the one being collected.
 _AHEAD = 12
@@ -204,7 +205,7 @@ def _without(plan: Plan, missing: Mapping[str, str]) -> Plan:
     it keeps no result)."""
     if not missing:
         return plan
-    targets = tuple(Target(replace(t.translations, absent=missing[t.name]))  # type: ignore[type-var]
+    targets = tuple(replace(t, translations=replace(t.translations, absent=missing[t.name]))  # type: ignore[type-var]
                     if t.name in missing else t for t in plan.targets)
     decisions = {n: ({} if n in missing else d) for n, d in plan.decisions.items()}
     return replace(plan, targets=targets, decisions=decisions)

@@ -18,12 +18,14 @@ from opsweep.catalog.registry import default_opset
 from opsweep.engine.adapter import PUBLIC_PATH
 from opsweep.engine.config import SweepConfig
 from opsweep.engine.fastpath import exporter_path
-from opsweep.engine.torchscript import TORCHSCRIPT, opset_for
+from opsweep.engine.torchscript import opset_for
+from opsweep.engine.translations import load
 from opsweep.errors import ArtifactError
 from opsweep.model import OpSpec
 from opsweep.sweep.request import Request
 from opsweep.sweep.reuse import Decision, decide, spec_digest
-from opsweep.sweep.targets import Key, Target, targets_of
+from opsweep.sweep.targets import Key, Planned
+from opsweep.targets import Kind, Target
 
 #: The decision recorded for a spec --only did not select, carried from the previous artifact.
 NOT_SELECTED = Decision(True, "not selected", " (--only)")
@@ -32,11 +34,17 @@ NOT_SELECTED = Decision(True, "not selected", " (--only)")
 Decisions = Mapping[str, Mapping[str, Decision]]
 
 
-def torchscript_target() -> Target:
-    """The TorchScript exporter's target (``--torchscript``), after the tables: torch's
-    release is its whole fingerprint part (the exporter ships in torch), with the opset it
-    exports at (the sweep's, unless beyond what it supports)."""
-    return Target(art.ExporterEntry(TORCHSCRIPT, versions()["torch"], opset_for()))
+def planned(target: Target) -> Planned:
+    """`target` with its fingerprint entry: a table's source (loaded: its digest and the
+    operators it translates); for the TorchScript exporter, torch's release (the exporter
+    ships in torch) and the opset it exports at (the sweep's, unless beyond what it
+    supports); the stock target has none."""
+    if target.kind is Kind.TABLE:
+        return Planned(target, load(target.table)[0])
+    if target.kind is Kind.TORCHSCRIPT:
+        return Planned(target, art.ExporterEntry(target.name, versions()["torch"],
+                                                 opset_for(target.opset)))
+    return Planned(target)
 
 
 def versions() -> dict[str, str]:
@@ -61,7 +69,7 @@ class Plan:
 
     fingerprint: Fingerprint
     regen_index: int
-    targets: tuple[Target, ...]  # stock first, then each custom-translation target
+    targets: tuple[Planned, ...]  # stock first, then each custom target
     specs: tuple[OpSpec, ...]  # this run's, after --only and --shard
     digests: Mapping[str, str]  # every selected spec's (before --shard)
     decisions: Decisions  # for every selected spec
@@ -98,15 +106,14 @@ class Plan:
         return carried
 
 
-def _same_table(previous: Artifact, target: Target) -> bool:
+def _same_table(previous: Artifact, target: Planned) -> bool:
     """The previous artifact measured this target's table (the stock target has none), or
     this exporter target under the same torch and opset."""
     return target.is_stock or previous.targets[target.name].translations == target.translations
 
 
 def make_plan(catalog: Catalog, config: SweepConfig, request: Request) -> Plan:
-    targets = targets_of(config.translations) + ((torchscript_target(),) if config.torchscript
-                                                 else ())
+    targets = tuple(planned(t) for t in config.targets)
     previous, note = _load_previous(request)
     fingerprint = current_fingerprint(exporter_path(config.fast), dynamic=config.dynamic)
     regen_index = previous.regen_index + 1 if previous else 0
@@ -143,7 +150,7 @@ def _load_previous(request: Request) -> tuple[Artifact | None, str]:
 
 def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
                       previous: Artifact | None, fingerprint: Fingerprint, config: SweepConfig,
-                      regen_index: int, no_reuse: bool, target: Target) -> dict[str, Decision]:
+                      regen_index: int, no_reuse: bool, target: Planned) -> dict[str, Decision]:
     """Reuse decisions for one target: a custom target is reused only from the
     same table (its source hash) measured under the same fingerprint."""
     view = previous.view(target.name) if previous else None
