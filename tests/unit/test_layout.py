@@ -158,6 +158,50 @@ def test_an_import_inside_a_function_is_a_deferred_heavy_one_with_a_reason():
     assert not wrong, "\n".join(sorted(set(wrong)))
 
 
+#: the names a target is stored under, and the module that alone decides by them
+TARGET_NAMES = {"STOCK", "TORCHSCRIPT"}
+TARGET_WORDS = {"stock", "torchscript"}
+KINDS_MODULE = "opsweep.targets"
+
+
+def _names_a_target(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name) and node.id in TARGET_NAMES:
+        return True
+    if isinstance(node, ast.Attribute) and node.attr in TARGET_NAMES:
+        return ast.unparse(node.value) != "Kind"  # a kind (Kind.STOCK) is what to decide by
+    return isinstance(node, ast.Constant) and node.value in TARGET_WORDS
+
+
+def test_only_the_kinds_module_decides_by_a_targets_name():
+    """Behaviour differs by a target's kind (opsweep.targets: KINDS), never by comparing its
+    name: no ``==``, ``!=``, ``in`` or ``not in`` against STOCK, TORCHSCRIPT or their
+    words, and no set of such names, outside the module that defines the kinds."""
+    wrong = []
+    for name, path, tree in _modules():
+        if name == KINDS_MODULE:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and any(
+                    _names_a_target(side) for side in (node.left, *node.comparators)):
+                wrong.append(f"{path.relative_to(SRC)}:{node.lineno} {ast.unparse(node)}")
+            elif isinstance(node, ast.Set) and any(
+                    _names_a_target(e) for e in node.elts):
+                wrong.append(f"{path.relative_to(SRC)}:{node.lineno} {ast.unparse(node)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_layout_test_sees_a_decision_by_name():
+    """The check above finds what it forbids (a comparison in any of its shapes)."""
+    for code in ("x = t == STOCK", "x = 'torchscript' != t", "x = t in {STOCK}",
+                 "x = t == art.TORCHSCRIPT", "x = {'stock'}"):
+        tree = ast.parse(code)
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.Compare)
+                 and any(_names_a_target(s) for s in (n.left, *n.comparators))] or \
+                [n for n in ast.walk(tree) if isinstance(n, ast.Set)
+                 and any(_names_a_target(e) for e in n.elts)]
+        assert found, code
+
+
 BLOCKER = """
 import importlib.abc, sys
 class Blocker(importlib.abc.MetaPathFinder):
