@@ -20,7 +20,7 @@ def test_a_target_is_named_by_its_kind_and_table():
     assert table.name == "examples/custom_translations.py:TABLE" and not table.is_stock
     assert Target(Kind.TORCHSCRIPT).name == TORCHSCRIPT
     assert Planned(table, TABLE).name == TABLE.name and not Planned(table, TABLE).is_stock
-    assert Planned().is_stock and Planned().translations is None
+    assert Planned().is_stock and Planned().entry is None
 
 
 @pytest.mark.parametrize("target", [Target(), Target(Kind.TABLE, "pkg.tables:EXTRA"),

@@ -16,8 +16,9 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from opsweep.artifact.data import Artifact, ExporterEntry, OperatorResult, fingerprint_changes
+from opsweep.artifact.data import Artifact, fingerprint_changes
 from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
+from opsweep.artifact.results import ExporterEntry, OperatorResult, TargetResult
 from opsweep.model import Grade
 from opsweep.targets import STOCK, is_stock
 
@@ -180,21 +181,19 @@ def diff(old: Artifact, new: Artifact) -> Diff:
         changes.append(f"the previous pin set broke the exporter ({old.broken.error}): "
                        "every operator is measured anew")
     for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: not is_stock(t)):
-        a, b = old.view(target), new.view(target)
+        a, b = old.target(target), new.target(target)
         if a is None or b is None:
             changes.append(f"target {target} {'added' if a is None else 'removed'}")
             continue
-        before = old.targets[target].translations if not is_stock(target) else None
-        after = new.targets[target].translations if not is_stock(target) else None
-        gone = [getattr(e, "absent", "") for e in (before, after)]
+        before, after = a.entry, b.entry
+        gone = [a.absent, b.absent]
         if any(gone):  # an exporter one pin set does not have: one line, no transitions
             changes.append(f"target {target} absent from the "
                            f"{'new' if gone[1] else 'previous'} pin set: {gone[1] or gone[0]}")
             continue
-        if before != after:
+        if before is not None and after is not None and before != after:
             what = "exporter" if isinstance(after, ExporterEntry) else "translation table"
-            changes.append(f"target {target}: {what} changed "
-                           f"({before.digest} → {after.digest})")  # type: ignore[union-attr]
+            changes.append(f"target {target}: {what} changed ({before.digest} → {after.digest})")
         transitions += _target_transitions(a, b, target, (measured_by(old), measured_by(new)))
     return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes))
 
@@ -219,7 +218,7 @@ def grade_changes(old: Grades | None, new: Grades | None, same_specs: bool = Tru
     return changes
 
 
-def _target_transitions(old: Artifact, new: Artifact, target: str,
+def _target_transitions(old: TargetResult, new: TargetResult, target: str,
                         measured: tuple[Mapping[str, str], Mapping[str, str]]) -> list[Transition]:
     """`measured`: each side's measuring digests (the stock target's, for every target)."""
     transitions = []

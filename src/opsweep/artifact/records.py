@@ -48,6 +48,7 @@ from opsweep.artifact.diff import (
 )
 from opsweep.artifact.grade import AXES, Grades
 from opsweep.artifact.points import order, version_key
+from opsweep.artifact.results import TargetResult
 from opsweep.errors import ArtifactError, DataFileError, UsageError
 from opsweep.files import write_atomic
 from opsweep.model import Grade
@@ -116,16 +117,16 @@ def letters(grades: Grades | None) -> str:
     return "" if grades is None else "".join(CODES[getattr(grades, axis)] for axis in AXES)
 
 
-def _codes(artifact: Artifact) -> dict[str, str]:
-    return {op: letters(r.grades) for op, r in artifact.operators.items()}
+def _codes(target: TargetResult) -> dict[str, str]:
+    return {op: letters(r.grades) for op, r in target.operators.items()}
 
 
 def record(artifact: Artifact, generated_at: str = "") -> Record:
     if artifact.shard is not None:
         raise ArtifactError("<history>", "shard", "a shard artifact is not a whole measurement; "
                             "merge the shards first")
-    targets = {t: _codes(artifact.view(t)) for t in artifact.target_names}  # type: ignore[arg-type]
-    translations = {n: asdict(t.translations) for n, t in artifact.targets.items()}
+    targets = {n: _codes(t) for n, t in artifact.results.items()}
+    translations = {t.name: asdict(t.entry) for t in artifact.others if t.entry is not None}
     for entry in translations.values():
         if "overrides" in entry:  # a table's (an exporter target has none)
             entry["overrides"] = list(entry["overrides"])

@@ -56,8 +56,7 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
             if getattr(part, field) != getattr(first, field):
                 raise ArtifactError(path, field, f"{getattr(part, field)!r} differs from "
                                     f"{getattr(first, field)!r} in {first_path}")
-        if {n: t.translations for n, t in part.targets.items()} != \
-                {n: t.translations for n, t in first.targets.items()}:
+        if [t.entry for t in part.others] != [t.entry for t in first.others]:
             raise ArtifactError(path, "targets", f"translation targets differ from those in "
                                 f"{first_path}")
         if part.shard[1] != first.shard[1]:
@@ -79,14 +78,15 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
         owners: dict[str, Path] = {}
         where = "specs" if is_stock(target) else f"targets.{target}.specs"
         for path, part in parts:
-            for name, result in part.view(target).specs.items():  # type: ignore[union-attr]
+            measured = part.target(target)
+            for name, result in (measured.specs if measured is not None else {}).items():
                 if name in specs:
                     raise ArtifactError(path, f"{where}.{name}", f"also measured by {owners[name]}")
                 specs[name], owners[name] = result, path
         merged[target] = specs
     return make_artifact(first.fingerprint, first.profile, first.examples, first.regen_index,
                          merged[STOCK], None,
-                         {n: (t.translations, merged[n]) for n, t in first.targets.items()},
+                         {t.name: (t.entry, merged[t.name]) for t in first.others},
                          absent={n: why for _, part in parts for n, why in part.absent.items()})
 
 
@@ -103,7 +103,7 @@ def partial_reason(old: Artifact | None, new: Artifact,
     if old is None:
         return ""
     for target in new.target_names:
-        before, after = old.view(target), new.view(target)
+        before, after = old.target(target), new.target(target)
         if before is None or after is None:
             continue
         lost = set(before.specs) - set(after.specs) - set(new.absent)

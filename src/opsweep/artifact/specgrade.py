@@ -11,7 +11,6 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from opsweep.artifact.data import GapCheck, SpecResult
 from opsweep.artifact.grade import (
     Counts,
     dynamic_counts,
@@ -21,6 +20,7 @@ from opsweep.artifact.grade import (
     outcome_counts,
     stage_counts,
 )
+from opsweep.artifact.results import GapCheck, SpecResult
 from opsweep.coverage import coverage
 from opsweep.model import UNGRADED, OpSpec, Outcome, Stage
 from opsweep.targets import STOCK, behaviour

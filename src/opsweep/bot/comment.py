@@ -20,6 +20,7 @@ from opsweep.artifact.diff import KINDS_ORDER as KINDS
 from opsweep.artifact.diff import Diff, Kind, Transition, smallest
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.models import AXES as MODEL_AXES
+from opsweep.artifact.results import TargetResult
 from opsweep.page.snippets import snippet
 from opsweep.page.templates import code, environment
 from opsweep.targets import is_stock, unless_stock
@@ -49,7 +50,7 @@ def _label(grade) -> str:
     return grade.value if grade is not None else "unmeasured"
 
 
-def _spec_of(new: Artifact, t: Transition, g: FailureGroup) -> str:
+def _spec_of(new: TargetResult, t: Transition, g: FailureGroup) -> str:
     for name in new.operators[t.op].specs if t.op in new.operators else ():
         failures = new.specs[name].dynamic_failures if t.axis == "dynamic" else new.specs[name].failures
         if any(f.example == g.example and f.stage == g.stage for f in failures):
@@ -59,7 +60,7 @@ def _spec_of(new: Artifact, t: Transition, g: FailureGroup) -> str:
 
 def _view(t: Transition, new: Artifact | None) -> TransitionView:
     example, spec, snip = "", t.spec, ""
-    view = new.view(t.target) if new is not None else None
+    view = new.target(t.target) if new is not None else None
     if t.kind == Kind.REGRESSION and view is not None:
         worst = smallest(t.failures)
         if worst is not None:

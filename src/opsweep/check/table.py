@@ -16,8 +16,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from opsweep.artifact.data import Artifact, SpecResult
+from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import FAILS, FailureGroup
+from opsweep.artifact.results import SpecResult
 from opsweep.check.uses import Use
 from opsweep.model import DTYPE_TAGS, UNGRADED, Stage
 

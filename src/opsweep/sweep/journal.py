@@ -20,12 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from opsweep.artifact.account import read_run, run_path  # noqa: F401  (the journal's file names)
-from opsweep.artifact.data import (
-    SpecResult,
-    spec_from_data,
-    spec_to_data,
-    validate_data,
-)
+from opsweep.artifact.data import spec_from_data, spec_to_data, validate_data
+from opsweep.artifact.results import SpecResult
 from opsweep.errors import ArtifactError
 from opsweep.files import write_atomic
 from opsweep.sweep.targets import Key

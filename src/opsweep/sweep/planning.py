@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from opsweep.artifact import data as art
-from opsweep.artifact.data import PINS, Artifact, Fingerprint, SpecResult
+from opsweep.artifact.data import PINS, Artifact, Fingerprint
+from opsweep.artifact.results import ExporterEntry, SpecResult, TargetResult
 from opsweep.artifact.shard import DEFAULT_COST, assign
 from opsweep.catalog.load import Catalog
 from opsweep.catalog.registry import default_opset
@@ -42,7 +43,7 @@ def planned(target: Target) -> Planned:
     if target.kind is Kind.TABLE:
         return Planned(target, load(target.table)[0])
     if target.kind is Kind.TORCHSCRIPT:
-        return Planned(target, art.ExporterEntry(target.name, versions()["torch"],
+        return Planned(target, ExporterEntry(target.name, versions()["torch"],
                                                  opset_for(target.opset)))
     return Planned(target)
 
@@ -87,7 +88,10 @@ class Plan:
 
     def reused(self) -> dict[Key, SpecResult]:
         """The previous results this run carries over."""
-        return {k: self.previous.view(k.target).specs[k.spec]  # type: ignore[union-attr]
+        previous = self.previous
+        if previous is None:  # nothing to reuse: no decision reuses
+            return {}
+        return {k: previous.results[k.target].specs[k.spec]
                 for k in self.keys if self.decisions[k.target][k.spec].reuse}
 
     def unselected(self, catalog: Catalog) -> dict[Key, SpecResult]:
@@ -98,18 +102,18 @@ class Plan:
             return {}
         carried = {}
         for target in self.targets:
-            view = previous.view(target.name)
-            if view is None or not _same_table(previous, target):
+            view = previous.target(target.name)
+            if view is None or not _same_table(view, target):
                 continue
             carried.update({Key(target.name, n): r for n, r in view.specs.items()
                             if n in catalog.specs})
         return carried
 
 
-def _same_table(previous: Artifact, target: Planned) -> bool:
+def _same_table(previous: TargetResult, target: Planned) -> bool:
     """The previous artifact measured this target's table (the stock target has none), or
     this exporter target under the same torch and opset."""
-    return target.is_stock or previous.targets[target.name].translations == target.translations
+    return previous.entry == target.entry
 
 
 def make_plan(catalog: Catalog, config: SweepConfig, request: Request) -> Plan:
@@ -153,17 +157,17 @@ def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
                       regen_index: int, no_reuse: bool, target: Planned) -> dict[str, Decision]:
     """Reuse decisions for one target: a custom target is reused only from the
     same table (its source hash) measured under the same fingerprint."""
-    view = previous.view(target.name) if previous else None
+    view = previous.target(target.name) if previous else None
     if previous is not None and not no_reuse:
         why = ""
         if view is None:
             why = "target not measured before"
-        elif not _same_table(previous, target):
+        elif not _same_table(view, target):
             why = "translation table changed"
         if why:
             return {s.name: Decision(False, why) for s in specs}
-    return {s.name: decide(s, digests[s.name], view, fingerprint, config.profile, regen_index,
-                           no_reuse) for s in specs}
+    return {s.name: decide(s, digests[s.name], previous, fingerprint, config.profile, regen_index,
+                           no_reuse, target.name) for s in specs}
 
 
 def _shard_slice(specs: list[OpSpec], decisions: Decisions, previous: Artifact | None,
@@ -173,7 +177,7 @@ def _shard_slice(specs: list[OpSpec], decisions: Decisions, previous: Artifact |
     def cost(target: str, name: str) -> int:
         if decisions[target][name].reuse:
             return 0
-        view = previous.view(target) if previous else None
+        view = previous.target(target) if previous else None
         return view.specs[name].signatures if view and name in view.specs else DEFAULT_COST
 
     costs = {s.name: sum(cost(t, s.name) for t in decisions) for s in specs}

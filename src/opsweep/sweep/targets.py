@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opsweep.artifact.data import TargetEntry
+from opsweep.artifact.results import TargetEntry
 from opsweep.targets import STOCK_TARGET, Target, is_stock
 
 
@@ -19,7 +19,7 @@ class Planned:
     exporter's release and opset (None: the stock target, which has none)."""
 
     target: Target = STOCK_TARGET
-    translations: TargetEntry | None = None
+    entry: TargetEntry | None = None
 
     @property
     def name(self) -> str:
