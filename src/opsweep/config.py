@@ -36,6 +36,7 @@ import tomllib
 from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import NoReturn
 from urllib.parse import urlsplit
 from collections.abc import Iterable
 
@@ -268,7 +269,7 @@ def _models(check: _Checker, table: dict) -> tuple[str, ...]:
 class _Checker:
     pyproject: Path
 
-    def fail(self, key: str, message: str):
+    def fail(self, key: str, message: str) -> NoReturn:
         raise UsageError(f"{self.pyproject}: {TABLE} {key}: {message}")
 
     def strings(self, key: str, table: dict) -> list[str]:

@@ -145,13 +145,15 @@ class Artifact:
 def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_index: int,
                   specs: Mapping[str, SpecResult],
                   shard: tuple[int, int] | None = None,
-                  targets: Mapping[str, tuple[TargetEntry, Mapping[str, SpecResult]]] | None = None,
+                  targets: Mapping[str, tuple[TargetEntry | None, Mapping[str, SpecResult]]]
+                  | None = None,
                   broken: Breakage | None = None,
                   absent: Mapping[str, str] | None = None) -> Artifact:
     """`specs`: the stock target's results; `targets`: name -> (fingerprint entry, spec
     results) of each other target."""
     results = {STOCK: make_target(None, specs)}
-    results.update({name: make_target(*targets[name]) for name in sorted(targets or {})})
+    others = targets or {}
+    results.update({name: make_target(*others[name]) for name in sorted(others)})
     return Artifact(fingerprint, profile, examples, regen_index, results, shard, broken,
                     dict(sorted((absent or {}).items())))
 

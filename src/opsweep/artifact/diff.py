@@ -205,7 +205,7 @@ def grade_changes(old: Grades | None, new: Grades | None, same_specs: bool = Tru
     moved axis is measured anew). Used by `diff` and by the history view, so both
     classify alike."""
     if old is None or new is None:
-        return [("export", old and old.export, new and new.export,
+        return [("export", old.export if old else None, new.export if new else None,
                  Kind.NEWLY_MEASURED if old is None else Kind.NO_LONGER_MEASURED)]
     changes = []
     for axis in AXES:
@@ -224,12 +224,15 @@ def _target_transitions(old: TargetResult, new: TargetResult, target: str,
     transitions = []
     for op in sorted(set(old.operators) | set(new.operators)):
         a, b = old.operators.get(op), new.operators.get(op)
-        spec = (b or a).specs[0]
+        either = b or a
+        assert either is not None  # op is in one of the two
+        spec = either.specs[0]
         same = comparable_in(*measured, op)
-        for axis, before, after, kind in grade_changes(a and a.grades, b and b.grades, same):
+        for axis, before, after, kind in grade_changes(a.grades if a else None,
+                                                       b.grades if b else None, same):
             if a is None or b is None:
                 transitions.append(Transition(op, axis, before, after, kind,
-                                              tuple(sorted((b or a).failures, key=_key)), spec,
+                                              tuple(sorted(either.failures, key=_key)), spec,
                                               target))
                 continue
             was, now = _axis_failures(a, axis), _axis_failures(b, axis)

@@ -49,9 +49,11 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
     if not parts:
         raise UsageError("merge: no shard artifacts given")
     first_path, first = parts[0]
+    shards: dict[Path, tuple[int, int]] = {}
     for path, part in parts:
         if part.shard is None:
             raise ArtifactError(path, "shard", "not a shard artifact (written without --shard)")
+        shards[path] = part.shard
         for field in ("fingerprint", "profile", "examples", "regen_index"):
             if getattr(part, field) != getattr(first, field):
                 raise ArtifactError(path, field, f"{getattr(part, field)!r} differs from "
@@ -59,16 +61,17 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
         if [t.entry for t in part.others] != [t.entry for t in first.others]:
             raise ArtifactError(path, "targets", f"translation targets differ from those in "
                                 f"{first_path}")
-        if part.shard[1] != first.shard[1]:
-            raise ArtifactError(path, "shard.count", f"{part.shard[1]} differs from "
-                                f"{first.shard[1]} in {first_path}")
-    count = first.shard[1]
+        if shards[path][1] != shards[first_path][1]:
+            raise ArtifactError(path, "shard.count", f"{shards[path][1]} differs from "
+                                f"{shards[first_path][1]} in {first_path}")
+    count = shards[first_path][1]
     seen: dict[int, Path] = {}
-    for path, part in parts:
-        if part.shard[0] in seen:
-            raise ArtifactError(path, "shard.index", f"shard {part.shard[0]}/{count} was already "
-                                f"given as {seen[part.shard[0]]}")
-        seen[part.shard[0]] = path
+    for path, _ in parts:
+        index = shards[path][0]
+        if index in seen:
+            raise ArtifactError(path, "shard.index", f"shard {index}/{count} was already "
+                                f"given as {seen[index]}")
+        seen[index] = path
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise UsageError(f"merge: shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing")

@@ -141,7 +141,8 @@ def _pins(root: Path, data: dict, given: str | None) -> tuple[str, str]:
             raise UsageError(f"--pins: expected requirements=PATH, tox-env=ENV or "
                              f"dependencies=project|optional:NAME|group:NAME, got {given!r}")
         return key, value
-    for env, body in (config._get(data, ("tool", "tox", "env")) or {}).items():
+    envs = config._get(data, ("tool", "tox", "env"))
+    for env, body in (envs if isinstance(envs, dict) else {}).items():
         if _pins_torch(body.get("deps") if isinstance(body, dict) else None):
             return "tox-env", env
     if _pins_torch(config._get(data, ("project", "dependencies"))):

@@ -33,8 +33,8 @@ def exporters_for(targets: Iterable[Target], fast: bool, options: Tuning = Tunin
     exporter watches the operators the tables translate: its trace is the base of the
     tables' shortcut (engine.group)."""
     made = {t: exporter_for(t, fast, options) for t in targets}
-    keys = {key.name() for e in made.values() for key in (e.custom_translation_table or {})
-            if callable(getattr(key, "name", None))}
+    keys = {name() for e in made.values() for key in (e.custom_translation_table or {})
+            if callable(name := getattr(key, "name", None))}
     if keys:
         for target, exporter in made.items():
             if target.is_stock:

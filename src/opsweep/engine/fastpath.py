@@ -363,7 +363,7 @@ def _cheap_rng_reset() -> None:
             return original(cls)
         with _disable_current_modes():
             return original(cls)
-    reset._opsweep_original = original  # type: ignore[attr-defined]
+    reset._opsweep_original = original
     tracker.reset = classmethod(reset)
 
 
@@ -415,7 +415,7 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
             recorder.after = graph_ops(decomposed)
         return decomposed
 
-    decompose_with_registry._opsweep = True  # type: ignore[attr-defined]
+    decompose_with_registry._opsweep = True
     _fx_passes.decompose_with_registry = decompose_with_registry
 
 

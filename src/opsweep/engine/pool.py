@@ -209,7 +209,7 @@ class Workers:
     def _inline(self, spec: OpSpec, group: list[Example], targets: tuple[str, ...],
                 digest: str | None) -> Outcomes:
         config = self._config
-        outcomes = wanted_outcomes(spec, group, self._exporters, targets, ignore,  # type: ignore[arg-type]
+        outcomes = wanted_outcomes(spec, group, self._exporters, targets, ignore,
                                    config.dynamic, config.tuning, cache=self._cache,
                                    digest=digest)
         if self._cache is not None:

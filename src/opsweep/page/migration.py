@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from opsweep.artifact.data import Artifact
-from opsweep.artifact.grade import AXES, FAILS, Grades
+from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
 from opsweep.artifact.results import ExporterEntry, OperatorResult, TargetResult
 from opsweep.model import Grade, Stage
 from opsweep.page.detail import Repro
@@ -137,7 +137,8 @@ def _examples(view: TargetResult, specs: Iterable[str]) -> tuple[int, int]:
 
 def _failing(view: TargetResult, specs: Iterable[str], stages: frozenset[Stage]):
     """(spec, failure group) of `specs` at `stages`, and failing counts per (dtype, rank)."""
-    groups, per = [], defaultdict(int)
+    groups: list[tuple[str, FailureGroup]] = []
+    per: defaultdict[tuple[str, int], int] = defaultdict(int)
     for name in specs:
         result = view.specs.get(name)
         for g in (result.failures if result is not None else ()):

@@ -96,9 +96,9 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
     "changed in the last bump" filter; `source_url`: where spec files link to."""
     source, claims = documented
     aliases: dict[str, list[str]] = {}
-    for row, link in links.items():
-        if link.alias_of:
-            aliases.setdefault(link.alias_of, []).append(row)
+    for alias, target in links.items():
+        if target.alias_of:
+            aliases.setdefault(target.alias_of, []).append(alias)
     names = artifact.target_names if artifact is not None else (STOCK,)
     bump, changed = last_bump(records)
     listed = [(n, r) for n, r in listing.rows.items() if n not in catalog.excluded]

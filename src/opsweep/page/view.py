@@ -53,7 +53,8 @@ def matrices(names: Sequence[str], artifact: Artifact, catalog: Catalog):
             continue
         specs = [catalog.specs[s] for s in result.specs if s in catalog.specs]
         counted = [artifact.specs[s].outcomes for s in result.specs if s in artifact.specs]
-        outcomes = None if not counted or None in counted else [c for cs in counted for c in cs]
+        outcomes = None if not counted or None in counted else \
+            [c for cs in counted if cs is not None for c in cs]
         dtypes.append(dtype_row(name, specs, result.failures, outcomes))
         rank = rank_row(name, specs, result.failures, outcomes)
         if rank is not None:

@@ -157,7 +157,7 @@ def drawn(spec: OpSpec, digest: str, config: SweepConfig) -> list:
 # --- regenerating the artifact ------------------------------------------------------
 
 def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
-               progress: Callable[[SpecDone], None] = lambda _: None) -> Regeneration:
+               progress: Callable[[SpecDone | SpecsRunning], None] = lambda _: None) -> Regeneration:
     """Plan, resume, measure, then write the artifact (atomically) and the run's
     sidecar: why each spec was reused or re-measured."""
     plan = make_plan(catalog, config, request)
@@ -187,7 +187,7 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log, cache)
 
 
-def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone], None]
+def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone | SpecsRunning], None]
             ) -> tuple[dict[Key, SpecResult], dict[Key, SpecResult]]:
     """(the results this run starts from, those of them an interrupted run of the same
     sweep had checkpointed): the reused and the resumed, each reported as done."""
@@ -220,7 +220,7 @@ def _absent(target: Planned, why: str) -> Planned:
 
 
 def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult],
-                  journal: Journal, progress: Callable[[SpecDone], None],
+                  journal: Journal, progress: Callable[[SpecDone | SpecsRunning], None],
                   cache_counts: dict[str, dict[str, int]] | None = None) -> dict[str, str]:
     """Measure every result not in `results` yet, adding each (and checkpointing it)
     as it finishes; the optional targets found absent (measure)."""
