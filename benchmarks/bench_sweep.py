@@ -52,6 +52,7 @@ from opsweep.engine.config import RECYCLE, SweepConfig, Tuning
 from opsweep.engine.group import run_group
 from opsweep.sweep.driver import Job, measure
 from opsweep.sweep.reuse import spec_digest
+from opsweep.targets import configured
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = "examples/custom_translations.py:TABLE"
@@ -71,7 +72,7 @@ def sweep(specs, profile, jobs: int, shortcut: bool = True, skip: bool = True,
     results = {}
     tuning = Tuning(shortcut=shortcut, skip=skip, single=single, traces=traces,
                     phases_in_memory=memory)
-    config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), recycle=recycle,
+    config = SweepConfig(profile, jobs=jobs, targets=configured([TABLE]), recycle=recycle,
                          preload=preload, tuning=tuning)
     targets = (STOCK, _target_name())
     start = time.perf_counter()
@@ -126,7 +127,7 @@ def breakdown(specs, profile) -> dict[str, float]:
         return owner, name, original
 
     from torch.onnx._internal.exporter import _fx_passes
-    config = SweepConfig(profile, jobs=0, translations=(TABLE,))
+    config = SweepConfig(profile, jobs=0, targets=configured([TABLE]))
     exporters = inline_exporters(config)  # the fast path's decomposition is installed now
     patches = [timed(_capture_strategies.CaptureStrategy, "__call__", "capture"),
                timed(_fx_passes, "decompose_with_registry", "decomposition"),

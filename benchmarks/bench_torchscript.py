@@ -4,7 +4,7 @@ sample (not a timed test).
 
   main     the main command's work on the sample: the engine, the stock exporter and the
            example table, each with the dynamic axis, --jobs workers, arguments recorded;
-  +ts      the same with the `torchscript` target (``SweepConfig.torchscript``): the public
+  +ts      the same with the `torchscript` target (``SweepConfig.targets``): the public
            ``torch.onnx.export(..., dynamo=False)`` on the same drawn examples, checked,
            run in onnxruntime, compared, and again with ``dynamic_axes``;
   no-args  the same as main without recording arguments (``Tuning(arguments=False)``),
@@ -34,21 +34,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_sweep import SAMPLE, TABLE, _target_name
+from bench_sweep import SAMPLE, TABLE
 
-from opsweep.artifact.data import STOCK
+from opsweep.artifact.data import STOCK, TORCHSCRIPT
 from opsweep.catalog.draw import PROFILES
 from opsweep.catalog.load import load_catalog
 from opsweep.engine.adapter import quiet_exporter
 from opsweep.engine.config import SweepConfig, Tuning
-from opsweep.engine.torchscript import TORCHSCRIPT
+from opsweep.targets import configured
 from opsweep.sweep.driver import Job, measure
 from opsweep.sweep.reuse import spec_digest
 
 SETTINGS = {
-    "main": {},
-    "+ts": {"torchscript": True},
-    "no-args": {"tuning": Tuning(arguments=False)},
+    "main": {"targets": configured([TABLE])},
+    "+ts": {"targets": configured([TABLE], torchscript=True)},
+    "no-args": {"targets": configured([TABLE]), "tuning": Tuning(arguments=False)},
 }
 
 
@@ -105,8 +105,8 @@ class TreeCPU:
 def sweep(specs, profile, jobs: int, setting: str):
     """(results by (target, spec), wall seconds, CPU seconds) with one of `SETTINGS`."""
     options = SETTINGS[setting]
-    config = SweepConfig(profile, jobs=jobs, translations=(TABLE,), **options)
-    targets = (STOCK, _target_name()) + ((TORCHSCRIPT,) if config.torchscript else ())
+    config = SweepConfig(profile, jobs=jobs, **options)
+    targets = tuple(t.name for t in config.targets)
     results: dict = {}
     start = time.perf_counter()
     with TreeCPU() as cpu:

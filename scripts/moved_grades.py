@@ -39,11 +39,13 @@ def main(argv: list[str] | None = None) -> int:
         from opsweep.catalog.load import load_catalog
         from opsweep.engine.standalone import Scripts
         scripts = Scripts(load_catalog(check_draws=False), "ci")
-    old, new = art.load(args.old).view(args.target), art.load(args.new).view(args.target)
+    before_artifact, after_artifact = art.load(args.old), art.load(args.new)
+    old, new = before_artifact.target(args.target), after_artifact.target(args.target)
     if old is None or new is None:
         print(f"target {args.target} is not in both artifacts", file=sys.stderr)
         return 2
-    if any(getattr(old.fingerprint, p) != getattr(new.fingerprint, p) for p in art.PINS):
+    if any(getattr(before_artifact.fingerprint, p) != getattr(after_artifact.fingerprint, p)
+           for p in art.PINS):
         print("note: the pins differ; moves below mix exporter changes with catalog changes",
               file=sys.stderr)
     totals: Counter = Counter()

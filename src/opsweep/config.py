@@ -24,8 +24,8 @@ The keys (all optional)::
     models = ["pkg.models:build"]
 
 This module reads files only (never the environment) and imports nothing beyond the
-standard library and `opsweep.errors`, so the Action runs it (``python3 -m opsweep.config``)
-before anything is installed.
+standard library, `opsweep.errors` and `opsweep.targets` (with `opsweep.model`: stdlib
+only), so the Action runs it (``python3 -m opsweep.config``) before anything is installed.
 """
 
 from __future__ import annotations
@@ -36,9 +36,12 @@ import tomllib
 from importlib import metadata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import NoReturn
 from urllib.parse import urlsplit
+from collections.abc import Iterable
 
 from opsweep.errors import UsageError
+from opsweep.targets import Target, configured
 
 #: the newest configuration format this opsweep understands
 VERSION = 1
@@ -139,6 +142,13 @@ class Config:
     repo_url: str = ""
     models: tuple[str, ...] = ()
     pyproject: str = "pyproject.toml"
+
+    def targets(self, translations: Iterable[str] = (), torchscript: bool = False
+                ) -> tuple[Target, ...]:
+        """What a sweep of this project measures with: the configured targets, with the
+        command line's `translations` tables (after the configured ones) and `torchscript`
+        added."""
+        return configured([*self.translations, *translations], self.torchscript or torchscript)
 
     @property
     def builtin(self) -> bool:
@@ -259,7 +269,7 @@ def _models(check: _Checker, table: dict) -> tuple[str, ...]:
 class _Checker:
     pyproject: Path
 
-    def fail(self, key: str, message: str):
+    def fail(self, key: str, message: str) -> NoReturn:
         raise UsageError(f"{self.pyproject}: {TABLE} {key}: {message}")
 
     def strings(self, key: str, table: dict) -> list[str]:

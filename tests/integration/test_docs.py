@@ -242,7 +242,7 @@ def expected_counts():
     def letters(view, op):
         result = view.operators.get(op)
         return "".join(CODES[getattr(result.grades, a)] for a in AXES) if result else ""
-    codes = {t: {op: letters(measured.view(t), op) for op in rows} for t in measured.target_names}
+    codes = {t: {op: letters(measured.target(t), op) for op in rows} for t in measured.target_names}
     records = history.load_all(ROOT / "docs" / "history")
     old, new = records[-2], records[-1]
     # a grade moved because other specs measured it at each end is measured anew, not a

@@ -22,7 +22,8 @@ from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.engine.cache import ExportCache
 from opsweep.engine.config import Tuning
 from opsweep.engine.group import run_targets
-from opsweep.engine.worker import make_exporters
+from opsweep.engine.exporters import exporters_for
+from opsweep.targets import configured
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +40,7 @@ def measure(spec, exporters, cache):
 
 def test_cached_outcomes_are_the_measured_ones_and_a_bad_entry_is_measured_again(specs, tmp_path):
     spec = specs["layer_norm"]
-    exporters = make_exporters(True, (), Tuning(), torchscript=True)
+    exporters = exporters_for(configured(torchscript=True), True, Tuning())
     plain = measure(spec, exporters, None)
     store = ExportCache(tmp_path)
     first = measure(spec, exporters, store)

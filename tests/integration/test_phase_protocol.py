@@ -7,7 +7,8 @@ import pytest
 
 from opsweep.artifact.data import STOCK
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
-from opsweep.engine.pool import make_exporters
+from opsweep.engine.exporters import exporters_for
+from opsweep.targets import configured
 from opsweep.engine.group import run_targets
 from opsweep.engine.phase import Reached, Step
 
@@ -17,7 +18,7 @@ TABLE = "examples/custom_translations.py:TABLE"
 
 def test_every_step_is_said_for_each_target_and_reads_back(specs, monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
-    exporters = make_exporters(True, (TABLE,))
+    exporters = exporters_for(configured([TABLE]), True)
     groups = group_by_signature(draw_examples(specs["sin"], PROFILES["ci"]))
     group = max(groups, key=lambda g: (g[0].rank, g[0].signature))  # has a leading dimension
     said: list[Reached] = []

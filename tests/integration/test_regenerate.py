@@ -98,7 +98,7 @@ def test_a_changed_translation_table_is_re_measured_and_the_stock_target_reused(
     assert main(run) == 0
     second = art.load(out)
     name = f"{table}:TABLE"
-    assert second.targets[name].translations.digest != first.targets[name].translations.digest
+    assert second.target(name).entry.digest != first.target(name).entry.digest
     assert decisions(out, name)["t_relu"] == (False, "translation table changed")
     if not decisions(out)["t_relu"][1].startswith("rotation"):
         assert decisions(out)["t_relu"][0]
@@ -142,7 +142,7 @@ def test_shards_merge_to_the_single_machine_artifact(baseline, tmp_path):
     assert sum(sizes) == len(SPECS) and max(sizes) < len(SPECS)
     for p in parts:  # a spec's targets travel together
         a = art.load(p)
-        assert set(a.view(TABLE).specs) == set(a.specs)
+        assert set(a.target(TABLE).specs) == set(a.specs)
     merged = tmp_path / "merged.json"
     assert main(["merge", *map(str, parts), "--out", str(merged)]) == 0
     assert merged.read_bytes() == baseline[0].read_bytes()  # byte for byte

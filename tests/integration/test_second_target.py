@@ -13,7 +13,8 @@ from opsweep.engine.adapter import Exporter
 from opsweep.artifact.data import STOCK
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.engine.fastpath import FastExporter, Trace, unchanged_by
-from opsweep.engine.pool import make_exporters
+from opsweep.engine.exporters import exporters_for
+from opsweep.targets import configured
 from opsweep.model import Stage
 from opsweep.engine.group import run_targets
 
@@ -92,7 +93,7 @@ def test_no_trace_no_shortcut():
 
 
 def test_sweep_exporters_watch_every_table_key():
-    exporters = make_exporters(True, (f"{EXAMPLES}:TABLE",))
+    exporters = exporters_for(configured([f"{EXAMPLES}:TABLE"]), True)
     assert exporters[STOCK]._recorder.watched == {k.name() for k in _example_table()}
 
 

@@ -31,8 +31,8 @@ def measured(tmp_path_factory):
 
 
 def test_the_example_table_fixes_what_the_stock_exporter_does_not_export(measured):
-    target = measured.view(TABLE)
-    assert measured.targets[TABLE].translations.name == TABLE
+    target = measured.target(TABLE)
+    assert target.entry.name == TABLE
     for op in FIXED:
         stock, fixed = measured.operators[op].grades, target.operators[op].grades
         assert stock.export is Grade.NONE, (op, stock)

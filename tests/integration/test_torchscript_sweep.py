@@ -62,17 +62,17 @@ def _public_raises(spec, example) -> bool | None:
 def test_the_target_is_recorded_beside_the_stock_one(swept):
     artifact = art.load(swept)
     assert artifact.target_names == ("stock", "torchscript")
-    entry = artifact.targets["torchscript"].translations
+    entry = artifact.target("torchscript").entry
     assert entry == art.ExporterEntry("torchscript", torch.__version__.split("+")[0], 20)
     assert artifact.grades("cdist").export is Grade.NONE
     assert artifact.grades("cdist", "torchscript").export is Grade.FULL
-    ts = artifact.view("torchscript")
+    ts = artifact.target("torchscript")
     assert ts.specs["sin"].gap is None  # a known-gap note speaks of the dynamo exporter
 
 
 @pytest.mark.parametrize("name", SPECS)
 def test_export_verdicts_are_the_public_calls(swept, specs, name):
-    recorded = art.load(swept).view("torchscript").specs[name]
+    recorded = art.load(swept).target("torchscript").specs[name]
     spec = specs[name]
     expected: Counter = Counter()
     for group in group_by_signature(draw_examples(spec, PROFILES["ci"])):
@@ -92,14 +92,14 @@ def test_reused_like_the_other_targets_and_diffed(swept, tmp_path, monkeypatch):
     assert main(["sweep", "--only", *SPECS, "--torchscript", "--jobs", "0", "--quiet",
                  "--previous", str(swept), "--out", str(out)]) == 0
     again = art.load(out)
-    assert again.targets["torchscript"] == art.load(swept).targets["torchscript"]
+    assert again.target("torchscript") == art.load(swept).target("torchscript")
     lines = out.with_name(out.name + ".run.jsonl").read_text()
     assert '"torchscript"' in lines
     # opsweep's own [tool.opsweep] says torchscript = true: measured without the flag
     configured = tmp_path / "configured.json"
     assert main(["sweep", "--only", *SPECS, "--jobs", "0", "--quiet", "--previous",
                  str(swept), "--out", str(configured)]) == 0
-    assert art.load(configured).targets["torchscript"] == art.load(swept).targets["torchscript"]
+    assert art.load(configured).target("torchscript") == art.load(swept).target("torchscript")
     # a project that does not ask for it: the target is not measured, and the diff says it went
     project = tmp_path / "project"
     project.mkdir()
@@ -108,7 +108,7 @@ def test_reused_like_the_other_targets_and_diffed(swept, tmp_path, monkeypatch):
     plain = tmp_path / "c.json"
     assert main(["sweep", "--only", *SPECS, "--jobs", "0", "--quiet", "--previous",
                  str(swept), "--out", str(plain)]) == 0
-    assert "torchscript" not in art.load(plain).targets
+    assert art.load(plain).target("torchscript") is None
     assert "target torchscript removed" in diff(art.load(swept), art.load(plain)).target_changes
 
 
@@ -144,10 +144,10 @@ def test_a_torch_without_the_torchscript_exporter_records_it_absent(tmp_path, jo
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     artifact = art.load(out)
-    entry = artifact.targets["torchscript"].translations
+    entry = artifact.target("torchscript").entry
     assert "removed in this release (simulated)" in entry.absent
     assert entry.absent.startswith("the canary (x + y) stopped at raw-error")
-    assert artifact.view("torchscript").specs == {}  # not hundreds of failures
+    assert artifact.target("torchscript").specs == {}  # not hundreds of failures
     assert artifact.grades("sin").export is not None  # the stock target measured as ever
     said = done.stdout + done.stderr
     assert said.count("removed in this release") == 1  # one line of the summary
@@ -195,10 +195,10 @@ def test_the_migration_view_pairs_both_calls_on_the_smallest_example(swept, tmp_
     assert {n: (r.documented, r.claim) for n, r in rows.items()} == {
         "sin": ("since opset 9", ""), "cdist": ("since opset 99", ""), "relu": ("no", "unlisted")}
     # a claim the measurement contradicts: listed at the measured opset, nothing exported
-    entry = artifact.targets["torchscript"]
+    entry = artifact.target("torchscript")
     sin = entry.operators["sin"]
     refused = replace(sin, grades=replace(sin.grades, export=Grade.NONE))
-    broken = replace(artifact, targets={"torchscript": replace(
+    broken = replace(artifact, results={**artifact.results, "torchscript": replace(
         entry, operators={**entry.operators, "sin": refused})})
     assert [r.name for r in migration.build(broken, {"sin": 9}).contradicted] == ["sin"]
     # and the diff (the bot's comment) reports the torchscript target's transition like any other

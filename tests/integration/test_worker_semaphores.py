@@ -24,7 +24,9 @@ SCRIPT = textwrap.dedent("""
     from opsweep.engine import worker
     from opsweep.engine.runner import build_call
     from opsweep.catalog.load import check_draw
-    worker.init(worker.SetUp((), True, (), False))
+    from opsweep.catalog.draw import PROFILES
+    from opsweep.engine.config import SweepConfig
+    worker.init(SweepConfig(PROFILES["ci"]))
     assert "broken" not in worker._WORKER, worker._WORKER.get("broken")
     import torch
     spec = worker._WORKER["catalog"].specs["abs"]

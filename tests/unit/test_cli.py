@@ -27,7 +27,7 @@ def every_third_reused(artifact, names=None):
     """Decisions as a run would make them: every third spec reused, the rest re-measured."""
     return {t: {n: Decision(True, UNCHANGED) if i % 3 == 0
                 else Decision(False, "spec changed")
-                for i, n in enumerate(names or artifact.view(t).specs)}
+                for i, n in enumerate(names or artifact.target(t).specs)}
             for t in artifact.target_names}
 
 

@@ -19,22 +19,27 @@ import pytest
 import opsweep
 
 SRC = Path(opsweep.__file__).parent
-BASE = {"model", "errors", "files", "config", "coverage"}  # the vocabulary every stage shares
+#: the vocabulary every stage shares
+BASE = {"model", "errors", "files", "config", "coverage", "targets"}
 #: package -> the opsweep packages (and base modules) its modules may import
 ALLOWED = {
-    "model": set(), "errors": set(), "files": {"errors", "config"},
+    "model": set(), "errors": set(), "files": {"errors", "config", "targets"},
+    "targets": {"model"},  # the targets and their kinds: stdlib only, like config
     "coverage": {"model"},  # value classes and the bar: torch-free, for the artifact too
-    "config": {"errors"},  # stdlib only: the Action runs it before installing anything
+    # stdlib only: the Action runs it before installing anything
+    "config": {"errors", "targets", "model"},
+    "_release": set(),  # the commit a release build recorded: stdlib only
     "catalog": BASE | {"catalog"},
     "engine": BASE | {"catalog", "engine"},
     "artifact": BASE | {"artifact"},
     "sweep": BASE | {"catalog", "engine", "artifact", "sweep"},
     "page": BASE | {"artifact", "page"},  # the catalog's types only for annotations
-    "bot": BASE | {"artifact", "page", "bot"},
+    "bot": BASE | {"artifact", "page", "bot", "_release"},
     # a model against the table: capture and export (engine), the table (artifact), repro
     # snippets (page); the command line calls it
     "check": BASE | {"catalog", "engine", "artifact", "page", "check"},
-    "cli": BASE | {"catalog", "engine", "artifact", "sweep", "page", "bot", "check", "cli"},
+    "cli": BASE | {"catalog", "engine", "artifact", "sweep", "page", "bot", "check", "cli",
+                   "_release"},
 }
 #: third-party modules deferred on purpose where a function needs them (each with a reason)
 HEAVY = ("torch", "hypothesis", "rich", "multiprocessing", "onnx", "onnxruntime", "onnxscript",
@@ -153,6 +158,50 @@ def test_an_import_inside_a_function_is_a_deferred_heavy_one_with_a_reason():
             if "#" not in lines[block - 1] and not lines[block - 2].strip().startswith("#"):
                 wrong.append(f"{path.relative_to(SRC)}:{block} gives no reason")
     assert not wrong, "\n".join(sorted(set(wrong)))
+
+
+#: the names a target is stored under, and the module that alone decides by them
+TARGET_NAMES = {"STOCK", "TORCHSCRIPT"}
+TARGET_WORDS = {"stock", "torchscript"}
+KINDS_MODULE = "opsweep.targets"
+
+
+def _names_a_target(node: ast.AST) -> bool:
+    if isinstance(node, ast.Name) and node.id in TARGET_NAMES:
+        return True
+    if isinstance(node, ast.Attribute) and node.attr in TARGET_NAMES:
+        return ast.unparse(node.value) != "Kind"  # a kind (Kind.STOCK) is what to decide by
+    return isinstance(node, ast.Constant) and node.value in TARGET_WORDS
+
+
+def test_only_the_kinds_module_decides_by_a_targets_name():
+    """Behaviour differs by a target's kind (opsweep.targets: KINDS), never by comparing its
+    name: no ``==``, ``!=``, ``in`` or ``not in`` against STOCK, TORCHSCRIPT or their
+    words, and no set of such names, outside the module that defines the kinds."""
+    wrong = []
+    for name, path, tree in _modules():
+        if name == KINDS_MODULE:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and any(
+                    _names_a_target(side) for side in (node.left, *node.comparators)):
+                wrong.append(f"{path.relative_to(SRC)}:{node.lineno} {ast.unparse(node)}")
+            elif isinstance(node, ast.Set) and any(
+                    _names_a_target(e) for e in node.elts):
+                wrong.append(f"{path.relative_to(SRC)}:{node.lineno} {ast.unparse(node)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_layout_test_sees_a_decision_by_name():
+    """The check above finds what it forbids (a comparison in any of its shapes)."""
+    for code in ("x = t == STOCK", "x = 'torchscript' != t", "x = t in {STOCK}",
+                 "x = t == art.TORCHSCRIPT", "x = {'stock'}"):
+        tree = ast.parse(code)
+        found = [n for n in ast.walk(tree) if isinstance(n, ast.Compare)
+                 and any(_names_a_target(s) for s in (n.left, *n.comparators))] or \
+                [n for n in ast.walk(tree) if isinstance(n, ast.Set)
+                 and any(_names_a_target(e) for e in n.elts)]
+        assert found, code
 
 
 BLOCKER = """

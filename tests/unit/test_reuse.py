@@ -51,7 +51,8 @@ def lost(error, stage=Stage.RAW_ERROR, dynamic=False):
     r = prior.specs["sin"]
     group = replace(r.failures[0], stage=stage, error=error)
     r = replace(r, dynamic_failures=(group,)) if dynamic else replace(r, failures=(group,))
-    return replace(prior, specs={"sin": r})
+    return art.make_artifact(prior.fingerprint, prior.profile, prior.examples, prior.regen_index,
+                             {"sin": r})
 
 
 @pytest.mark.parametrize("error", ["WorkerLost: timed out during export",

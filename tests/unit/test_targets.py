@@ -1,15 +1,43 @@
-"""Targets and result keys: the names results are stored under."""
+"""Targets and result keys: the names results are stored under, the kinds' behaviour, and
+the targets a configuration gives."""
 
+from pathlib import Path
+
+import pytest
+
+from opsweep import config as cfg
+from opsweep import targets as tg
 from opsweep.artifact.data import STOCK, Translations
-from opsweep.sweep.targets import Key, Target, short_label
+from opsweep.sweep.targets import Key, Planned
+from opsweep.targets import KINDS, STOCK_TARGET, TORCHSCRIPT, Kind, Target
 
 TABLE = Translations("examples/custom_translations.py", "TABLE", "0123456789abcdef", ("prims::fmax",))
 
 
-def test_a_target_is_named_by_its_table():
+def test_a_target_is_named_by_its_kind_and_table():
     assert Target().name == STOCK and Target().is_stock
-    assert Target(TABLE).name == "examples/custom_translations.py:TABLE"
-    assert not Target(TABLE).is_stock
+    table = Target(Kind.TABLE, TABLE.name)
+    assert table.name == "examples/custom_translations.py:TABLE" and not table.is_stock
+    assert Target(Kind.TORCHSCRIPT).name == TORCHSCRIPT
+    assert Planned(table, TABLE).name == TABLE.name and not Planned(table, TABLE).is_stock
+    assert Planned().is_stock and Planned().entry is None
+
+
+@pytest.mark.parametrize("target", [Target(), Target(Kind.TABLE, "pkg.tables:EXTRA"),
+                                    Target(Kind.TORCHSCRIPT)])
+def test_a_stored_name_reads_back_as_its_target(target):
+    assert tg.of_name(target.name) == target
+
+
+def test_each_kind_has_one_row_of_behaviour():
+    assert set(KINDS) == set(Kind)
+    assert [k for k in Kind if KINDS[k].optional] == [Kind.TORCHSCRIPT]
+    assert [k for k in Kind if not KINDS[k].dynamo] == [Kind.TORCHSCRIPT]
+    assert {KINDS[k].exporter for k in Kind} == {"dynamo", "torchscript"}
+    assert tg.label(STOCK) == "stock exporter" and tg.label(TABLE.name) == TABLE.name
+    assert tg.unless_stock(STOCK) == "" and tg.unless_stock(TORCHSCRIPT) == TORCHSCRIPT
+    assert sorted(["b:T", TORCHSCRIPT, STOCK, "a:T"], key=tg.stock_first) == [
+        STOCK, "a:T", "b:T", TORCHSCRIPT]
 
 
 def test_keys_name_journal_entries_and_sort_by_target_then_spec():
@@ -20,6 +48,17 @@ def test_keys_name_journal_entries_and_sort_by_target_then_spec():
 
 
 def test_progress_names_a_table_without_its_module():
-    assert short_label(STOCK) == ""
-    assert short_label(TABLE.name) == "TABLE"
-    assert short_label("pkg.tables:EXTRA") == "EXTRA"
+    assert tg.short(STOCK) == ""
+    assert tg.short(TABLE.name) == "TABLE"
+    assert tg.short("pkg.tables:EXTRA") == "EXTRA"
+    assert tg.short(TORCHSCRIPT) == TORCHSCRIPT
+
+
+def test_the_configuration_gives_the_targets_once_with_the_command_lines_added(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.opsweep]\ntranslations = ["a.py:T"]\ntorchscript = false\n')
+    configured = cfg.load(tmp_path / "pyproject.toml")
+    assert configured.targets() == (STOCK_TARGET, Target(Kind.TABLE, "a.py:T"))
+    assert configured.targets(["b:U", "a.py:T"], torchscript=True) == (
+        STOCK_TARGET, Target(Kind.TABLE, "a.py:T"), Target(Kind.TABLE, "b:U"),
+        Target(Kind.TORCHSCRIPT))

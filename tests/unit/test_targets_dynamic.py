@@ -65,10 +65,10 @@ def test_targets_round_trip_and_views(tmp_path):
     art.save(path, a)
     loaded = art.load(path)
     assert loaded == a and loaded.target_names == (STOCK, T.name)
-    grades = loaded.view(T.name).operators["hypot"].grades
+    grades = loaded.target(T.name).operators["hypot"].grades
     assert grades.export is Grade.FULL and grades.dynamic is Grade.NONE
     assert loaded.operators["hypot"].grades.export is Grade.NONE
-    assert loaded.view("nope:TABLE") is None
+    assert loaded.target("nope:TABLE") is None
 
 
 def test_hand_edited_target_operator_is_refused_naming_the_field(tmp_path):

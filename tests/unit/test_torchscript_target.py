@@ -47,13 +47,13 @@ def test_round_trip_through_canonical_bytes(tmp_path):
 def test_an_absent_exporter_keeps_its_reason_and_no_result(tmp_path):
     entry = replace(ENTRY, absent="the canary (x + y) stopped at raw-error: RuntimeError: gone")
     artifact = _artifact(entry=entry)
-    assert artifact.view("torchscript").specs == {}
+    assert artifact.target("torchscript").specs == {}
     path = tmp_path / "a.json"
     art.save(path, artifact)
     data = json.loads(path.read_text())["targets"]["torchscript"]
     assert data == {"fingerprint": {**data["fingerprint"], "absent": entry.absent},
                     "specs": {}, "operators": {}}
-    assert art.load(path).targets["torchscript"].translations == entry
+    assert art.load(path).target("torchscript").entry == entry
 
 
 def test_a_misnamed_or_misspelt_exporter_target_is_refused(tmp_path):

@@ -1,5 +1,8 @@
-"""The committed JSON artifact: dataclasses, canonical bytes, atomic write,
-and validation on load with errors naming the file and the field."""
+"""The committed JSON artifact: the `Artifact` (every target's result alike, asked with
+`Artifact.target`), its canonical bytes (the stock target's results at the top level, each
+other target's under `targets` as what differs from them), atomic write, and validation on
+load with errors naming the file and the field. The per-target result types live in
+`opsweep.artifact.results`."""
 
 from __future__ import annotations
 
@@ -10,21 +13,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from opsweep.artifact.grade import (
-    Counts,
-    DynamicTally,
-    FailureGroup,
-    Grades,
-    StageCount,
-    dynamic_tally,
-    grade,
-    merge_failures,
-)
+from opsweep.artifact.grade import FailureGroup, Grades, StageCount
 from opsweep.artifact.migrations import MIGRATIONS as _MIGRATIONS
 from opsweep.artifact.migrations import migrate
+from opsweep.artifact.results import (  # noqa: F401  (re-exported: art.SpecResult, ...)
+    ExporterEntry,
+    GapCheck,
+    OperatorResult,
+    SpecResult,
+    TargetEntry,
+    TargetResult,
+    build_operators,
+    make_target,
+)
 from opsweep.errors import ArtifactError
 from opsweep.files import read_json, validate, write_atomic
-from opsweep.model import STOCK, TORCHSCRIPT, Grade, Stage, Translations  # noqa: F401  (re-exported)
+from opsweep.model import Grade, Stage, Translations  # noqa: F401  (re-exported)
+from opsweep.targets import STOCK, TORCHSCRIPT, is_stock  # noqa: F401  (re-exported)
 
 #: Since version 4 a custom target is written as what differs from the stock target:
 #: `targets.<name>.specs` and `.operators` hold only the results that differ, `.absent`
@@ -67,95 +72,6 @@ def fingerprint_changes(old: Fingerprint, new: Fingerprint) -> list[str]:
 
 
 @dataclass(frozen=True)
-class GapCheck:
-    reason: str
-    expected: Stage
-    measured: tuple[Stage, ...]
-    status: str  # a specgrade.GapStatus value
-
-
-@dataclass(frozen=True)
-class SpecResult:
-    aten_ops: tuple[str, ...]
-    family: str
-    profile: str
-    examples: int
-    stages: Mapping[Stage, int]
-    failures: tuple[FailureGroup, ...]
-    grades: Grades
-    nondeterministic: bool
-    gap: GapCheck | None
-    digest: str  # of the spec as measured: a changed spec is never reused
-    signatures: int  # distinct example signatures, i.e. exports: the spec's cost
-    dynamic_stages: Mapping[Stage, int] = field(default_factory=dict)
-    dynamic_regressed: int = 0
-    dynamic_failures: tuple[FailureGroup, ...] = ()
-    #: examples per (dtype, rank, stage reached), ok included; None: not recorded (an
-    #: artifact from before schema 5)
-    outcomes: tuple[StageCount, ...] | None = None
-    #: the arguments the spec's draws reached, read from torch's schema of each overload it
-    #: traces: overload -> argument -> {"type", "classes"} (opsweep.coverage.coverage); None:
-    #: not recorded (measured by an engine before arguments were)
-    arguments: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
-
-    @property
-    def counts(self) -> Counts:
-        return Counts(self.stages, self.nondeterministic, self.dynamic_stages,
-                      self.dynamic_regressed)
-
-
-@dataclass(frozen=True)
-class OperatorResult:
-    grades: Grades
-    specs: tuple[str, ...]
-    failures: tuple[FailureGroup, ...]
-    dynamic_failures: tuple[FailureGroup, ...] = ()
-    dynamic_tally: DynamicTally = DynamicTally()
-
-
-
-
-@dataclass(frozen=True)
-class ExporterEntry:
-    """A target that is another exporter, not a translation table (``torchscript``: the
-    TorchScript exporter, ``dynamo=False``). It lives in torch, so torch's release is its
-    fingerprint part, with the opset it exported at; `absent`: why this pin set does not
-    have it (the canary could not get ``x + y`` through), and then it measures no spec."""
-
-    exporter: str
-    torch: str
-    opset: int
-    absent: str = ""
-
-    @property
-    def name(self) -> str:
-        return self.exporter
-
-    @property
-    def digest(self) -> str:
-        """What a change of it is reported as (the diff's "target changed" line)."""
-        return f"torch {self.torch} opset {self.opset}" + (" absent" if self.absent else "")
-
-    @property
-    def overrides(self) -> tuple[str, ...]:
-        return ()
-
-
-#: What a target other than the stock one is: a translation table or another exporter.
-TargetEntry = Translations | ExporterEntry
-
-
-@dataclass(frozen=True)
-class TargetResult:
-    """The catalog measured a second time: with a custom translation table, or with
-    another exporter (ExporterEntry)."""
-
-    translations: TargetEntry
-    specs: Mapping[str, SpecResult]
-    operators: Mapping[str, OperatorResult]
-
-
-@dataclass(frozen=True)
 class Breakage:
     """The pin set cannot export at all: the sweep's canary (``x + y``) did not get
     through `target`'s exporter. Such an artifact measures no operator."""
@@ -181,72 +97,64 @@ class Artifact:
     profile: str
     examples: int
     regen_index: int
-    specs: Mapping[str, SpecResult]  # the stock target
-    operators: Mapping[str, OperatorResult]
+    #: every target's result by name, the stock target's alike (first, then the others by
+    #: name); ask for one with `target`
+    results: Mapping[str, TargetResult]
     shard: tuple[int, int] | None = None  # (index, count) of a shard artifact
-    targets: Mapping[str, TargetResult] = field(default_factory=dict)  # by Translations.name
     broken: Breakage | None = None  # the pin set could not export at all
     #: spec name -> why the measured torch does not have it (not measured, not graded)
     absent: Mapping[str, str] = field(default_factory=dict)
 
-    def view(self, target: str = STOCK) -> Artifact | None:
-        """The artifact as seen by one target (its specs and operators), or None
-        when the target was not measured. The stock view is the artifact itself."""
-        if target == STOCK:
-            return self
-        if target not in self.targets:
-            return None
-        t = self.targets[target]
-        return Artifact(self.fingerprint, self.profile, self.examples, self.regen_index,
-                        t.specs, t.operators, self.shard, absent=self.absent)
+    def target(self, name: str = STOCK) -> TargetResult | None:
+        """What the target called `name` measured; None when it was not measured."""
+        return self.results.get(name)
 
     @property
     def target_names(self) -> tuple[str, ...]:
-        return (STOCK, *sorted(self.targets))
+        """The measured targets' names, the stock target's first."""
+        return tuple(self.results)
+
+    @property
+    def stock(self) -> TargetResult:
+        """The stock target's result: every artifact has one (a broken one's is empty)."""
+        return self.results[STOCK]
+
+    @property
+    def others(self) -> tuple[TargetResult, ...]:
+        """The results of the targets besides the stock one, by name."""
+        return tuple(t for n, t in self.results.items() if not is_stock(n))
+
+    @property
+    def specs(self) -> Mapping[str, SpecResult]:
+        """The stock target's spec results."""
+        return self.stock.specs
+
+    @property
+    def operators(self) -> Mapping[str, OperatorResult]:
+        """The stock target's operator results."""
+        return self.stock.operators
 
     def grades(self, operator: str, target: str = STOCK) -> Grades | None:
         """`operator`'s grades (export, runtime, numerics, dynamic) as `target` measured
         them; None when that target did not measure it."""
-        view = self.view(target)
-        result = view.operators.get(operator) if view is not None else None
+        measured = self.target(target)
+        result = measured.operators.get(operator) if measured is not None else None
         return result.grades if result is not None else None
-
-
-def build_operators(specs: Mapping[str, SpecResult]) -> dict[str, OperatorResult]:
-    """The per-operator table is derived from the per-spec results, never kept by hand."""
-    members: dict[str, list[str]] = {}
-    for name in sorted(specs):
-        for op in specs[name].aten_ops:
-            members.setdefault(op, []).append(name)
-    table = {}
-    for op in sorted(members):
-        names = members[op]
-        grades = grade(specs[n].counts for n in names)
-        failures = merge_failures(g for n in names for g in specs[n].failures)
-        dynamic = merge_failures(g for n in names for g in specs[n].dynamic_failures)
-        table[op] = OperatorResult(grades, tuple(names), failures, dynamic,
-                                   dynamic_tally(specs[n].counts for n in names))
-    return table
-
-
-def make_target(translations: TargetEntry, specs: Mapping[str, SpecResult]) -> TargetResult:
-    if isinstance(translations, ExporterEntry) and translations.absent:
-        specs = {}  # an exporter this pin set does not have measures nothing
-    specs = {k: specs[k] for k in sorted(specs)}
-    return TargetResult(translations, specs, build_operators(specs))
 
 
 def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_index: int,
                   specs: Mapping[str, SpecResult],
                   shard: tuple[int, int] | None = None,
-                  targets: Mapping[str, tuple[TargetEntry, Mapping[str, SpecResult]]] | None = None,
+                  targets: Mapping[str, tuple[TargetEntry | None, Mapping[str, SpecResult]]]
+                  | None = None,
                   broken: Breakage | None = None,
                   absent: Mapping[str, str] | None = None) -> Artifact:
-    """`targets`: name -> (translations, spec results) of each custom-translation target."""
-    specs = {k: specs[k] for k in sorted(specs)}
-    built = {name: make_target(*targets[name]) for name in sorted(targets or {})}
-    return Artifact(fingerprint, profile, examples, regen_index, specs,
-                    build_operators(specs), shard, built, broken,
+    """`specs`: the stock target's results; `targets`: name -> (fingerprint entry, spec
+    results) of each other target."""
+    results = {STOCK: make_target(None, specs)}
+    others = targets or {}
+    results.update({name: make_target(*others[name]) for name in sorted(others)})
+    return Artifact(fingerprint, profile, examples, regen_index, results, shard, broken,
                     dict(sorted((absent or {}).items())))
 
 
@@ -312,7 +220,7 @@ def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:
             for op, r in operators.items()}
 
 
-def _translations_out(t: TargetEntry) -> dict[str, Any]:
+def _entry_out(t: TargetEntry) -> dict[str, Any]:
     if isinstance(t, ExporterEntry):
         return {"exporter": t.exporter, "torch": t.torch, "opset": t.opset,
                 **({"absent": t.absent} if t.absent else {})}
@@ -321,16 +229,18 @@ def _translations_out(t: TargetEntry) -> dict[str, Any]:
 
 
 def _target_out(artifact: Artifact, t: TargetResult) -> dict[str, Any]:
-    """A custom target as what differs from the stock target (an absent exporter: nothing)."""
-    if isinstance(t.translations, ExporterEntry) and t.translations.absent:
-        return {"fingerprint": _translations_out(t.translations), "specs": {}, "operators": {}}
+    """A target other than the stock one as what differs from the stock target's results
+    (an absent exporter: nothing)."""
+    assert t.entry is not None  # only the stock target has none
+    if t.absent:
+        return {"fingerprint": _entry_out(t.entry), "specs": {}, "operators": {}}
     stock_specs = {n: spec_to_data(r) for n, r in artifact.specs.items()}
     stock_ops = _operators_out(artifact.operators)
     specs = {n: d for n, d in ((n, spec_to_data(r)) for n, r in t.specs.items())
              if stock_specs.get(n) != d}
     operators = {op: d for op, d in _operators_out(t.operators).items() if stock_ops.get(op) != d}
     absent = sorted(set(artifact.specs) - set(t.specs))
-    return {"fingerprint": _translations_out(t.translations), "specs": specs,
+    return {"fingerprint": _entry_out(t.entry), "specs": specs,
             "operators": operators, **({"absent": absent} if absent else {})}
 
 
@@ -347,7 +257,7 @@ def _target_in(stock: Mapping[str, SpecResult], data: dict[str, Any]) -> dict[st
 def to_data(artifact: Artifact) -> dict[str, Any]:
     specs = {name: spec_to_data(r) for name, r in artifact.specs.items()}
     operators = _operators_out(artifact.operators)
-    targets = {name: _target_out(artifact, t) for name, t in artifact.targets.items()}
+    targets = {t.name: _target_out(artifact, t) for t in artifact.others}
     fp = artifact.fingerprint
     return {
         "schema_version": SCHEMA_VERSION,
@@ -409,15 +319,15 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
     specs = {name: spec_from_data(d) for name, d in data["specs"].items()}
     targets = {}
     for name, t in data["targets"].items():
-        translations = _entry_in(t["fingerprint"])
-        if translations.name != name:
+        entry = _entry_in(t["fingerprint"])
+        if entry.name != name:
             raise ArtifactError(path, f"targets.{name}.fingerprint",
-                                f"names {translations.name!r}, not the target it is filed under")
+                                f"names {entry.name!r}, not the target it is filed under")
         for spec in t.get("absent", ()):
             if spec not in specs:
                 raise ArtifactError(path, f"targets.{name}.absent",
                                     f"{spec!r} is not a spec of the stock target")
-        targets[name] = (translations, _target_in(specs, t))
+        targets[name] = (entry, _target_in(specs, t))
     shard, broken = data.get("shard"), data.get("broken")
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
                              data["examples"], data["regen_index"], specs,
@@ -449,7 +359,7 @@ def _check_derived(artifact: Artifact, data: dict[str, Any], path: object,
     """The operators tables must be what the specs say: a hand edit shows up here.
     `recorded`: the schema version the file was written in."""
     for where, specs in [("specs", artifact.specs)] + [
-            (f"targets.{n}.specs", t.specs) for n, t in artifact.targets.items()]:
+            (f"targets.{t.name}.specs", t.specs) for t in artifact.others]:
         for name, result in specs.items():
             _check_outcomes(result, path, f"{where}.{name}.outcomes")
     derived = to_data(artifact)

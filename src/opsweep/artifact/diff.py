@@ -16,15 +16,11 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from opsweep.artifact.data import (
-    STOCK,
-    Artifact,
-    ExporterEntry,
-    OperatorResult,
-    fingerprint_changes,
-)
+from opsweep.artifact.data import Artifact, fingerprint_changes
 from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
+from opsweep.artifact.results import ExporterEntry, OperatorResult, TargetResult
 from opsweep.model import Grade
+from opsweep.targets import STOCK, is_stock
 
 _IMPROVE = {(Grade.NONE, Grade.FULL), (Grade.PARTIAL, Grade.FULL), (Grade.NONE, Grade.PARTIAL)}
 _REGRESS = {(Grade.FULL, Grade.PARTIAL), (Grade.FULL, Grade.NONE), (Grade.PARTIAL, Grade.NONE)}
@@ -184,22 +180,20 @@ def diff(old: Artifact, new: Artifact) -> Diff:
     if old.broken is not None:
         changes.append(f"the previous pin set broke the exporter ({old.broken.error}): "
                        "every operator is measured anew")
-    for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: t != STOCK):
-        a, b = old.view(target), new.view(target)
+    for target in sorted(set(old.target_names) | set(new.target_names), key=lambda t: not is_stock(t)):
+        a, b = old.target(target), new.target(target)
         if a is None or b is None:
             changes.append(f"target {target} {'added' if a is None else 'removed'}")
             continue
-        before = old.targets[target].translations if target != STOCK else None
-        after = new.targets[target].translations if target != STOCK else None
-        gone = [getattr(e, "absent", "") for e in (before, after)]
+        before, after = a.entry, b.entry
+        gone = [a.absent, b.absent]
         if any(gone):  # an exporter one pin set does not have: one line, no transitions
             changes.append(f"target {target} absent from the "
                            f"{'new' if gone[1] else 'previous'} pin set: {gone[1] or gone[0]}")
             continue
-        if before != after:
+        if before is not None and after is not None and before != after:
             what = "exporter" if isinstance(after, ExporterEntry) else "translation table"
-            changes.append(f"target {target}: {what} changed "
-                           f"({before.digest} → {after.digest})")  # type: ignore[union-attr]
+            changes.append(f"target {target}: {what} changed ({before.digest} → {after.digest})")
         transitions += _target_transitions(a, b, target, (measured_by(old), measured_by(new)))
     return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes))
 
@@ -211,7 +205,7 @@ def grade_changes(old: Grades | None, new: Grades | None, same_specs: bool = Tru
     moved axis is measured anew). Used by `diff` and by the history view, so both
     classify alike."""
     if old is None or new is None:
-        return [("export", old and old.export, new and new.export,
+        return [("export", old.export if old else None, new.export if new else None,
                  Kind.NEWLY_MEASURED if old is None else Kind.NO_LONGER_MEASURED)]
     changes = []
     for axis in AXES:
@@ -224,18 +218,21 @@ def grade_changes(old: Grades | None, new: Grades | None, same_specs: bool = Tru
     return changes
 
 
-def _target_transitions(old: Artifact, new: Artifact, target: str,
+def _target_transitions(old: TargetResult, new: TargetResult, target: str,
                         measured: tuple[Mapping[str, str], Mapping[str, str]]) -> list[Transition]:
     """`measured`: each side's measuring digests (the stock target's, for every target)."""
     transitions = []
     for op in sorted(set(old.operators) | set(new.operators)):
         a, b = old.operators.get(op), new.operators.get(op)
-        spec = (b or a).specs[0]
+        either = b or a
+        assert either is not None  # op is in one of the two
+        spec = either.specs[0]
         same = comparable_in(*measured, op)
-        for axis, before, after, kind in grade_changes(a and a.grades, b and b.grades, same):
+        for axis, before, after, kind in grade_changes(a.grades if a else None,
+                                                       b.grades if b else None, same):
             if a is None or b is None:
                 transitions.append(Transition(op, axis, before, after, kind,
-                                              tuple(sorted((b or a).failures, key=_key)), spec,
+                                              tuple(sorted(either.failures, key=_key)), spec,
                                               target))
                 continue
             was, now = _axis_failures(a, axis), _axis_failures(b, axis)

@@ -218,7 +218,7 @@ def _named(g: FailureGroup, outcomes: list[Outcome]) -> FailureGroup:
 def dynamic_counts(outcomes: Iterable[Outcome]) -> tuple[dict[Stage, int], int]:
     """(dynamic stage counts of the re-exported examples, how many regressed)."""
     outcomes = [o for o in outcomes if o.dynamic is not None]
-    counts = Counter(o.dynamic for o in outcomes)
+    counts = Counter(o.dynamic for o in outcomes if o.dynamic is not None)
     return ({s: counts[s] for s in sorted(counts, key=lambda s: s.value)},
             sum(dynamic_regressed(o) for o in outcomes))
 

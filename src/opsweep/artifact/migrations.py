@@ -22,8 +22,8 @@ def _v2_to_v3(data: dict[str, Any]) -> None:
 def _v3_to_v4(data: dict[str, Any]) -> None:
     """Version 3 wrote each custom target in full; version 4 writes what differs from
     the stock target. The complete results are the same; only the spelling changes."""
-    stock = data.get("specs") if isinstance(data.get("specs"), dict) else {}
-    stock_ops = data.get("operators") if isinstance(data.get("operators"), dict) else {}
+    stock: dict = data["specs"] if isinstance(data.get("specs"), dict) else {}
+    stock_ops: dict = data["operators"] if isinstance(data.get("operators"), dict) else {}
     for target in (data.get("targets") or {}).values() if isinstance(data.get("targets"), dict) else ():
         if not isinstance(target, dict):
             continue

@@ -14,15 +14,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 
 class Record(Protocol):
     """What ordering needs of a history record (artifact.records.Record): its pins and its
     torch release. A protocol, so that records may use this module without a circle."""
 
-    pins: tuple[tuple[str, str], ...]
-    version: str
+    @property
+    def pins(self) -> tuple[tuple[str, str], ...]: ...
+
+    @property
+    def version(self) -> str: ...
+
+
+#: the records ordered: what `order` is given is what its `Order` holds
+R = TypeVar("R", bound=Record)
 
 
 def version_key(version: str) -> tuple:
@@ -47,14 +54,14 @@ def differing(a: Record, b: Record) -> int:
 
 
 @dataclass(frozen=True)
-class Order:
-    chain: tuple[Record, ...]  # oldest first; each step moves pins forward only
-    beside: tuple[tuple[Record, Record], ...]  # (a point off the chain, the chain point it sits beside)
+class Order(Generic[R]):
+    chain: tuple[R, ...]  # oldest first; each step moves pins forward only
+    beside: tuple[tuple[R, R], ...]  # (a point off the chain, the chain point it sits beside)
 
     @property
-    def points(self) -> tuple[Record, ...]:
+    def points(self) -> tuple[R, ...]:
         """Every point for display: the chain, each off-chain point right after its own."""
-        out: list[Record] = []
+        out: list[R] = []
         for r in self.chain:
             out.append(r)
             out += [side for side, at in self.beside if at is r]
@@ -64,21 +71,22 @@ class Order:
         return any(r is c for c in self.chain)
 
 
-def order(records: Sequence[Record]) -> Order:
+def order(records: Sequence[R]) -> Order[R]:
     """`records` sorted by pins (as `load_all` gives them): the longest forward chain ending
     at the last of them, the rest beside their nearest chain point."""
     if not records:
-        return Order((), ())
+        return Order[R]((), ())
     best: list[tuple[int, int]] = []  # per record: (chain length ending here, predecessor)
     for i, r in enumerate(records):
         options = [(best[j][0] + 1, j) for j in range(i) if forward(records[j], r)]
         best.append(max(options, default=(1, -1)))
-    chain, i = [], len(records) - 1
+    chain: list[R] = []
+    i = len(records) - 1
     while i >= 0:
         chain.append(records[i])
         i = best[i][1]
     chain.reverse()
-    beside = []
+    beside: list[tuple[R, R]] = []
     for r in records:
         if any(r is c for c in chain):
             continue

@@ -38,7 +38,7 @@ from typing import Any
 
 import opsweep
 from opsweep import files
-from opsweep.artifact.data import PINS, STOCK, Artifact
+from opsweep.artifact.data import PINS, Artifact
 from opsweep.artifact.diff import (
     KINDS_ORDER,
     _axis_failures,
@@ -48,9 +48,11 @@ from opsweep.artifact.diff import (
 )
 from opsweep.artifact.grade import AXES, Grades
 from opsweep.artifact.points import order, version_key
+from opsweep.artifact.results import TargetResult
 from opsweep.errors import ArtifactError, DataFileError, UsageError
 from opsweep.files import write_atomic
 from opsweep.model import Grade
+from opsweep.targets import STOCK, is_stock, stock_first
 
 HISTORY_VERSION = 1
 CODES = {Grade.FULL: "f", Grade.PARTIAL: "p", Grade.NONE: "n", Grade.BLOCKED: "b",
@@ -115,16 +117,16 @@ def letters(grades: Grades | None) -> str:
     return "" if grades is None else "".join(CODES[getattr(grades, axis)] for axis in AXES)
 
 
-def _codes(artifact: Artifact) -> dict[str, str]:
-    return {op: letters(r.grades) for op, r in artifact.operators.items()}
+def _codes(target: TargetResult) -> dict[str, str]:
+    return {op: letters(r.grades) for op, r in target.operators.items()}
 
 
 def record(artifact: Artifact, generated_at: str = "") -> Record:
     if artifact.shard is not None:
         raise ArtifactError("<history>", "shard", "a shard artifact is not a whole measurement; "
                             "merge the shards first")
-    targets = {t: _codes(artifact.view(t)) for t in artifact.target_names}  # type: ignore[arg-type]
-    translations = {n: asdict(t.translations) for n, t in artifact.targets.items()}
+    targets = {n: _codes(t) for n, t in artifact.results.items()}
+    translations = {t.name: asdict(t.entry) for t in artifact.others if t.entry is not None}
     for entry in translations.values():
         if "overrides" in entry:  # a table's (an exporter target has none)
             entry["overrides"] = list(entry["overrides"])
@@ -357,8 +359,8 @@ def compare(old: Record, new: Record, *, beside: bool = False) -> Bump:
     same specs measured an operator is the stock target's measuring digest, for every
     target)."""
     shared = [t for t in new.targets if t in old.targets]
-    shared.sort(key=lambda t: (t != STOCK, t))
-    examples = {t: (old.failing, new.failing) if t == STOCK else ({}, {}) for t in shared}
+    shared.sort(key=stock_first)
+    examples = {t: (old.failing, new.failing) if is_stock(t) else ({}, {}) for t in shared}
     measured = (old.measured_by, new.measured_by)
     return Bump(old, new, {t: transitions(old.targets[t], new.targets[t], examples[t], measured)
                            for t in shared}, beside)

@@ -13,8 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from opsweep.artifact.data import STOCK, Artifact, make_artifact
+from opsweep.artifact.data import Artifact, make_artifact
 from opsweep.errors import ArtifactError, UsageError
+from opsweep.targets import STOCK, is_stock
 
 DEFAULT_COST = 20  # exports for a spec never measured before (ci draws ~20 signatures)
 MAX_SHARDS = 256  # the artifact schema's bound on shard.count
@@ -48,27 +49,29 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
     if not parts:
         raise UsageError("merge: no shard artifacts given")
     first_path, first = parts[0]
+    shards: dict[Path, tuple[int, int]] = {}
     for path, part in parts:
         if part.shard is None:
             raise ArtifactError(path, "shard", "not a shard artifact (written without --shard)")
+        shards[path] = part.shard
         for field in ("fingerprint", "profile", "examples", "regen_index"):
             if getattr(part, field) != getattr(first, field):
                 raise ArtifactError(path, field, f"{getattr(part, field)!r} differs from "
                                     f"{getattr(first, field)!r} in {first_path}")
-        if {n: t.translations for n, t in part.targets.items()} != \
-                {n: t.translations for n, t in first.targets.items()}:
+        if [t.entry for t in part.others] != [t.entry for t in first.others]:
             raise ArtifactError(path, "targets", f"translation targets differ from those in "
                                 f"{first_path}")
-        if part.shard[1] != first.shard[1]:
-            raise ArtifactError(path, "shard.count", f"{part.shard[1]} differs from "
-                                f"{first.shard[1]} in {first_path}")
-    count = first.shard[1]
+        if shards[path][1] != shards[first_path][1]:
+            raise ArtifactError(path, "shard.count", f"{shards[path][1]} differs from "
+                                f"{shards[first_path][1]} in {first_path}")
+    count = shards[first_path][1]
     seen: dict[int, Path] = {}
-    for path, part in parts:
-        if part.shard[0] in seen:
-            raise ArtifactError(path, "shard.index", f"shard {part.shard[0]}/{count} was already "
-                                f"given as {seen[part.shard[0]]}")
-        seen[part.shard[0]] = path
+    for path, _ in parts:
+        index = shards[path][0]
+        if index in seen:
+            raise ArtifactError(path, "shard.index", f"shard {index}/{count} was already "
+                                f"given as {seen[index]}")
+        seen[index] = path
     missing = sorted(set(range(1, count + 1)) - set(seen))
     if missing:
         raise UsageError(f"merge: shard(s) {', '.join(f'{i}/{count}' for i in missing)} missing")
@@ -76,16 +79,17 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
     for target in first.target_names:
         specs: dict = {}
         owners: dict[str, Path] = {}
-        where = "specs" if target == STOCK else f"targets.{target}.specs"
+        where = "specs" if is_stock(target) else f"targets.{target}.specs"
         for path, part in parts:
-            for name, result in part.view(target).specs.items():  # type: ignore[union-attr]
+            measured = part.target(target)
+            for name, result in (measured.specs if measured is not None else {}).items():
                 if name in specs:
                     raise ArtifactError(path, f"{where}.{name}", f"also measured by {owners[name]}")
                 specs[name], owners[name] = result, path
         merged[target] = specs
     return make_artifact(first.fingerprint, first.profile, first.examples, first.regen_index,
                          merged[STOCK], None,
-                         {n: (t.translations, merged[n]) for n, t in first.targets.items()},
+                         {t.name: (t.entry, merged[t.name]) for t in first.others},
                          absent={n: why for _, part in parts for n, why in part.absent.items()})
 
 
@@ -102,7 +106,7 @@ def partial_reason(old: Artifact | None, new: Artifact,
     if old is None:
         return ""
     for target in new.target_names:
-        before, after = old.view(target), new.view(target)
+        before, after = old.target(target), new.target(target)
         if before is None or after is None:
             continue
         lost = set(before.specs) - set(after.specs) - set(new.absent)
@@ -110,7 +114,7 @@ def partial_reason(old: Artifact | None, new: Artifact,
             lost &= catalog
         if lost:
             shown = ", ".join(sorted(lost)[:5]) + (", ..." if len(lost) > 5 else "")
-            where = "" if target == STOCK else f" of target {target}"
+            where = "" if is_stock(target) else f" of target {target}"
             return (f"{len(lost)} spec(s){where} measured before are missing ({shown}): a partial "
                     "sweep (--shard with --only, or a lost shard)")
     return ""

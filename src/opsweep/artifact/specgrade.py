@@ -11,7 +11,6 @@ import enum
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from opsweep.artifact.data import STOCK, TORCHSCRIPT, GapCheck, SpecResult
 from opsweep.artifact.grade import (
     Counts,
     dynamic_counts,
@@ -21,8 +20,10 @@ from opsweep.artifact.grade import (
     outcome_counts,
     stage_counts,
 )
+from opsweep.artifact.results import GapCheck, SpecResult
 from opsweep.coverage import coverage
 from opsweep.model import UNGRADED, OpSpec, Outcome, Stage
+from opsweep.targets import STOCK, behaviour
 
 if TYPE_CHECKING:  # hypothesis stays out of the page's and the bot's import path
     from opsweep.catalog.draw import Profile
@@ -68,7 +69,7 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
     stages = stage_counts(outcomes)
     dynamic, regressed = dynamic_counts(outcomes)
     gap: GapCheck | None = None
-    if spec.gap is not None and target != TORCHSCRIPT:  # a note speaks of the dynamo exporter
+    if spec.gap is not None and behaviour(target).dynamo:  # a note speaks of the dynamo exporter
         gap = gap_check(spec.gap.reason, spec.gap.stage, stages,
                         closing=target in spec.gap.closed_by)
     counts = Counts(stages, spec.nondeterministic, dynamic, regressed)

@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from opsweep.artifact.account import CHANGED_SPEC, NOTHING_MOVED, UNCHANGED, Account
-from opsweep.artifact.data import PINS, STOCK, Artifact
+from opsweep.artifact.data import PINS, Artifact
 from opsweep.artifact.diff import KINDS_ORDER as KINDS
 from opsweep.artifact.diff import Diff, Kind, Transition, smallest
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.models import AXES as MODEL_AXES
+from opsweep.artifact.results import TargetResult
 from opsweep.page.snippets import snippet
 from opsweep.page.templates import code, environment
+from opsweep.targets import is_stock, unless_stock
 
 #: The sticky comment's marker: the bot edits the one comment of its own that carries it.
 MARKER = "<!-- opsweep:onnx-support -->"
@@ -48,7 +50,7 @@ def _label(grade) -> str:
     return grade.value if grade is not None else "unmeasured"
 
 
-def _spec_of(new: Artifact, t: Transition, g: FailureGroup) -> str:
+def _spec_of(new: TargetResult, t: Transition, g: FailureGroup) -> str:
     for name in new.operators[t.op].specs if t.op in new.operators else ():
         failures = new.specs[name].dynamic_failures if t.axis == "dynamic" else new.specs[name].failures
         if any(f.example == g.example and f.stage == g.stage for f in failures):
@@ -58,16 +60,16 @@ def _spec_of(new: Artifact, t: Transition, g: FailureGroup) -> str:
 
 def _view(t: Transition, new: Artifact | None) -> TransitionView:
     example, spec, snip = "", t.spec, ""
-    view = new.view(t.target) if new is not None else None
+    view = new.target(t.target) if new is not None else None
     if t.kind == Kind.REGRESSION and view is not None:
         worst = smallest(t.failures)
         if worst is not None:
             example, spec = worst.example, _spec_of(view, t, worst)
-            snip = snippet(spec, example, translations="" if t.target == STOCK else t.target,
+            snip = snippet(spec, example, translations=unless_stock(t.target),
                            dynamic=t.axis == "dynamic")
     return TransitionView(t.op, t.axis, _label(t.old), _label(t.new),
                           tuple(g.describe(example=False) for g in t.failures), spec, example,
-                          snip, "" if t.target == STOCK else t.target)
+                          snip, unless_stock(t.target))
 
 
 def account_lines(account: Account | None) -> list[str]:
@@ -131,7 +133,7 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
     improvements = [_view(t, new) for t in d.improvements]
     anew = [_view(t, new) for t in d.measured_anew]
     others = [(k, [code(t.op) + ("" if t.kind.whole_operator else f" {t.axis}")
-                   + ("" if t.target == STOCK else f" (with {code(t.target)})")
+                   + ("" if is_stock(t.target) else f" (with {code(t.target)})")
                    for t in d.of_kind(k)]) for k in KINDS if k not in _APART]
 
     def render(regs, imps, other, truncated=False, new_anew=None) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from github import GithubException, UnknownObjectException
 
+from opsweep._release import record
 from opsweep.errors import OpsweepError
 
 #: where the one version number lives, in a checkout of opsweep
@@ -147,7 +148,7 @@ def publish_release(repo: Any, version: str, sha: str, files: list[Path], text: 
     nothing to do, the version is released already)."""
     release = plan(repo, version)
     if not release.needed(sha):
-        print(f"opsweep: {release.tag} is released already, at {release.tagged[:12]}")
+        print(f"opsweep: {release.tag} is released already, at {(release.tagged or '')[:12]}")
         return []
     made = []
     if release.tagged is None:
@@ -196,7 +197,6 @@ def build(repo_dir: Path, out: Path, sha: str = "") -> list[Path]:
     release record (opsweep._release, when it has one) names that commit first: `opsweep
     init` pins the privileged callers to it."""
     if sha and Path(repo_dir, RELEASE_RECORD).is_file():
-        from opsweep._release import record
         record(Path(repo_dir, RELEASE_RECORD), sha, read_version(repo_dir))
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -16,8 +16,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from opsweep.artifact.data import Artifact, SpecResult
+from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import FAILS, FailureGroup
+from opsweep.artifact.results import SpecResult
 from opsweep.check.uses import Use
 from opsweep.model import DTYPE_TAGS, UNGRADED, Stage
 
@@ -80,7 +81,7 @@ def other_overload(g: FailureGroup, use: Use) -> bool:
     calls (a missing translation is one overload's: ``view.dtype`` is not ``view.default``).
     The artifact files results by operator, so this is the one overload-level evidence."""
     named = _OVERLOAD.search(g.error)
-    return bool(named) and named.group(1) == use.op and \
+    return named is not None and named.group(1) == use.op and \
         f"aten::{use.op}.{named.group(2)}" != use.overload
 
 

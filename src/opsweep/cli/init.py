@@ -134,7 +134,10 @@ def pinned_action(action: str, sha: str = "") -> str:
     else `OWNER/NAME@SHA # vX.Y.Z` -- `sha` (--action-sha), or the commit a release build of
     this opsweep recorded (for opsweep's own repository only: a fork has its own releases).
     A moving tag there would let whoever may move it run code with the App's key."""
-    repository, ref = _ACTION.match(action).groups()
+    matched = _ACTION.match(action)
+    if matched is None:
+        raise UsageError(f"--action: expected OWNER/NAME@REF, got {action!r}")
+    repository, ref = matched.groups()
     if re.fullmatch(r"[0-9a-f]{40}", ref):
         return action
     if sha and not re.fullmatch(r"[0-9a-f]{40}", sha):
@@ -169,7 +172,8 @@ def _pins(root: Path, data: dict, given: str | None) -> tuple[str, str]:
             raise UsageError(f"--pins: expected requirements=PATH, tox-env=ENV or "
                              f"dependencies=project|optional:NAME|group:NAME, got {given!r}")
         return key, value
-    for env, body in (config._get(data, ("tool", "tox", "env")) or {}).items():
+    envs = config._get(data, ("tool", "tox", "env"))
+    for env, body in (envs if isinstance(envs, dict) else {}).items():
         if _pins_torch(body.get("deps") if isinstance(body, dict) else None):
             return "tox-env", env
     if _pins_torch(config._get(data, ("project", "dependencies"))):

@@ -177,14 +177,12 @@ def cmd_sweep(args) -> int:
     specs = _spec_dirs(args)
     # the draws of the specs this sweep measures (all of them without --only)
     catalog = _catalog(args, check_draws=list(args.only) or True)
-    translations = tuple(_unique([*configured.translations, *args.translations]))
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in specs), builtin=builtin_scope(),
-                         fast=not args.public_exporter, translations=translations,
+                         fast=not args.public_exporter,
+                         targets=configured.targets(args.translations, args.torchscript),
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
-                         preload=not args.spawn,
-                         torchscript=args.torchscript or configured.torchscript,
-                         cache=_cache_dir(args))
+                         preload=not args.spawn, cache=_cache_dir(args))
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)

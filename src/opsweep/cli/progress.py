@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from opsweep.artifact.grade import AXES
-from opsweep.sweep.targets import short_label
+from opsweep.targets import short
 
 #: Plain-line mode: at most one line per this many seconds (besides the first and the last).
 DEFAULT_INTERVAL = 30.0
@@ -35,7 +35,7 @@ def label(done) -> str:
     """`name grades`, with `@TABLE` after the name for a translation-table target."""
     r = done.result
     grades = "/".join(getattr(r.grades, a).value if getattr(r.grades, a) else "-" for a in AXES)
-    table = short_label(done.target)
+    table = short(done.target)
     name = f"{done.name} @{table}" if table else done.name
     return f"{name} {grades}"
 

@@ -109,7 +109,7 @@ def repo_url(pyproject: Path) -> str:
 def check_url(value: object, where: str) -> str:
     """`value` as a base URL (no trailing slash), or a UsageError naming `where`."""
     parts = urlsplit(value) if isinstance(value, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc \
+    if parts is None or not isinstance(value, str) or parts.scheme not in ("http", "https") or not parts.netloc \
             or any(c.isspace() for c in value) or parts.query or parts.fragment:
         raise UsageError(f"{where}: {value!r} is not an http(s) URL of the repository's files "
                          "(for example https://github.com/OWNER/REPO/blob/main)")

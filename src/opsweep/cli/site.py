@@ -19,7 +19,7 @@ from opsweep.page.site import Regenerated, regenerate
 
 def regenerate_site(root: Path, layout: Layout, new: Artifact,
                     specs: Sequence[Path] = (), *,
-                    builtin: bool | frozenset[str] = True) -> Regenerated:
+                    builtin: bool | tuple[str, ...] = True) -> Regenerated:
     """The post-sweep sequence (page.site.regenerate) with what it needs from the installed
     stack: the catalog (with the spec directories `specs`), the listing, the registry, the
     documentation links."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from opsweep.artifact.account import UNCHANGED
 from opsweep.artifact.grade import AXES
+from opsweep.artifact.results import TargetResult
 from opsweep.artifact.specgrade import GapStatus
 from opsweep.cli.progress import clock
 from opsweep.engine.cache import size
@@ -34,13 +35,12 @@ def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False,
              (f" measured with torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
               f"profile {artifact.profile}")]
     first = None  # the first target's reuse: a further target's that reads the same says so
-    for target in artifact.target_names:
-        absent = getattr(artifact.targets[target].translations, "absent", "") \
-            if target in artifact.targets else ""
+    for target, measured in artifact.results.items():
+        absent = measured.absent
         if absent:  # an exporter this pin set does not have: one line, no empty grades
             lines.append(f" target {target}: absent from this pin set ({absent})")
             continue
-        block, reuse = _target_summary(artifact.view(target), target,
+        block, reuse = _target_summary(measured, target,
                                        result.decisions.get(target, {}), first)
         lines += block
         first = first or (target, reuse)
@@ -90,15 +90,15 @@ def _stage_counts(counts: Counter) -> list[str]:
     return [f"{s.value} {counts[s.value]}" for s in reversed(Stage) if counts[s.value]]
 
 
-def _target_summary(artifact, target: str, decisions,
+def _target_summary(measured: TargetResult, target: str, decisions,
                     first: tuple[str, str] | None = None) -> tuple[list[str], str]:
     """A target's lines and its reuse. The first target's: reuse, grades, and what its
     examples and re-exports came to. A further target's (`first` = the first one's name and
     reuse): its grades, and its reuse unless it reads as the first's; its stages are in the
     artifact and on the pages, so that three targets still fit a screen."""
     # the run's decisions, not the artifact's: specs carried from it (--only) were not decided
-    decided = {n: d for n, d in decisions.items() if n in artifact.specs}
-    title, reuse = f" target {target}", _reuse(decided, len(artifact.specs) - len(decided))
+    decided = {n: d for n, d in decisions.items() if n in measured.specs}
+    title, reuse = f" target {target}", _reuse(decided, len(measured.specs) - len(decided))
     shown = f"reuse as for {first[0]}" if first and first[1] == reuse else reuse
     fits = len(title) + len(shown) + 2 <= SUMMARY_WIDTH
     lines = ([f"{title}: {shown}"] if fits
@@ -106,22 +106,22 @@ def _target_summary(artifact, target: str, decisions,
     order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
     for axis in AXES:
         counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
-                         for r in artifact.operators.values())
+                         for r in measured.operators.values())
         lines.append(f"  {axis:<10}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
     if first:
-        return lines + _spec_notes(artifact), reuse
+        return lines + _spec_notes(measured), reuse
     stages: Counter = Counter()
     dynamic: Counter = Counter()
     for name in (n for n, d in decided.items() if not d.reuse):
-        stages.update({s.value: n for s, n in artifact.specs[name].stages.items()})
-        dynamic.update({s.value: n for s, n in artifact.specs[name].dynamic_stages.items()})
+        stages.update({s.value: n for s, n in measured.specs[name].stages.items()})
+        dynamic.update({s.value: n for s, n in measured.specs[name].dynamic_stages.items()})
     lines += _wrapped("examples", _stage_counts(stages) or ["none run"])
     if dynamic:
         invalid = Stage.INVALID.value
         share = f"{invalid} {dynamic[invalid]} ({dynamic[invalid] / sum(dynamic.values()):.1%})"
         lines += _wrapped("re-export", [share if item.startswith(f"{invalid} ") else item
                                         for item in _stage_counts(dynamic)])  # the dynamic axis
-    return lines + _spec_notes(artifact), reuse
+    return lines + _spec_notes(measured), reuse
 
 
 def _reuse(decided, carried: int) -> str:
@@ -141,20 +141,20 @@ def _reuse(decided, carried: int) -> str:
     return text + (f"; {carried} not selected, carried over" if carried else "")
 
 
-def _spec_notes(artifact) -> list[str]:
+def _spec_notes(measured) -> list[str]:
     lines = []
-    invalid = sorted(n for n, r in artifact.specs.items() if Stage.INVALID in r.stages)
+    invalid = sorted(n for n, r in measured.specs.items() if Stage.INVALID in r.stages)
     if invalid:
         lines.append(f"  spec bugs: PyTorch rejected drawn examples of {_names(invalid)}")
-    lost = sorted(n for n, r in artifact.specs.items() if Stage.LOST in r.stages)
+    lost = sorted(n for n, r in measured.specs.items() if Stage.LOST in r.stages)
     if lost:
         lines.append(f"  lost: workers died or timed out before exporting examples of "
                      f"{_names(lost)} (no verdict either way)")
-    stale = sorted(f"{n} ({r.gap.status})" for n, r in artifact.specs.items()
+    stale = sorted(f"{n} ({r.gap.status})" for n, r in measured.specs.items()
                    if r.gap is not None and not GapStatus(r.gap.status).holds)
     if stale:
         lines.append(f"  known-gap notes that no longer hold: {_names(stale)}")
-    closed = sorted(n for n, r in artifact.specs.items()
+    closed = sorted(n for n, r in measured.specs.items()
                     if r.gap and r.gap.status == GapStatus.CLOSED)
     if closed:
         lines.append(f"  known gaps this target closes: {_names(closed)}")

@@ -7,14 +7,17 @@ import inspect
 import logging
 import re
 import warnings
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from opsweep.catalog.registry import default_opset
 from opsweep.errors import ExporterUnavailable
 from opsweep.model import Stage
+
+if TYPE_CHECKING:
+    import onnx
 
 PUBLIC_PATH = "dynamo"
 
@@ -86,25 +89,66 @@ def quiet_exporter() -> None:
     warnings.filterwarnings("ignore")
 
 
-class Exporter:
+class BaseExporter:
+    """The exporter protocol every target's exporter implements: `export` a module,
+    `classify` what the export raised into a failure stage, its `identity` (what the export
+    cache keys its exports by), `last_trace` (what its last export's decomposition saw, when
+    it can tell) and `watch` (trace later exports). Made by
+    :func:`opsweep.engine.exporters.exporter_for` from a target."""
+
+    path = ""  # how the fingerprint names the exporter's route
+    #: which exporter's packages key its exports in the export cache (targets.Behaviour.exporter)
+    family = "dynamo"
+    #: What the last export's decomposition saw (fastpath.Trace), when this exporter can
+    #: tell; None: a second target is then measured in full.
+    last_trace: Any = None
+    #: the translation table an export passes through (None: the exporter's own)
+    custom_translation_table: dict[Callable, Any] | None = None
+    opset: int = 0
+
+    def __init__(self, digest: str = "none", options: Any = None) -> None:
+        self.digest = digest  # of the translation table's source ("none": no table)
+        self.options = options  # the engine's shortcuts (engine.config.Tuning)
+
+    @property
+    def identity(self) -> str:
+        """What the export cache keys this exporter's exports by: its class, route, opset,
+        table and shortcuts."""
+        return (f"{type(self).__name__}:{self.path}:opset {self.opset}:table {self.digest}:"
+                f"{self.options!r}")
+
+    def export(self, module: torch.nn.Module, args: Sequence[Any], dynamic_shapes=None
+               ) -> onnx.ModelProto:
+        """Return the ONNX ModelProto, or raise what the exporter raised."""
+        raise NotImplementedError
+
+    def classify(self, exc: BaseException) -> Stage:
+        """The failure stage of `exc`, raised by `export`."""
+        return classify_export_error(exc)
+
+    def watch(self, ops: Iterable[str]) -> None:
+        """Trace every later export for the operators `ops` (only the fast path can; the
+        others keep `last_trace` None)."""
+
+
+class Exporter(BaseExporter):
     """The public call, made explicit: ``dynamo=True``, a fixed opset, and an
     optional ``custom_translation_table`` passed through untouched."""
 
     path = PUBLIC_PATH
-    #: What the last export's decomposition saw (fastpath.Trace), when this exporter can
-    #: tell; the public call cannot, so a second target is then measured in full.
-    last_trace = None
 
     def __init__(self, custom_translation_table: Mapping[Callable, Any] | None = None,
-                 opset: int | None = None) -> None:
+                 opset: int | None = None, digest: str = "none", options: Any = None) -> None:
         check_dynamo_available()
+        super().__init__(digest, options)
         self.custom_translation_table = (dict(custom_translation_table)
                                          if custom_translation_table else None)
         self.opset = opset if opset is not None else default_opset()
 
-    def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
+    def export(self, module: torch.nn.Module, args: Sequence[Any], dynamic_shapes=None
+               ) -> onnx.ModelProto:
         """Return the ONNX ModelProto, or raise what the exporter raised."""
         program = torch.onnx.export(
-            module, args, dynamo=True, opset_version=self.opset, verbose=False,
+            module, tuple(args), dynamo=True, opset_version=self.opset, verbose=False,
             dynamic_shapes=dynamic_shapes, custom_translation_table=self.custom_translation_table)
         return program.model_proto

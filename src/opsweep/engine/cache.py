@@ -62,11 +62,6 @@ CACHE_ENV = "OPSWEEP_CACHE"
 _SUFFIX = ".export"
 
 
-def target_kind(exporter: object) -> str:
-    """`torchscript` for the TorchScript exporter, else `dynamo`."""
-    return "torchscript" if type(exporter).__name__ == "TorchScriptExporter" else "dynamo"
-
-
 @cache
 def _version(distribution: str) -> str:
     try:
@@ -302,7 +297,7 @@ def _tensor(inner: Any) -> TensorArg:
     shape, low, high, choices = map(_decode, (shape, low, high, choices))
     bounds_ok = all(b is None or type(b) in (int, float) for b in (low, high))
     if not (type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape)
-            and dtype in DTYPE_TAGS and bounds_ok
+            and isinstance(dtype, str) and dtype in DTYPE_TAGS and bounds_ok
             and (choices is None or (type(choices) is tuple
                                      and all(type(c) in (int, float) for c in choices)))):
         raise _Unreadable("not a tensor recipe")

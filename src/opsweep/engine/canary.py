@@ -17,15 +17,10 @@ from collections.abc import Mapping
 
 from opsweep.errors import ExporterBroken
 from opsweep.model import Example, OpSpec, Stage, TensorArg
+from opsweep.targets import behaviour
 
 #: What the canary checks: the modules the workers import, then its export and run.
 IMPORT_STAGE = "import"
-
-
-#: Targets a release may no longer have (the TorchScript exporter): the canary failing
-#: through one of them records the target absent for this pin set, with the reason,
-#: instead of breaking the sweep or failing every example.
-OPTIONAL = frozenset({"torchscript"})
 
 
 def run_canary(exporters: Mapping[str, object]) -> dict[str, str]:
@@ -40,7 +35,9 @@ def run_canary(exporters: Mapping[str, object]) -> dict[str, str]:
     absent: dict[str, str] = {}
     for target, exporter in exporters.items():
         (outcome,) = run_group(spec, [example], exporter)  # type: ignore[arg-type]
-        if outcome.stage is not Stage.OK and target in OPTIONAL:
+        # a target a release may no longer have (targets.Behaviour.optional): recorded absent
+        # for this pin set, with the reason, instead of breaking the sweep
+        if outcome.stage is not Stage.OK and behaviour(target).optional:
             absent[target] = (f"the canary (x + y) stopped at {outcome.stage.value}: "
                               f"{outcome.error or 'no error line'}")
         elif outcome.stage is not Stage.OK:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from opsweep.targets import STOCK_TARGET, Target
+
 if TYPE_CHECKING:
     from opsweep.catalog.draw import Profile
 
@@ -53,7 +55,8 @@ class SweepConfig:
     #: operators ([tool.opsweep] catalog = "used"); the workers load the same
     builtin: bool | tuple[str, ...] = True
     fast: bool = True  # use the fast path when this torch has the internals it needs
-    translations: tuple[str, ...] = ()  # MODULE:TABLE of each custom-translation target
+    #: what the sweep measures with, the stock target first (opsweep.targets.configured)
+    targets: tuple[Target, ...] = (STOCK_TARGET,)
     dynamic: bool = True  # re-export what exported with the leading dimension dynamic
     verbose: bool = False  # let the exporter's and onnxruntime's own logging through
     #: groups a worker measures before a fresh one replaces it (0: never). torch keeps
@@ -64,8 +67,6 @@ class SweepConfig:
     #: where the platform has it); False: each worker is spawned and sets itself up
     preload: bool = True
     tuning: Tuning = field(default_factory=Tuning)
-    #: also measure the TorchScript exporter (``dynamo=False``): the `torchscript` target
-    torchscript: bool = False
     #: the export cache's directory (engine.cache): exports, and their outcomes up to the
     #: checker, are looked up there and kept; None: every group is exported
     cache: Path | None = None

@@ -363,7 +363,7 @@ def _cheap_rng_reset() -> None:
             return original(cls)
         with _disable_current_modes():
             return original(cls)
-    reset._opsweep_original = original  # type: ignore[attr-defined]
+    reset._opsweep_original = original
     tracker.reset = classmethod(reset)
 
 
@@ -415,7 +415,7 @@ def _install(ops, ep, _decomp, _fx_passes) -> None:
             recorder.after = graph_ops(decomposed)
         return decomposed
 
-    decompose_with_registry._opsweep = True  # type: ignore[attr-defined]
+    decompose_with_registry._opsweep = True
     _fx_passes.decompose_with_registry = decompose_with_registry
 
 
@@ -633,9 +633,10 @@ class FastExporter(Exporter):
     path = FAST_PATH
 
     def __init__(self, custom_translation_table: Mapping[AbcCallable, Any] | None = None,
-                 opset: int | None = None, options: Tuning = Tuning()) -> None:
-        super().__init__(custom_translation_table, opset)
-        self.options = options
+                 opset: int | None = None, options: Tuning = Tuning(),
+                 digest: str = "none") -> None:
+        super().__init__(custom_translation_table, opset, digest, options)
+        self.options: Tuning = options
         ops, ep, constants, core, decomp, fx_passes, registration = _internals()
         self._core = core
         # the public call builds its registry for max(opset, TORCHLIB_OPSET)
@@ -757,7 +758,9 @@ def _kind(module: torch.nn.Module) -> Any:
 
 
 def make_exporter(fast: bool, custom_translation_table=None,
-                  options: Tuning = Tuning()) -> Exporter:
+                  options: Tuning = Tuning(), digest: str = "none") -> Exporter:
+    """The dynamo exporter, the fast path's (`fast`) or the public call's, with the table
+    `custom_translation_table` (of source `digest`) and the fast path's shortcuts `options`."""
     if fast:
-        return FastExporter(custom_translation_table, options=options)
-    return Exporter(custom_translation_table)
+        return FastExporter(custom_translation_table, options=options, digest=digest)
+    return Exporter(custom_translation_table, digest=digest, options=options)

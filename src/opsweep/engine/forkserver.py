@@ -31,7 +31,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from opsweep.engine.worker import SetUp, init
+from opsweep.engine.config import SweepConfig
+from opsweep.engine.worker import decode, encode, init
 
 #: the environment variable that carries a set-up to the server process
 ENV = "OPSWEEP_WORKER_SETUP"
@@ -48,14 +49,14 @@ def _server() -> Any:
     return server if all(hasattr(server, name) for name in needed) else None
 
 
-def _started(setup: SetUp) -> Any:
+def _started(setup: SweepConfig) -> Any:
     """The fork server, (re)started with `setup`; None where there is none to start."""
     server = _server()
     if server is None:
         return None
     server._stop()  # one started before knows nothing of this set-up
     saved = os.environ.get(ENV)
-    os.environ[ENV] = setup.encode()
+    os.environ[ENV] = encode(setup)
     try:
         server.set_forkserver_preload([__name__])
         server.ensure_running()  # the server reads the environment as it starts
@@ -70,7 +71,7 @@ def _started(setup: SetUp) -> Any:
 
 
 @contextmanager
-def worker_context(setup: SetUp, preload: bool = True) -> Iterator[Any]:
+def worker_context(setup: SweepConfig, preload: bool = True) -> Iterator[Any]:
     """The multiprocessing context to start workers with: a fork server set up with
     `setup` (`preload`, where available), else spawn."""
     server = _started(setup) if preload else None
@@ -83,7 +84,7 @@ def worker_context(setup: SetUp, preload: bool = True) -> Iterator[Any]:
 
 def _set_up_server() -> None:
     """In the server process, as it imports this module: the workers' set-up, once."""
-    setup = SetUp.decode(os.environ.pop(ENV))
+    setup = decode(os.environ.pop(ENV))
     if setup is None:
         return
     init(setup)
@@ -92,7 +93,7 @@ def _set_up_server() -> None:
     atexit.register(os._exit, 0)
 
 
-if ENV in os.environ:  # the server (SetUp.decode tells it from any other process)
+if ENV in os.environ:  # the server (worker.decode tells it from any other process)
     try:  # whatever fails here, the workers set up themselves
         _set_up_server()
     except BaseException:  # noqa: BLE001 -- a preload that raises would stop the server

@@ -17,21 +17,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from opsweep.engine.adapter import Exporter
+from opsweep.engine.adapter import BaseExporter
 from opsweep.engine.arguments import group_features
-from opsweep.engine.cache import target_kind
 from opsweep.engine.fastpath import unchanged_by
 from opsweep.engine.phase import Phase, ignore
 from opsweep.engine.runner import (CacheSlot, Slots, no_slot, references_of, run_dynamic,
                                    static_outcomes)
-from opsweep.model import STOCK, Example, OpSpec, Outcome
+from opsweep.model import Example, OpSpec, Outcome
+from opsweep.targets import STOCK_TARGET
 
 #: Called as targets finish: the static outcomes so far, and the targets whose
 #: outcomes (static and dynamic) are final. A lost worker keeps what it had.
 Progress = Callable[[dict[str, list[Outcome]], dict[str, list[Outcome]]], None]
 
 
-def _same(exporter: Exporter, trace, shortcut: bool) -> bool:
+def _same(exporter: BaseExporter, trace, shortcut: bool) -> bool:
     """Whether `exporter` takes the stock outcomes: only a translation table the stock
     export's trace shows untouched; another exporter (torchscript: no table) never."""
     table = exporter.custom_translation_table
@@ -43,23 +43,23 @@ def _prefixed(phase: Phase, target: str) -> Phase:
     return lambda reached: phase(replace(reached, target=target))
 
 
-def cache_slots(cache, spec: OpSpec, digest: str | None, target: str, exporter: Exporter
+def cache_slots(cache, spec: OpSpec, digest: str | None, target: str, exporter: BaseExporter
                 ) -> Slots:
     """Where `target`'s exports of `spec` are kept in `cache` (none without a cache or
     the spec's digest, or for an exporter that says nothing of what it is)."""
-    identity = getattr(exporter, "identity", None)
-    if cache is None or not digest or identity is None:
+    if cache is None or not digest:
         return no_slot
+    identity = exporter.identity
 
     def slot(example: Example, dynamic: str) -> CacheSlot:
         return CacheSlot(cache, cache.key(target=target, identity=identity,
-                                          kind=target_kind(exporter), spec=spec.name,
+                                          kind=exporter.family, spec=spec.name,
                                           digest=digest, example=repr(example),
                                           dynamic=dynamic), target)
     return slot
 
 
-def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, Exporter],
+def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, BaseExporter],
                 phase: Phase = ignore, *, dynamic: bool = False,
                 checkpoint: Progress = lambda _s, _f: None,
                 shortcut: bool = True, arguments: bool = True,
@@ -119,9 +119,10 @@ def with_arguments(spec: OpSpec, group: Sequence[Example],
             for name, outs in final.items()}
 
 
-def run_group(spec: OpSpec, group: Sequence[Example], exporter: Exporter,
+def run_group(spec: OpSpec, group: Sequence[Example], exporter: BaseExporter,
               phase: Phase = ignore, *, dynamic: bool = False) -> list[Outcome]:
     """All examples of one signature through one exporter, exactly as the sweep runs a
     group (one export, one session, many runs; then, with `dynamic`, one re-export with
     the leading dimension dynamic): the sweep's own path with a single target."""
-    return run_targets(spec, group, {STOCK: exporter}, phase, dynamic=dynamic)[STOCK]
+    name = STOCK_TARGET.name
+    return run_targets(spec, group, {name: exporter}, phase, dynamic=dynamic)[name]

@@ -34,13 +34,14 @@ from opsweep.engine import worker
 from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.canary import IMPORT_STAGE, import_error, run_canary
 from opsweep.engine.config import SweepConfig
-from opsweep.engine.fastpath import FAST_PATH, exporter_path
 from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.cache import merge_counts
-from opsweep.engine.worker import Outcomes, SetUp, make_exporters, open_cache, wanted_outcomes
+from opsweep.engine.exporters import sweep_exporters
+from opsweep.engine.worker import Outcomes, open_cache, wanted_outcomes
 from opsweep.errors import WORKER_LOST, ExporterBroken, PoolBroken
-from opsweep.model import STOCK, Example, OpSpec, Outcome, Stage
+from opsweep.model import Example, OpSpec, Outcome, Stage
+from opsweep.targets import STOCK, is_stock
 
 #: Seconds each example of a group adds to the group's time budget (one onnxruntime run
 #: and one comparison of small tensors take milliseconds; the export has its own timeout).
@@ -52,7 +53,7 @@ STARTING_SECONDS = 30.0
 def budget(config: SweepConfig, group: Sequence[Example], targets: tuple[str, ...]) -> float:
     """Seconds a group may take: each export (the dynamic re-export and each custom
     target count as exports of their own) plus a little per example."""
-    exports = (2 if config.dynamic else 1) * (1 + len(set(targets) - {STOCK}))
+    exports = (2 if config.dynamic else 1) * (1 + len({t for t in targets if not is_stock(t)}))
     return exports * (config.timeout + PER_RUN_SECONDS * len(group))
 
 
@@ -208,7 +209,7 @@ class Workers:
     def _inline(self, spec: OpSpec, group: list[Example], targets: tuple[str, ...],
                 digest: str | None) -> Outcomes:
         config = self._config
-        outcomes = wanted_outcomes(spec, group, self._exporters, targets, ignore,  # type: ignore[arg-type]
+        outcomes = wanted_outcomes(spec, group, self._exporters, targets, ignore,
                                    config.dynamic, config.tuning, cache=self._cache,
                                    digest=digest)
         if self._cache is not None:
@@ -241,14 +242,11 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
         inline.absent = absent
         yield inline
         return
-    setup = SetUp(tuple(config.spec_dirs), exporter_path(config.fast) == FAST_PATH,
-                  tuple(config.translations), config.verbose, config.tuning, config.torchscript,
-                  str(config.cache) if config.cache is not None else None, config.builtin)
     phase_dir = phase_root(config.tuning.phases_in_memory)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
-          worker_context(setup, config.preload) as context):
+          worker_context(config, config.preload) as context):
         pool = ProcessPool(max_workers=config.jobs, max_tasks=config.recycle,
-                           initializer=worker.init, initargs=(setup,), context=context)
+                           initializer=worker.init, initargs=(config,), context=context)
         try:
             try:
                 absent = _check_stack(pool, config.timeout)
@@ -322,8 +320,7 @@ def inline_exporters(config: SweepConfig) -> tuple[dict[str, object], dict[str, 
         quiet_runtime(config.verbose)
         if not config.verbose:
             quiet_exporter()
-        exporters = make_exporters(exporter_path(config.fast) == FAST_PATH, config.translations,
-                                   config.tuning, config.torchscript)
+        exporters = sweep_exporters(config)
     except Exception as exc:
         raise ExporterBroken(STOCK, IMPORT_STAGE, error_line(exc)) from None
     return exporters, run_canary(exporters)

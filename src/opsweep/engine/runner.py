@@ -19,7 +19,7 @@ import onnxruntime as ort
 import torch
 from torch.utils import _pytree as pytree
 
-from opsweep.engine.adapter import Exporter, classify_export_error, error_line
+from opsweep.engine.adapter import BaseExporter, error_line
 from opsweep.engine.cache import Entry, restore_trace, trace_data
 from opsweep.engine.phase import Phase, Reached, Step
 from opsweep.model import Example, Mismatch, OpSpec, Outcome, Stage, TensorArg
@@ -273,7 +273,7 @@ def no_slot(_example: Example, _dynamic: str) -> None:
     return None
 
 
-def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: Exporter, call: Call,
+def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: BaseExporter, call: Call,
                     invalid: dict[int, Outcome], references: References,
                     phase: Phase, slots: Slots = no_slot) -> list[Outcome]:
     """One export of `call` (the first valid example's), then every valid example run
@@ -293,7 +293,7 @@ def target_of(spec: OpSpec, call: Call) -> Callable:
     return call.target if spec.module is not None else spec.fn  # type: ignore[return-value]
 
 
-def _export_and_load(exporter: Exporter, call: Call, inputs: tuple, phase: Phase, dynamic: bool,
+def _export_and_load(exporter: BaseExporter, call: Call, inputs: tuple, phase: Phase, dynamic: bool,
                      dynamic_shapes=None, slot: CacheSlot | None = None
                      ) -> tuple[Stage, str, ort.InferenceSession | None]:
     """Export, check and load: (stage, error, session); the session only when it loaded.
@@ -325,7 +325,7 @@ def _load(model: bytes) -> tuple[Stage, str, ort.InferenceSession | None]:
         return Stage.RUNTIME, error_line(exc), None
 
 
-def _export_and_check(exporter: Exporter, call: Call, inputs: tuple, phase: Phase,
+def _export_and_check(exporter: BaseExporter, call: Call, inputs: tuple, phase: Phase,
                       dynamic: bool, dynamic_shapes=None
                       ) -> tuple[Stage, str, onnx.ModelProto | None]:
     """Export and check: (stage, error, the model when it passed the checker)."""
@@ -337,8 +337,7 @@ def _export_and_check(exporter: Exporter, call: Call, inputs: tuple, phase: Phas
             model = exporter.export(call, tuple(t.clone() for t in inputs),
                                     dynamic_shapes=dynamic_shapes)
     except Exception as exc:  # each exporter names its own error types' stages
-        classify = getattr(exporter, "classify", classify_export_error)
-        return classify(exc), error_line(exc), None
+        return exporter.classify(exc), error_line(exc), None
     phase(Reached(Step.CHECKER, dynamic))
     try:
         onnx.checker.check_model(model, full_check=True)
@@ -448,7 +447,7 @@ def dynamic_shapes(plan: DynamicPlan, count: int) -> tuple:
 
 
 def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome], call: Call,
-                exporter: Exporter, phase: Phase, shared: dict | None = None,
+                exporter: BaseExporter, phase: Phase, shared: dict | None = None,
                 slots: Slots = no_slot) -> list[Outcome]:
     """Re-export the group with its batch dimension dynamic (traced at the plan's
     export size) and run every statically exported example at the second size

@@ -32,7 +32,9 @@ import onnx
 import torch
 
 from opsweep.catalog.registry import default_opset
-from opsweep.model import TORCHSCRIPT, Stage
+from opsweep.engine.adapter import BaseExporter
+from opsweep.model import Stage
+from opsweep.targets import KINDS, TORCHSCRIPT, Kind
 
 #: Where torch's tracer lives: an error raised under one of its frames is a tracer failure.
 _TRACER_FILES = ("torch/jit/_trace.py", "torch\\jit\\_trace.py")
@@ -115,20 +117,21 @@ def _output_dropped() -> Iterator[None]:
             os.close(copy)
 
 
-class TorchScriptExporter:
-    """The public call with ``dynamo=False`` at a fixed opset; same interface as
-    :class:`opsweep.engine.adapter.Exporter` (`export`, `classify`)."""
+class TorchScriptExporter(BaseExporter):
+    """The public call with ``dynamo=False`` at a fixed opset (the exporter protocol of
+    :class:`opsweep.engine.adapter.BaseExporter`; no trace: never the base of the
+    translation tables' shortcut)."""
 
-    path = TORCHSCRIPT
-    last_trace = None  # no trace: never the base of the translation tables' shortcut
-    custom_translation_table = None
+    path = TORCHSCRIPT  # the route, as the export cache names it
+    family = KINDS[Kind.TORCHSCRIPT].exporter
 
-    def __init__(self, opset: int | None = None, verbose: bool = False) -> None:
+    def __init__(self, opset: int | None = None, verbose: bool = False,
+                 options: Any = None) -> None:
+        super().__init__(options=options)
         self.opset = opset_for(opset)
         self.verbose = verbose  # let the exporter's own printing through
 
-    @staticmethod
-    def classify(exc: BaseException) -> Stage:
+    def classify(self, exc: BaseException) -> Stage:
         return classify_torchscript_error(exc)
 
     def export(self, module: torch.nn.Module, args: Sequence[Any], dynamic_shapes=None

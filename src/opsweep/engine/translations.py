@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from opsweep.errors import UsageError
-from opsweep.model import STOCK, Translations
+from opsweep.model import Translations
+from opsweep.targets import STOCK, is_stock
 
 _SPEC = re.compile(r"^(?P<module>[^\s:]+):(?P<table>[A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -30,7 +31,7 @@ def parse(text: str) -> tuple[str, str]:
     if not m:
         raise UsageError(f"--translations: expected MODULE:TABLE (a dotted module or a .py file, "
                          f"then the table's name), got {text!r}")
-    if text == STOCK:
+    if is_stock(text):
         raise UsageError(f"--translations: {STOCK!r} names the stock exporter")
     return m.group("module"), m.group("table")
 

@@ -17,83 +17,48 @@ import json
 import os
 import pickle
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 
+from opsweep.catalog.draw import Profile
 from opsweep.catalog.load import Catalog, load_catalog
 from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.cache import ExportCache
 from opsweep.engine.canary import IMPORT_STAGE, run_canary
-from opsweep.engine.config import Tuning
-from opsweep.engine.fastpath import make_exporter
+from opsweep.engine.config import SweepConfig, Tuning
+from opsweep.engine.exporters import sweep_exporters
 from opsweep.engine.phase import Phase, Reached, static_file
-from opsweep.engine.torchscript import TORCHSCRIPT, TorchScriptExporter
-from opsweep.engine.translations import load
 from opsweep.errors import ExporterBroken
-from opsweep.model import STOCK, Example, OpSpec, Outcome
+from opsweep.model import Example, OpSpec, Outcome
+from opsweep.targets import STOCK_TARGET, Kind, Target, is_stock
 
 Outcomes = dict[str, list[Outcome]]  # by target
 
 
-@dataclass(frozen=True)
-class SetUp:
-    """What a worker sets up (`init`): the catalog with these spec
-    directories, and one exporter per target (`fast`: the fast path, taking the shortcuts
-    `options`)."""
-
-    spec_dirs: tuple[Path, ...]
-    fast: bool
-    translations: tuple[str, ...]
-    verbose: bool
-    options: Tuning = Tuning()
-    torchscript: bool = False  # also the TorchScript exporter (the `torchscript` target)
-    cache: str | None = None  # the export cache's directory (engine.cache), or none
-    builtin: bool | tuple[str, ...] = True  # the built-in catalog, as the sweep loaded it
-
-    def encode(self) -> str:
-        """For the server, with this process's PID and working directory."""
-        return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(),
-                           **asdict(self), "spec_dirs": [str(d) for d in self.spec_dirs]})
-
-    @classmethod
-    def decode(cls, text: str) -> SetUp | None:
-        """The set-up in `text`, or None unless this process's parent wrote it, in this
-        working directory (its relative paths would name other files elsewhere)."""
-        data = json.loads(text)
-        if data.pop("parent") != os.getppid() or data.pop("cwd") != os.getcwd():
-            return None
-        return cls(**{**data, "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
-                      "translations": tuple(data["translations"]),
-                      "builtin": data["builtin"] if isinstance(data["builtin"], bool)
-                      else tuple(data["builtin"]),
-                      "options": Tuning(**data["options"])})
+def encode(config: SweepConfig) -> str:
+    """A sweep's configuration for the set-up server (JSON), with this process's PID and
+    working directory."""
+    data = asdict(config)
+    return json.dumps({"parent": os.getpid(), "cwd": os.getcwd(), **data,
+                       "spec_dirs": [str(d) for d in config.spec_dirs],
+                       "cache": None if config.cache is None else str(config.cache)})
 
 
-
-def make_exporters(fast: bool, translations: Sequence[str],
-                   options: Tuning = Tuning(), torchscript: bool = False) -> dict[str, object]:
-    """One exporter per target: the stock one, then one per translation table, each taking
-    the fast path's shortcuts `options` (SweepConfig.tuning), then with `torchscript` the
-    TorchScript exporter (never a fast path)."""
-    exporters: dict[str, object] = {STOCK: make_exporter(fast, options=options)}
-    tables = {STOCK: "none"}
-    for text in translations:
-        info, table = load(text)
-        exporters[info.name] = make_exporter(fast, table, options)
-        tables[info.name] = info.digest
-    if torchscript:
-        exporters[TORCHSCRIPT] = TorchScriptExporter()
-        tables[TORCHSCRIPT] = "none"
-    for name, exporter in exporters.items():  # what the export cache keys it by
-        exporter.identity = (f"{type(exporter).__name__}:{getattr(exporter, 'path', '')}:"  # type: ignore[attr-defined]
-                             f"opset {getattr(exporter, 'opset', '')}:table {tables[name]}:"
-                             f"{options!r}")
-    keys = {key.name() for e in exporters.values() for key in (e.custom_translation_table or {})
-            if callable(getattr(key, "name", None))}  # type: ignore[attr-defined]
-    if keys and hasattr(exporters[STOCK], "watch"):
-        exporters[STOCK].watch(keys)  # type: ignore[attr-defined]
-    return exporters
+def decode(text: str) -> SweepConfig | None:
+    """The configuration in `text`, or None unless this process's parent wrote it, in this
+    working directory (its relative paths would name other files elsewhere)."""
+    data = json.loads(text)
+    if data.pop("parent") != os.getppid() or data.pop("cwd") != os.getcwd():
+        return None
+    builtin = data["builtin"]
+    return SweepConfig(**{
+        **data, "profile": Profile(**data["profile"]),
+        "spec_dirs": tuple(Path(d) for d in data["spec_dirs"]),
+        "builtin": builtin if isinstance(builtin, bool) else tuple(builtin),
+        "targets": tuple(Target(Kind(t["kind"]), t["table"], t["opset"]) for t in data["targets"]),
+        "tuning": Tuning(**data["tuning"]),
+        "cache": None if data["cache"] is None else Path(data["cache"])})
 
 
 def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
@@ -105,7 +70,8 @@ def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, 
     stock exporter always runs first (the base of the shortcut), even when only a custom
     target is wanted."""
     from opsweep.engine.group import run_targets as run_all  # the measuring stack, as above
-    used = {STOCK: exporters[STOCK]} | {t: exporters[t] for t in targets}
+    stock = next(name for name in exporters if is_stock(name))
+    used = {stock: exporters[stock]} | {t: exporters[t] for t in targets}
     got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
                   checkpoint=checkpoint, shortcut=tuning.shortcut, arguments=tuning.arguments,
                   cache=cache, digest=digest)
@@ -120,7 +86,7 @@ def open_cache(directory: str | None):
 _WORKER: dict[str, object] = {}
 
 
-def init(setup: SetUp) -> None:
+def init(setup: SweepConfig) -> None:
     """A worker's set-up. What fails here would fail every task: it is kept and raised
     as ExporterBroken by each task (a worker that dies in its initializer is respawned
     forever, and says nothing). A worker forked from a server that made this very set-up
@@ -140,9 +106,8 @@ def init(setup: SetUp) -> None:
         thread_only_progress_lock()
         _WORKER["catalog"] = load_catalog(setup.spec_dirs, check_draws=False,
                                           builtin=setup.builtin)
-        _WORKER["exporters"] = make_exporters(setup.fast, setup.translations, setup.options,
-                                              setup.torchscript)
-        _WORKER["cache"] = open_cache(setup.cache)
+        _WORKER["exporters"] = sweep_exporters(setup)
+        _WORKER["cache"] = open_cache(str(setup.cache) if setup.cache is not None else None)
     except Exception as exc:
         _WORKER["broken"] = error_line(exc)
 
@@ -164,7 +129,7 @@ def thread_only_progress_lock() -> None:
 
 def _ready() -> None:
     if "broken" in _WORKER:
-        raise ExporterBroken(STOCK, IMPORT_STAGE, str(_WORKER["broken"]))
+        raise ExporterBroken(STOCK_TARGET.name, IMPORT_STAGE, str(_WORKER["broken"]))
 
 
 def canary() -> dict[str, str]:
@@ -176,7 +141,7 @@ def canary() -> dict[str, str]:
 def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
         phase_file: str, dynamic: bool, digest: str | None = None
         ) -> tuple[Outcomes, dict[str, dict[str, int]]]:
-    """One group, in a worker: the shortcuts as the worker's set-up says (`SetUp.options`),
+    """One group, in a worker: the shortcuts as the worker's set-up says (`SweepConfig.tuning`),
     the export cache used for the spec of `digest`. With the outcomes, what the group did
     with the cache (engine.cache.ExportCache.take_counts)."""
     _ready()
@@ -190,8 +155,8 @@ def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
         with open(static_file(Path(phase_file)), "wb") as handle:
             pickle.dump((static, final), handle)
 
-    setup: SetUp = _WORKER["setup"]  # type: ignore[assignment]
+    setup: SweepConfig = _WORKER["setup"]  # type: ignore[assignment]
     cache = _WORKER.get("cache")
     outcomes = wanted_outcomes(catalog.specs[spec_name], group, _WORKER["exporters"],  # type: ignore[arg-type]
-                               targets, phase, dynamic, setup.options, checkpoint, cache, digest)
+                               targets, phase, dynamic, setup.tuning, checkpoint, cache, digest)
     return outcomes, (cache.take_counts() if cache is not None else {})  # type: ignore[attr-defined]

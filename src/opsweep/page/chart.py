@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from opsweep.artifact.data import STOCK
 from opsweep.artifact.grade import AXES
 from opsweep.artifact.records import Record
+from opsweep.targets import STOCK, is_stock
 
 COLOURS = {"export": "#1e88e5", "runtime": "#43a047", "numerics": "#fb8c00", "dynamic": "#8e24aa"}
 TARGET_COLOURS = ("#e53935", "#00897b", "#6d4c41")
@@ -38,7 +38,7 @@ def full_count(record: Record, target: str, axis: str) -> int | None:
 def series(records: Sequence[Record]) -> list[Series]:
     out = [Series(f"{axis} (stock)", COLOURS[axis], False,
                   tuple(full_count(r, STOCK, axis) for r in records)) for axis in AXES]
-    customs = sorted({t for r in records for t in r.targets if t != STOCK})
+    customs = sorted({t for r in records for t in r.targets if not is_stock(t)})
     for n, target in enumerate(customs):
         out.append(Series(f"export with {target.rsplit('/', 1)[-1]}",
                           TARGET_COLOURS[n % len(TARGET_COLOURS)], True,

@@ -14,15 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from opsweep.artifact.data import STOCK, Artifact, OperatorResult
+from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record, same_specs
+from opsweep.artifact.results import OperatorResult, TargetResult
 from opsweep.model import Stage
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate, page_name
 from opsweep.page.templates import anchor, operator_href  # noqa: F401  (the page's links)
+from opsweep.targets import STOCK, is_stock, unless_stock
 
 if TYPE_CHECKING:
     from opsweep.catalog.load import Catalog
@@ -132,7 +134,7 @@ def spec_ref(catalog: Catalog, name: str, source_url: str) -> SpecRef:
                    spec_anchor(name), page_name(where.path))
 
 
-def _spec_of(view: Artifact, op: str, g: FailureGroup, dynamic: bool) -> str:
+def _spec_of(view: TargetResult, op: str, g: FailureGroup, dynamic: bool) -> str:
     """The spec whose own groups hold this (merged) group's smallest example."""
     names = view.operators[op].specs
     for name in names:
@@ -143,8 +145,8 @@ def _spec_of(view: Artifact, op: str, g: FailureGroup, dynamic: bool) -> str:
     return names[0]
 
 
-def _groups(view: Artifact, op: str, result: OperatorResult, target: str) -> list[GroupView]:
-    label = "" if target == STOCK else target
+def _groups(view: TargetResult, op: str, result: OperatorResult) -> list[GroupView]:
+    label = unless_stock(view.name)
     out = []
     for dynamic, groups in ((False, result.failures), (True, result.dynamic_failures)):
         for g in groups:
@@ -194,13 +196,12 @@ def target_groups(artifact: Artifact, op: str) -> list[GroupView]:
     """Failing groups of every target; a custom target's only where its grades differ."""
     out: list[GroupView] = []
     stock = artifact.operators.get(op)
-    for target in artifact.target_names:
-        view = artifact.view(target)
-        result = view.operators.get(op) if view is not None else None
-        if result is None or (target != STOCK and stock is not None
+    for view in artifact.results.values():
+        result = view.operators.get(op)
+        if result is None or (not is_stock(view.name) and stock is not None
                               and result.grades == stock.grades):
             continue
-        out += _groups(view, op, result, target)  # type: ignore[arg-type]
+        out += _groups(view, op, result)
     return out
 
 

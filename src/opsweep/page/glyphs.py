@@ -10,9 +10,9 @@ reads (and copies) as the word: ``<b class="g-p">p<i>artial</i></b>``.
 
 from __future__ import annotations
 
-from opsweep.artifact.data import OperatorResult
 from opsweep.artifact.grade import AXES, Grades
 from opsweep.artifact.records import grades
+from opsweep.artifact.results import OperatorResult
 from opsweep.model import Grade
 
 #: grade -> (css letter, word)

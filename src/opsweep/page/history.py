@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from opsweep.artifact.data import STOCK
 from opsweep.artifact.diff import KINDS_ORDER, Kind
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record, bumps, compare
@@ -16,6 +15,7 @@ from opsweep.errors import DataFileError
 from opsweep.page.chart import svg, table
 from opsweep.page.glyphs import glyph_code
 from opsweep.page.templates import environment
+from opsweep.targets import STOCK, stock_first
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ def render(records: Sequence[Record]) -> str:
         raise DataFileError("<history>", "", "no history records to render")
     found = order(records)
     points = found.points
-    targets = sorted({t for r in records for t in r.targets}, key=lambda t: (t != STOCK, t))
+    targets = sorted({t for r in records for t in r.targets}, key=stock_first)
     pairs = [(i, j, compare(a, b)) for i, a in enumerate(points) for j, b in enumerate(points)
              if i < j]  # the page shows a reversed pick as its forward pair
     beside = {side.name: at.name for side, at in found.beside}

@@ -25,12 +25,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from opsweep.artifact.data import STOCK, Artifact, ExporterEntry, OperatorResult
-from opsweep.artifact.grade import AXES, FAILS, Grades
-from opsweep.model import TORCHSCRIPT, Grade, Stage
+from opsweep.artifact.data import Artifact
+from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
+from opsweep.artifact.results import ExporterEntry, OperatorResult, TargetResult
+from opsweep.model import Grade, Stage
 from opsweep.page.detail import Repro
 from opsweep.page.glyphs import glyph_cell
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
+from opsweep.targets import STOCK, TORCHSCRIPT, behaviour, is_stock, unless_stock
 
 #: the lists, in the order the page shows them: key -> (heading, what it means)
 KINDS = {
@@ -117,7 +119,7 @@ def _axis(kind: str, ts: Grades, dynamo: Grades) -> tuple[str, str] | None:
     return None
 
 
-def _examples(view: Artifact, specs: Iterable[str]) -> tuple[int, int]:
+def _examples(view: TargetResult, specs: Iterable[str]) -> tuple[int, int]:
     """(exported, drawn) examples of the operator's specs (invalid draws not counted)."""
     exported = drawn = 0
     for name in specs:
@@ -133,9 +135,10 @@ def _examples(view: Artifact, specs: Iterable[str]) -> tuple[int, int]:
     return exported, drawn
 
 
-def _failing(view: Artifact, specs: Iterable[str], stages: frozenset[Stage]):
+def _failing(view: TargetResult, specs: Iterable[str], stages: frozenset[Stage]):
     """(spec, failure group) of `specs` at `stages`, and failing counts per (dtype, rank)."""
-    groups, per = [], defaultdict(int)
+    groups: list[tuple[str, FailureGroup]] = []
+    per: defaultdict[tuple[str, int], int] = defaultdict(int)
     for name in specs:
         result = view.specs.get(name)
         for g in (result.failures if result is not None else ()):
@@ -145,17 +148,17 @@ def _failing(view: Artifact, specs: Iterable[str], stages: frozenset[Stage]):
     return groups, per
 
 
-def _reached(view: Artifact, spec: str, dtype: str, rank: int) -> bool:
+def _reached(view: TargetResult, spec: str, dtype: str, rank: int) -> bool:
     result = view.specs.get(spec)
     return result is not None and result.outcomes is not None and any(
         c.dtype == dtype and c.rank == rank and c.stage is not Stage.INVALID
         for c in result.outcomes)
 
 
-def _pair(artifact: Artifact, ts_view: Artifact, specs: tuple[str, ...], axis: str,
+def _pair(stock: TargetResult, ts_view: TargetResult, specs: tuple[str, ...], axis: str,
           worse: str, scripts: Scripts | None) -> Pair | None:
-    views = {STOCK: artifact, TORCHSCRIPT: ts_view}
-    better = TORCHSCRIPT if worse == STOCK else STOCK
+    views = {STOCK: stock, TORCHSCRIPT: ts_view}
+    better = TORCHSCRIPT if is_stock(worse) else STOCK
     groups, _ = _failing(views[worse], specs, FAILS[axis])
     _, against = _failing(views[better], specs, FAILS[axis])
     if not groups:
@@ -170,11 +173,11 @@ def _pair(artifact: Artifact, ts_view: Artifact, specs: tuple[str, ...], axis: s
     for target, label in ((STOCK, "dynamo=True"), (TORCHSCRIPT, "dynamo=False")):
         title = (f"{label}: {g.example} (spec {spec}); "
                  f"{'fails at ' + g.stage.value if target == worse else 'passes ' + axis}")
-        code = scripts(spec, g.example, False, "" if target == STOCK else TORCHSCRIPT, title) \
+        code = scripts(spec, g.example, False, unless_stock(target), title) \
             if scripts else None
         repros.append(Repro(title, code or NEEDS_CATALOG + snippet(
-            spec, g.example, translations="" if target == STOCK else TORCHSCRIPT)))
-    return Pair(spec, g.example, axis, "dynamo" if worse == STOCK else "TorchScript",
+            spec, g.example, translations=unless_stock(target))))
+    return Pair(spec, g.example, axis, "dynamo" if behaviour(worse).dynamo else "TorchScript",
                 g.stage.value, g.error, clean, tuple(repros))
 
 
@@ -183,14 +186,13 @@ def build(artifact: Artifact | None, claims: Mapping[str, int], *,
     """The view from `artifact` (None or without the target: an empty view saying so);
     `claims`: the retired listing's operator -> opset; `listed`: the operators the support
     page lists (default every operator both targets measured)."""
-    entry = artifact.targets.get(TORCHSCRIPT) if artifact is not None else None
-    translations = entry.translations if entry is not None else None
-    absent = getattr(translations, "absent", "") if isinstance(translations, ExporterEntry) else ""
-    if artifact is None or entry is None or absent:
+    ts_view = artifact.target(TORCHSCRIPT) if artifact is not None else None
+    absent = ts_view.absent if ts_view is not None else ""
+    if artifact is None or ts_view is None or absent:
         return MigrationView(False, absent, artifact.fingerprint.torch if artifact else "", 0,
                              artifact.fingerprint.opset if artifact else 0, (), (), (), (), {})
-    ts_view = artifact.view(TORCHSCRIPT)
-    assert ts_view is not None and isinstance(translations, ExporterEntry)
+    translations = ts_view.entry
+    assert isinstance(translations, ExporterEntry)  # the torchscript target's entry
     names = sorted(set(artifact.operators) & set(ts_view.operators))
     if listed is not None:
         keep = set(listed)
@@ -201,7 +203,7 @@ def build(artifact: Artifact | None, claims: Mapping[str, int], *,
         t: OperatorResult = ts_view.operators[name]
         kind = kind_of(t.grades, d.grades)
         axis = _axis(kind, t.grades, d.grades)
-        pair = _pair(artifact, ts_view, d.specs, *axis, scripts) if axis else None
+        pair = _pair(artifact.stock, ts_view, d.specs, *axis, scripts) if axis else None
         opset = claims.get(name)
         claim = ""
         if opset is not None and opset <= translations.opset and t.grades.export is Grade.NONE:
@@ -209,7 +211,7 @@ def build(artifact: Artifact | None, claims: Mapping[str, int], *,
         elif opset is None and _exports(t.grades.export):
             claim = "unlisted"
         ts_n, drawn = _examples(ts_view, t.specs)
-        dy_n, _ = _examples(artifact, d.specs)
+        dy_n, _ = _examples(artifact.stock, d.specs)
         rows.append(MigrationRow(
             name, kind, glyph_cell(t.grades), glyph_cell(d.grades),
             f"since opset {opset}" if opset is not None else "no", claim, (ts_n, dy_n, drawn), pair))

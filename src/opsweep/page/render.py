@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from opsweep.artifact.data import STOCK, Artifact, ExporterEntry, OperatorResult
+from opsweep.artifact.data import STOCK, Artifact
 from opsweep.artifact.records import Record, letters
+from opsweep.artifact.results import ExporterEntry, OperatorResult, TargetEntry, TargetResult
 from opsweep.artifact.specgrade import GapStatus
 from opsweep.errors import UsageError
 from opsweep.model import Grade, Stage
@@ -44,8 +45,8 @@ def _failures(result: OperatorResult | None) -> tuple[str, ...]:
     return lines + tuple(f"dynamic: {g.describe()}" for g in result.dynamic_failures)
 
 
-def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetView:
-    target = artifact.targets[name]
+def _target_view(artifact: Artifact, target: TargetResult, rows: list[RowView]) -> TargetView:
+    name = target.name
     listed = {r.name for r in rows}
     full = {op for op, r in target.operators.items()
             if op in listed and r.grades.export is Grade.FULL}
@@ -55,7 +56,8 @@ def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetVi
                                     else None))
     closed = tuple(sorted(n for n, r in target.specs.items()
                           if r.gap is not None and r.gap.status == GapStatus.CLOSED))
-    t = target.translations
+    t = target.entry
+    assert t is not None  # a target other than the stock one
     # an exporter target (torchscript) has no table: its name and torch.onnx stand in
     table, module = getattr(t, "table", name), getattr(t, "module", "torch.onnx")
     return TargetView(name, table, module, t.digest, t.overrides,
@@ -63,7 +65,7 @@ def _target_view(artifact: Artifact, name: str, rows: list[RowView]) -> TargetVi
                       changed, closed, _exporter_line(t))
 
 
-def _exporter_line(t) -> str:
+def _exporter_line(t: TargetEntry) -> str:
     """What an exporter target is, in one sentence (empty for a translation table)."""
     if not isinstance(t, ExporterEntry):
         return ""
@@ -94,9 +96,9 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
     "changed in the last bump" filter; `source_url`: where spec files link to."""
     source, claims = documented
     aliases: dict[str, list[str]] = {}
-    for row, link in links.items():
-        if link.alias_of:
-            aliases.setdefault(link.alias_of, []).append(row)
+    for alias, target in links.items():
+        if target.alias_of:
+            aliases.setdefault(target.alias_of, []).append(alias)
     names = artifact.target_names if artifact is not None else (STOCK,)
     bump, changed = last_bump(records)
     listed = [(n, r) for n, r in listing.rows.items() if n not in catalog.excluded]
@@ -135,7 +137,7 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
     measured = [r for r in rows if r.export != UNMEASURED]
     claimed = [r for r in rows if r.documented != "no" or r.registered == "yes"]
     fp = artifact.fingerprint if artifact else None
-    targets = tuple(_target_view(artifact, t, rows) for t in sorted(artifact.targets)) \
+    targets = tuple(_target_view(artifact, t, rows) for t in artifact.others) \
         if artifact else ()
     return PageView(
         torch_version=torch_version, listing_version=listing.torch_version, report=artifact is not None,
@@ -157,8 +159,8 @@ def _target_cells(artifact: Artifact | None, name: str,
     if artifact is None:
         return ()
     cells = []
-    for target in sorted(artifact.targets):
-        result = artifact.targets[target].operators.get(name)
+    for target in artifact.others:
+        result = target.operators.get(name)
         same = (result.grades if result else None) == (stock.grades if stock else None)
         cells.append("same" if same and result is not None else glyphs(result))
     return tuple(cells)

@@ -90,13 +90,13 @@ def write_pages(pages: Mapping[str, str], directories: Sequence[str],
     in one of `directories` this render did not write (an operator or a spec file that is
     gone) and a page of an older layout (`superseded`). Only a file carrying the rendered
     mark is removed: a hand-written page stays. Returns the removed files."""
-    for path, text in pages.items():
-        write_atomic(path, text.encode("utf-8"))
+    for page, text in pages.items():
+        write_atomic(page, text.encode("utf-8"))
     written = {Path(p).resolve() for p in pages}
     candidates = [Path(p) for p in superseded]
     for directory in directories:
         candidates += sorted(Path(directory).glob("*.md"))
-    removed = []
+    removed: list[Path] = []
     for path in candidates:
         if path.resolve() not in written and path.is_file() and _rendered(path):
             path.unlink()

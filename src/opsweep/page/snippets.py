@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opsweep.artifact.data import TORCHSCRIPT
+from opsweep.targets import behaviour
 
 #: (spec, signature, dynamic, translation target or "", title) -> a self-contained script
 #: (torch, onnx, onnxruntime and numpy only), or None where the spec's callable cannot be
@@ -23,7 +23,7 @@ def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: 
     """Copy-pasteable Python that reproduces the export of one example (with a
     custom translation table, or its dynamic re-export, when given; `translations`
     ``torchscript``: with the TorchScript exporter, ``dynamo=False``)."""
-    if translations == TORCHSCRIPT:
+    if not behaviour(translations).dynamo:
         return _torchscript(spec_name, signature, dynamic)
     lines = ["import torch", f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}"]
     if translations:

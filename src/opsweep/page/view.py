@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from opsweep.artifact.data import STOCK, Artifact
+from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import Grades
 from opsweep.artifact.records import Record, chain, removed_in, same_specs
 from opsweep.page.dtypes import dtype_row, rank_row
 from opsweep.page.glyphs import glyph_cell
 from opsweep.page.viewmodel import AbsentRow
+from opsweep.targets import label
 
 if TYPE_CHECKING:
     from opsweep.catalog.load import Catalog
@@ -52,7 +53,8 @@ def matrices(names: Sequence[str], artifact: Artifact, catalog: Catalog):
             continue
         specs = [catalog.specs[s] for s in result.specs if s in catalog.specs]
         counted = [artifact.specs[s].outcomes for s in result.specs if s in artifact.specs]
-        outcomes = None if not counted or None in counted else [c for cs in counted for c in cs]
+        outcomes = None if not counted or None in counted else \
+            [c for cs in counted if cs is not None for c in cs]
         dtypes.append(dtype_row(name, specs, result.failures, outcomes))
         rank = rank_row(name, specs, result.failures, outcomes)
         if rank is not None:
@@ -76,5 +78,5 @@ def result_grades(artifact: Artifact | None, target: str, op: str) -> Grades | N
 
 def target_cells(artifact: Artifact | None, names: Sequence[str], op: str) -> dict[str, str]:
     """Each target's four glyphs for `op`, labelled as the operators page shows them."""
-    return {("stock exporter" if t == STOCK else t): glyph_cell(result_grades(artifact, t, op))
+    return {label(t): glyph_cell(result_grades(artifact, t, op))
             for t in names}

@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from opsweep.artifact import data as art
-from opsweep.artifact.data import STOCK, Artifact, SpecResult
+from opsweep.artifact.data import Artifact
+from opsweep.artifact.results import SpecResult
 from opsweep.artifact.specgrade import spec_result
 from opsweep.catalog.draw import draw_examples, group_by_signature
 from opsweep.catalog.load import Catalog
@@ -28,7 +29,8 @@ from opsweep.model import OpSpec
 from opsweep.sweep.journal import Journal, journal_path, run_path, write_run
 from opsweep.sweep.planning import NOT_SELECTED, Decisions, Plan, make_plan
 from opsweep.sweep.request import Request
-from opsweep.sweep.targets import Key, Target
+from opsweep.sweep.targets import Key, Planned
+from opsweep.targets import STOCK
 
 #: How many specs are drawn and queued ahead of the one being collected.
 _AHEAD = 12
@@ -155,7 +157,7 @@ def drawn(spec: OpSpec, digest: str, config: SweepConfig) -> list:
 # --- regenerating the artifact ------------------------------------------------------
 
 def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
-               progress: Callable[[SpecDone], None] = lambda _: None) -> Regeneration:
+               progress: Callable[[SpecDone | SpecsRunning], None] = lambda _: None) -> Regeneration:
     """Plan, resume, measure, then write the artifact (atomically) and the run's
     sidecar: why each spec was reused or re-measured."""
     plan = make_plan(catalog, config, request)
@@ -177,7 +179,7 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     art.save(request.out, artifact)
     journal.close(finished=True)  # only once the artifact is safely written
     final = {t.name: {n: plan.decisions[t.name].get(n, NOT_SELECTED)
-                      for n in sorted(artifact.view(t.name).specs)}  # type: ignore[union-attr]
+                      for n in sorted(artifact.results[t.name].specs)}
              for t in plan.targets}
     moved = art.moved_fields(plan.previous.fingerprint, artifact.fingerprint) \
         if plan.previous is not None else []
@@ -185,7 +187,7 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
     return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log, cache)
 
 
-def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone], None]
+def _resume(plan: Plan, journal: Journal, progress: Callable[[SpecDone | SpecsRunning], None]
             ) -> tuple[dict[Key, SpecResult], dict[Key, SpecResult]]:
     """(the results this run starts from, those of them an interrupted run of the same
     sweep had checkpointed): the reused and the resumed, each reported as done."""
@@ -204,14 +206,21 @@ def _without(plan: Plan, missing: Mapping[str, str]) -> Plan:
     it keeps no result)."""
     if not missing:
         return plan
-    targets = tuple(Target(replace(t.translations, absent=missing[t.name]))  # type: ignore[type-var]
-                    if t.name in missing else t for t in plan.targets)
+    targets = tuple(_absent(t, missing[t.name]) if t.name in missing else t
+                    for t in plan.targets)
     decisions = {n: ({} if n in missing else d) for n, d in plan.decisions.items()}
     return replace(plan, targets=targets, decisions=decisions)
 
 
+def _absent(target: Planned, why: str) -> Planned:
+    """`target` recorded absent from this pin set: only an optional exporter's can be."""
+    if not isinstance(target.entry, art.ExporterEntry):
+        raise TypeError(f"target {target.name} is not an exporter: it cannot be absent")
+    return replace(target, entry=replace(target.entry, absent=why))
+
+
 def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult],
-                  journal: Journal, progress: Callable[[SpecDone], None],
+                  journal: Journal, progress: Callable[[SpecDone | SpecsRunning], None],
                   cache_counts: dict[str, dict[str, int]] | None = None) -> dict[str, str]:
     """Measure every result not in `results` yet, adding each (and checkpointing it)
     as it finishes; the optional targets found absent (measure)."""
@@ -233,7 +242,7 @@ def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
         "fingerprint": asdict(plan.fingerprint),
         "profile": config.profile.name, "regen_index": plan.regen_index,
         "shard": list(request.shard) if request.shard else None,
-        "targets": {t.name: t.translations and asdict(t.translations) for t in plan.targets},
+        "targets": {t.name: t.entry and asdict(t.entry) for t in plan.targets},
         "previous": plan.previous_digest, "specs": sorted(plan.digests.items())}).open()
 
 
@@ -244,7 +253,7 @@ def _assemble(plan: Plan, config: SweepConfig, request: Request,
     return art.make_artifact(
         plan.fingerprint, config.profile.name, config.profile.max_examples, plan.regen_index,
         by_target[STOCK], request.shard,
-        {t.name: (t.translations, by_target[t.name]) for t in plan.targets if not t.is_stock},
+        {t.name: (t.entry, by_target[t.name]) for t in plan.targets if not t.is_stock},
         absent=absent)
 
 

@@ -17,15 +17,11 @@ import json
 import os
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from opsweep.artifact.account import read_run, run_path  # noqa: F401  (the journal's file names)
-from opsweep.artifact.data import (
-    SpecResult,
-    spec_from_data,
-    spec_to_data,
-    validate_data,
-)
+from opsweep.artifact.data import spec_from_data, spec_to_data, validate_data
+from opsweep.artifact.results import SpecResult
 from opsweep.errors import ArtifactError
 from opsweep.files import write_atomic
 from opsweep.sweep.targets import Key
@@ -44,7 +40,7 @@ class Journal:
         self.header = dict(header)
         self.done: dict[str, SpecResult] = {}
         self.discarded = False
-        self._handle = None
+        self._handle: TextIO | None = None
 
     def open(self) -> Journal:
         """Load what an earlier run of the same sweep finished; start appending."""
@@ -96,6 +92,7 @@ class Journal:
     def record(self, name: str, result: SpecResult) -> None:
         self.done[name] = result
         line = json.dumps({"spec": name, "result": spec_to_data(result)}, sort_keys=True)
+        assert self._handle is not None, "record() after open()"
         self._handle.write(line + "\n")
         self._handle.flush()
         os.fsync(self._handle.fileno())

@@ -11,19 +11,22 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from opsweep.artifact import data as art
-from opsweep.artifact.data import PINS, Artifact, Fingerprint, SpecResult
+from opsweep.artifact.data import PINS, Artifact, Fingerprint
+from opsweep.artifact.results import ExporterEntry, SpecResult, TargetResult
 from opsweep.artifact.shard import DEFAULT_COST, assign
 from opsweep.catalog.load import Catalog
 from opsweep.catalog.registry import default_opset
 from opsweep.engine.adapter import PUBLIC_PATH
 from opsweep.engine.config import SweepConfig
 from opsweep.engine.fastpath import exporter_path
-from opsweep.engine.torchscript import TORCHSCRIPT, opset_for
+from opsweep.engine.torchscript import opset_for
+from opsweep.engine.translations import load
 from opsweep.errors import ArtifactError
 from opsweep.model import OpSpec
 from opsweep.sweep.request import Request
 from opsweep.sweep.reuse import Decision, decide, spec_digest
-from opsweep.sweep.targets import Key, Target, targets_of
+from opsweep.sweep.targets import Key, Planned
+from opsweep.targets import Kind, Target
 
 #: The decision recorded for a spec --only did not select, carried from the previous artifact.
 NOT_SELECTED = Decision(True, "not selected", " (--only)")
@@ -32,11 +35,17 @@ NOT_SELECTED = Decision(True, "not selected", " (--only)")
 Decisions = Mapping[str, Mapping[str, Decision]]
 
 
-def torchscript_target() -> Target:
-    """The TorchScript exporter's target (``--torchscript``), after the tables: torch's
-    release is its whole fingerprint part (the exporter ships in torch), with the opset it
-    exports at (the sweep's, unless beyond what it supports)."""
-    return Target(art.ExporterEntry(TORCHSCRIPT, versions()["torch"], opset_for()))
+def planned(target: Target) -> Planned:
+    """`target` with its fingerprint entry: a table's source (loaded: its digest and the
+    operators it translates); for the TorchScript exporter, torch's release (the exporter
+    ships in torch) and the opset it exports at (the sweep's, unless beyond what it
+    supports); the stock target has none."""
+    if target.kind is Kind.TABLE:
+        return Planned(target, load(target.table)[0])
+    if target.kind is Kind.TORCHSCRIPT:
+        return Planned(target, ExporterEntry(target.name, versions()["torch"],
+                                                 opset_for(target.opset)))
+    return Planned(target)
 
 
 def versions() -> dict[str, str]:
@@ -61,7 +70,7 @@ class Plan:
 
     fingerprint: Fingerprint
     regen_index: int
-    targets: tuple[Target, ...]  # stock first, then each custom-translation target
+    targets: tuple[Planned, ...]  # stock first, then each custom target
     specs: tuple[OpSpec, ...]  # this run's, after --only and --shard
     digests: Mapping[str, str]  # every selected spec's (before --shard)
     decisions: Decisions  # for every selected spec
@@ -79,7 +88,10 @@ class Plan:
 
     def reused(self) -> dict[Key, SpecResult]:
         """The previous results this run carries over."""
-        return {k: self.previous.view(k.target).specs[k.spec]  # type: ignore[union-attr]
+        previous = self.previous
+        if previous is None:  # nothing to reuse: no decision reuses
+            return {}
+        return {k: previous.results[k.target].specs[k.spec]
                 for k in self.keys if self.decisions[k.target][k.spec].reuse}
 
     def unselected(self, catalog: Catalog) -> dict[Key, SpecResult]:
@@ -90,23 +102,22 @@ class Plan:
             return {}
         carried = {}
         for target in self.targets:
-            view = previous.view(target.name)
-            if view is None or not _same_table(previous, target):
+            view = previous.target(target.name)
+            if view is None or not _same_table(view, target):
                 continue
             carried.update({Key(target.name, n): r for n, r in view.specs.items()
                             if n in catalog.specs})
         return carried
 
 
-def _same_table(previous: Artifact, target: Target) -> bool:
+def _same_table(previous: TargetResult, target: Planned) -> bool:
     """The previous artifact measured this target's table (the stock target has none), or
     this exporter target under the same torch and opset."""
-    return target.is_stock or previous.targets[target.name].translations == target.translations
+    return previous.entry == target.entry
 
 
 def make_plan(catalog: Catalog, config: SweepConfig, request: Request) -> Plan:
-    targets = targets_of(config.translations) + ((torchscript_target(),) if config.torchscript
-                                                 else ())
+    targets = tuple(planned(t) for t in config.targets)
     previous, note = _load_previous(request)
     fingerprint = current_fingerprint(exporter_path(config.fast), dynamic=config.dynamic)
     regen_index = previous.regen_index + 1 if previous else 0
@@ -143,20 +154,20 @@ def _load_previous(request: Request) -> tuple[Artifact | None, str]:
 
 def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
                       previous: Artifact | None, fingerprint: Fingerprint, config: SweepConfig,
-                      regen_index: int, no_reuse: bool, target: Target) -> dict[str, Decision]:
+                      regen_index: int, no_reuse: bool, target: Planned) -> dict[str, Decision]:
     """Reuse decisions for one target: a custom target is reused only from the
     same table (its source hash) measured under the same fingerprint."""
-    view = previous.view(target.name) if previous else None
+    view = previous.target(target.name) if previous else None
     if previous is not None and not no_reuse:
         why = ""
         if view is None:
             why = "target not measured before"
-        elif not _same_table(previous, target):
+        elif not _same_table(view, target):
             why = "translation table changed"
         if why:
             return {s.name: Decision(False, why) for s in specs}
-    return {s.name: decide(s, digests[s.name], view, fingerprint, config.profile, regen_index,
-                           no_reuse) for s in specs}
+    return {s.name: decide(s, digests[s.name], previous, fingerprint, config.profile, regen_index,
+                           no_reuse, target.name) for s in specs}
 
 
 def _shard_slice(specs: list[OpSpec], decisions: Decisions, previous: Artifact | None,
@@ -166,7 +177,7 @@ def _shard_slice(specs: list[OpSpec], decisions: Decisions, previous: Artifact |
     def cost(target: str, name: str) -> int:
         if decisions[target][name].reuse:
             return 0
-        view = previous.view(target) if previous else None
+        view = previous.target(target) if previous else None
         return view.specs[name].signatures if view and name in view.specs else DEFAULT_COST
 
     costs = {s.name: sum(cost(t, s.name) for t in decisions) for s in specs}

@@ -34,9 +34,11 @@ from pathlib import Path
 
 from opsweep.artifact.account import UNCHANGED
 from opsweep.artifact.data import Artifact, Fingerprint, fingerprint_changes
+from opsweep.artifact.results import SpecResult
 from opsweep.catalog.draw import PROFILES, Profile
 from opsweep.errors import WORKER_LOST
 from opsweep.model import OpSpec, Stage
+from opsweep.targets import STOCK
 
 ROTATION = 10
 
@@ -81,10 +83,9 @@ def spec_digest(spec: OpSpec) -> str:
 _MACHINE_ERRORS = (f"{WORKER_LOST}:", "MemoryError")
 
 
-def machine_failure(previous: Artifact, spec: OpSpec) -> str:
-    """Empty when every failure of the spec's previous result is the stack's own verdict;
+def machine_failure(r: SpecResult) -> str:
+    """Empty when every failure of a spec's previous result `r` is the stack's own verdict;
     else the first that the machine caused (what another run may not repeat)."""
-    r = previous.specs[spec.name]
     if Stage.LOST in r.stages or Stage.LOST in r.dynamic_stages:
         return "examples were lost before reaching the exporter"
     for g in (*r.failures, *r.dynamic_failures):
@@ -94,12 +95,15 @@ def machine_failure(previous: Artifact, spec: OpSpec) -> str:
 
 
 def decide(spec: OpSpec, digest: str, previous: Artifact | None, fingerprint: Fingerprint,
-           profile: Profile, regen_index: int, no_reuse: bool = False) -> Decision:
+           profile: Profile, regen_index: int, no_reuse: bool = False,
+           target: str = STOCK) -> Decision:
+    """Whether `target`'s previous result of `spec` is reused, and why."""
     if no_reuse:
         return Decision(False, "--no-reuse")
     if previous is None:
         return Decision(False, "no previous artifact")
-    prior = previous.specs.get(spec.name)
+    measured = previous.target(target)
+    prior = measured.specs.get(spec.name) if measured is not None else None
     if prior is None:
         return Decision(False, "new spec")
     if previous.fingerprint != fingerprint:
@@ -114,7 +118,7 @@ def decide(spec: OpSpec, digest: str, previous: Artifact | None, fingerprint: Fi
         return Decision(True, f"{prior.profile} result supersedes {profile.name}")
     if in_rotation(spec.name, regen_index):
         return Decision(False, "rotation", f" (regen_index {regen_index})")
-    machine = machine_failure(previous, spec)
+    machine = machine_failure(prior)
     if machine:
         return Decision(False, "machine failure", f": {machine}")
     return Decision(True, UNCHANGED)

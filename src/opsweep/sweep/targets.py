@@ -1,41 +1,33 @@
-"""Targets: what a sweep measures with, the stock exporter, the stock exporter with
-one custom translation table, or another exporter (``torchscript``: the TorchScript
-exporter, ``--torchscript``), and the key of one result, a spec measured by a target.
+"""A sweep's targets as it plans them (each :class:`opsweep.targets.Target` with its
+fingerprint entry), and the key of one result, a spec measured by a target.
 
 A target is written by its name everywhere results are stored (the artifact, the
-journal, the run log): `STOCK`, the table's ``MODULE:TABLE``, or ``torchscript``.
+journal, the run log): see :mod:`opsweep.targets`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opsweep.artifact.data import STOCK, TargetEntry
-from opsweep.engine.translations import load
+from opsweep.artifact.results import TargetEntry
+from opsweep.targets import STOCK_TARGET, Target, is_stock
 
 
 @dataclass(frozen=True)
-class Target:
-    translations: TargetEntry | None = None  # None: the stock exporter
+class Planned:
+    """A target of the sweep with its fingerprint entry: the table's source, or the other
+    exporter's release and opset (None: the stock target, which has none)."""
+
+    target: Target = STOCK_TARGET
+    entry: TargetEntry | None = None
 
     @property
     def name(self) -> str:
-        return STOCK if self.translations is None else self.translations.name
+        return self.target.name
 
     @property
     def is_stock(self) -> bool:
-        return self.translations is None
-
-
-def short_label(name: str) -> str:
-    """How progress lines name a target: `""` for the stock exporter, else the table's
-    name without its module."""
-    return "" if name == STOCK else name.rpartition(":")[2]
-
-
-def targets_of(translations: tuple[str, ...]) -> tuple[Target, ...]:
-    """The stock target, then one per ``--translations MODULE:TABLE`` (loaded)."""
-    return (Target(), *(Target(info) for info, _ in map(load, translations)))
+        return self.target.is_stock
 
 
 @dataclass(frozen=True, order=True)
@@ -48,4 +40,4 @@ class Key:
     @property
     def journal(self) -> str:
         """How the checkpoint names it: the spec, then ``@target`` for a custom target."""
-        return self.spec if self.target == STOCK else f"{self.spec}@{self.target}"
+        return self.spec if is_stock(self.target) else f"{self.spec}@{self.target}"
