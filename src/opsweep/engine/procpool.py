@@ -132,10 +132,6 @@ class ProcessPool:
         self._wake()
         return future
 
-    def alive(self) -> bool:
-        """Whether the pool's thread still runs (it completes every future as it ends)."""
-        return self._thread.is_alive()
-
     def stop(self) -> None:
         """Stop every worker; every task not finished completes with `PoolStopped`."""
         with self._lock:
@@ -259,11 +255,24 @@ class ProcessPool:
 
     def _receive(self, worker: _Worker) -> None:
         """Every message the worker has sent; a closed pipe means it is gone."""
-        try:
-            while worker.conn.poll(0):
-                self._message(worker, worker.conn.recv())
-        except (OSError, EOFError):
+        if not self._drain(worker):
             self._exited(worker)
+
+    def _drain(self, worker: _Worker) -> bool:
+        """Handle the messages waiting in the worker's pipe; False if the pipe is closed."""
+        try:
+            while worker in self._state.workers and worker.conn.poll(0):
+                try:
+                    message = worker.conn.recv()
+                except (OSError, EOFError):
+                    raise
+                except Exception as exc:  # noqa: BLE001 -- read whole, but not unpicklable here
+                    message = (False, RuntimeError(f"the task's result could not be read: "
+                                                   f"{type(exc).__name__}: {exc}"))
+                self._message(worker, message)
+        except (OSError, EOFError):
+            return False
+        return True
 
     def _message(self, worker: _Worker, message: Any) -> None:
         if message == READY:
@@ -282,11 +291,7 @@ class ProcessPool:
         the task it held, if any, completes with WorkerDied."""
         if worker not in self._state.workers:
             return
-        try:
-            while worker.conn.poll(0):
-                self._message(worker, worker.conn.recv())
-        except (OSError, EOFError):
-            pass
+        self._drain(worker)
         if worker not in self._state.workers:  # retired by its last message
             return
         worker.process.join(_REAP_SECONDS)
