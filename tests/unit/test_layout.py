@@ -227,7 +227,7 @@ def test_page_and_bot_import_without_torch_and_the_bot_without_hypothesis():
     assert done.returncode == 0, done.stderr[-2000:]
     # what the bot's job installs: PyGithub, jsonschema, jinja2 (action.yml, mode bot), not
     # jsonschema-rs (files.validate falls back to jsonschema)
-    done = _without(stack | {"hypothesis", "rich", "pebble", "jsonschema_rs"},
+    done = _without(stack | {"hypothesis", "rich", "jsonschema_rs"},
                     "".join(f"import {m}\n" for m in bot) +
                     "from opsweep.cli import main\nsys.exit(main(['bot', '--help']))")
     assert done.returncode == 0, done.stderr[-2000:]

@@ -74,12 +74,12 @@ def test_a_collected_group_leaves_no_phase_file(tmp_path):
     """Finished or lost, a group's phase files are read, then removed: a sweep of the whole
     catalog would otherwise keep two per group until it ends."""
     from concurrent.futures import Future
-    from concurrent.futures import TimeoutError as FutureTimeout
 
     from opsweep.engine.pool import Pending
+    from opsweep.engine.procpool import TaskTimedOut
     finished, lost = Future(), Future()
-    finished.set_result({STOCK: outcomes(Stage.OK)})
-    lost.set_exception(FutureTimeout())
+    finished.set_result(({STOCK: outcomes(Stage.OK)}, {}))
+    lost.set_exception(TaskTimedOut())
     for name, future in (("0", finished), ("1", lost)):
         phase = tmp_path / name
         phase.write_text(f"{STOCK}|runtime")

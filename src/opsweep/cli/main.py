@@ -139,7 +139,8 @@ def _add_sweep(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress display, only the summary")
     p.add_argument("--verbose", action="store_true",
                    help="let the exporter's, onnxscript's and onnxruntime's own warnings and log "
-                        "lines through (silenced by default: the artifact records every failure)")
+                        "lines through, and whatever the workers print (silenced by default: the "
+                        "artifact records every failure, the run log what the workers printed)")
     p.add_argument("--progress-interval", type=float, default=DEFAULT_INTERVAL, metavar="SECONDS",
                    help="when not on a terminal, at most one progress line per SECONDS "
                         f"(default {DEFAULT_INTERVAL:g}); on a terminal a live bar")

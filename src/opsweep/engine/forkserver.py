@@ -29,13 +29,17 @@ import multiprocessing
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from opsweep.engine.config import SweepConfig
+from opsweep.engine.procpool import capture_output
 from opsweep.engine.worker import decode, encode, init
 
 #: the environment variable that carries a set-up to the server process
 ENV = "OPSWEEP_WORKER_SETUP"
+#: the one that names the file the server's output goes to (none: the terminal)
+OUTPUT_ENV = "OPSWEEP_WORKER_OUTPUT"
 
 
 def _server() -> Any:
@@ -49,32 +53,39 @@ def _server() -> Any:
     return server if all(hasattr(server, name) for name in needed) else None
 
 
-def _started(setup: SweepConfig) -> Any:
-    """The fork server, (re)started with `setup`; None where there is none to start."""
+def _started(setup: SweepConfig, output: Path | None) -> Any:
+    """The fork server, (re)started with `setup`, its output going to a file in `output`;
+    None where there is none to start."""
     server = _server()
     if server is None:
         return None
     server._stop()  # one started before knows nothing of this set-up
-    saved = os.environ.get(ENV)
-    os.environ[ENV] = encode(setup)
+    handed = {ENV: encode(setup)}
+    if output is not None:
+        handed[OUTPUT_ENV] = str(output / "server.txt")
+    saved = {name: os.environ.get(name) for name in (ENV, OUTPUT_ENV)}
+    os.environ.update(handed)
     try:
         server.set_forkserver_preload([__name__])
         server.ensure_running()  # the server reads the environment as it starts
     except OSError:  # no socket or process for it here
         return None
     finally:
-        if saved is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     return server
 
 
 @contextmanager
-def worker_context(setup: SweepConfig, preload: bool = True) -> Iterator[Any]:
+def worker_context(setup: SweepConfig, preload: bool = True,
+                   output: Path | None = None) -> Iterator[Any]:
     """The multiprocessing context to start workers with: a fork server set up with
-    `setup` (`preload`, where available), else spawn."""
-    server = _started(setup) if preload else None
+    `setup` (`preload`, where available), else spawn. With `output`, what the server
+    prints goes to a file there, not to the terminal."""
+    server = _started(setup, output) if preload else None
     try:
         yield multiprocessing.get_context("spawn" if server is None else "forkserver")
     finally:
@@ -83,10 +94,14 @@ def worker_context(setup: SweepConfig, preload: bool = True) -> Iterator[Any]:
 
 
 def _set_up_server() -> None:
-    """In the server process, as it imports this module: the workers' set-up, once."""
+    """In the server process, as it imports this module: its output to the file named,
+    then the workers' set-up, once."""
+    output = os.environ.pop(OUTPUT_ENV, None)
     setup = decode(os.environ.pop(ENV))
     if setup is None:
         return
+    if output is not None:
+        capture_output(output)
     init(setup)
     # the server writes nothing and owns nothing to release: when its pool stops it, it
     # exits at once instead of tearing down torch (about 1.5 s each pool)

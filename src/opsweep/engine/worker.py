@@ -64,17 +64,18 @@ def decode(text: str) -> SweepConfig | None:
 def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
                 targets: tuple[str, ...], phase: Phase, dynamic: bool, tuning: Tuning,
                 checkpoint=lambda _s, _f: None, cache=None,
-                digest: str | None = None) -> Outcomes:
+                digest: str | None = None, base: bool = True) -> Outcomes:
     """The wanted targets' outcomes (engine.group.run_targets over them, with `tuning`'s
     shortcut and argument recording, and the export `cache` for the spec of `digest`); the
     stock exporter always runs first (the base of the shortcut), even when only a custom
-    target is wanted."""
+    target is wanted, unless `base` is False: then only the wanted targets run, each in
+    full (no shortcut without the stock export to base it on)."""
     from opsweep.engine.group import run_targets as run_all  # the measuring stack, as above
     stock = next(name for name in exporters if is_stock(name))
-    used = {stock: exporters[stock]} | {t: exporters[t] for t in targets}
+    used = ({stock: exporters[stock]} if base else {}) | {t: exporters[t] for t in targets}
     got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
-                  checkpoint=checkpoint, shortcut=tuning.shortcut, arguments=tuning.arguments,
-                  cache=cache, digest=digest)
+                  checkpoint=checkpoint, shortcut=tuning.shortcut and stock in used,
+                  arguments=tuning.arguments, cache=cache, digest=digest)
     return {t: got[t] for t in targets}
 
 
@@ -139,10 +140,11 @@ def canary() -> dict[str, str]:
 
 
 def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
-        phase_file: str, dynamic: bool, digest: str | None = None
+        phase_file: str, dynamic: bool, digest: str | None = None, alone: bool = False
         ) -> tuple[Outcomes, dict[str, dict[str, int]]]:
     """One group, in a worker: the shortcuts as the worker's set-up says (`SweepConfig.tuning`),
-    the export cache used for the spec of `digest`. With the outcomes, what the group did
+    the export cache used for the spec of `digest`; `alone`: the targets without the stock
+    exporter as their base (wanted_outcomes). With the outcomes, what the group did
     with the cache (engine.cache.ExportCache.take_counts)."""
     _ready()
     catalog: Catalog = _WORKER["catalog"]  # type: ignore[assignment]
@@ -158,5 +160,6 @@ def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
     setup: SweepConfig = _WORKER["setup"]  # type: ignore[assignment]
     cache = _WORKER.get("cache")
     outcomes = wanted_outcomes(catalog.specs[spec_name], group, _WORKER["exporters"],  # type: ignore[arg-type]
-                               targets, phase, dynamic, setup.tuning, checkpoint, cache, digest)
+                               targets, phase, dynamic, setup.tuning, checkpoint, cache, digest,
+                               base=not alone)
     return outcomes, (cache.take_counts() if cache is not None else {})  # type: ignore[attr-defined]

@@ -83,13 +83,14 @@ class Job:
 def measure(jobs: Sequence[Job], config: SweepConfig,
             done: Callable[[Job, str, SpecResult], None],
             running: Callable[[tuple[str, ...]], None] = lambda _: None,
-            cache_counts: dict[str, dict[str, int]] | None = None) -> dict[str, str]:
+            cache_counts: dict[str, dict[str, int]] | None = None,
+            output: list[str] | None = None) -> dict[str, str]:
     """Measure each job's spec, calling `done(job, target, result)` as each
     finishes, in job order, and `running` with the specs the workers are busy with
     whenever that changes. Examples are drawn spec by spec while workers are
     already busy. Returns the optional targets the canary found absent from this pin set
     (with why): none of their results is measured. `cache_counts` receives what the groups
-    did with the export cache."""
+    did with the export cache, `output` what the workers printed (engine.pool.worker_output)."""
     if not jobs:
         return {}
     with workers(config) as pool:
@@ -102,6 +103,8 @@ def measure(jobs: Sequence[Job], config: SweepConfig,
         finally:
             if cache_counts is not None:
                 merge_counts(cache_counts, pool.cache_counts)
+    if output is not None:
+        output.extend(pool.output)  # read once the workers have stopped
     return absent
 
 
@@ -167,8 +170,9 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
         notes.append("a checkpoint from a different sweep was set aside")
     results, resumed = _resume(plan, journal, progress)
     cache: dict[str, dict[str, int]] = {}
+    output: list[str] = []
     try:
-        missing = _measure_rest(plan, config, results, journal, progress, cache)
+        missing = _measure_rest(plan, config, results, journal, progress, cache, output)
     except ExporterBroken as exc:
         return _broken(exc, plan, config, request, notes)
     finally:
@@ -183,7 +187,7 @@ def regenerate(catalog: Catalog, config: SweepConfig, request: Request,
              for t in plan.targets}
     moved = art.moved_fields(plan.previous.fingerprint, artifact.fingerprint) \
         if plan.previous is not None else []
-    run_log = _write_run_log(request, artifact, final, set(resumed), notes, cache, moved)
+    run_log = _write_run_log(request, artifact, final, set(resumed), notes, cache, moved, output)
     return Regeneration(artifact, final, len(resumed), tuple(notes), request.out, run_log, cache)
 
 
@@ -221,7 +225,8 @@ def _absent(target: Planned, why: str) -> Planned:
 
 def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult],
                   journal: Journal, progress: Callable[[SpecDone | SpecsRunning], None],
-                  cache_counts: dict[str, dict[str, int]] | None = None) -> dict[str, str]:
+                  cache_counts: dict[str, dict[str, int]] | None = None,
+                  output: list[str] | None = None) -> dict[str, str]:
     """Measure every result not in `results` yet, adding each (and checkpointing it)
     as it finishes; the optional targets found absent (measure)."""
     def done(job: Job, target: str, result: SpecResult) -> None:
@@ -233,7 +238,7 @@ def _measure_rest(plan: Plan, config: SweepConfig, results: dict[Key, SpecResult
     jobs = [Job(s, plan.digests[s.name], wanted) for s in plan.specs
             if (wanted := tuple(t.name for t in plan.targets if Key(t.name, s.name) not in results))]
     return measure(jobs, config, done, lambda names: progress(SpecsRunning(names)),
-                   cache_counts)
+                   cache_counts, output)
 
 
 def _open_journal(request: Request, config: SweepConfig, plan: Plan) -> Journal:
@@ -260,16 +265,17 @@ def _assemble(plan: Plan, config: SweepConfig, request: Request,
 def _write_run_log(request: Request, artifact: Artifact, decisions: Decisions,
                    resumed: set[Key], notes: Sequence[str],
                    cache: Mapping[str, Mapping[str, int]] | None = None,
-                   moved: Sequence[str] = ()) -> Path:
+                   moved: Sequence[str] = (), output: Sequence[str] = ()) -> Path:
     """The run's bookkeeping, beside the artifact and never committed (.gitignore): with
-    the export cache's counts and the fingerprint's fields that moved since the previous
-    artifact."""
+    the export cache's counts, the fingerprint's fields that moved since the previous
+    artifact, and what the workers printed (never shown on the terminal)."""
     path = run_path(request.out)
     header = {"artifact": request.out.name, "regen_index": artifact.regen_index,
               "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
               "profile": artifact.profile, "fingerprint": asdict(artifact.fingerprint),
               "shard": list(request.shard) if request.shard else None, "notes": list(notes),
-              "cache": {t: dict(c) for t, c in (cache or {}).items()}, "moved": list(moved)}
+              "cache": {t: dict(c) for t, c in (cache or {}).items()}, "moved": list(moved),
+              "worker_output": list(output)}
     write_run(path, header, decisions, resumed)
     return path
 
