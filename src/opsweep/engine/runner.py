@@ -227,13 +227,25 @@ def _outcome(example: Example, stage: Stage, error: str = "",
                    mismatch=mismatch)
 
 
-References = dict[int, tuple[tuple, list[torch.Tensor]]]
+#: One comparison: the inputs onnxruntime is given and PyTorch's outputs at them.
+Pair = tuple[tuple, list[torch.Tensor]]
+#: By example index: its pair, and for the exported example the pair of a further draw of
+#: its signature (None for the others, or when eager PyTorch refuses the further draw).
+References = dict[int, tuple[tuple, list[torch.Tensor], "Pair | None"]]
+
+
+def further_seed(seed: int) -> int:
+    """The seed of the further draw the exported example is also compared at: another
+    value of the same signature, fixed by the example's own seed."""
+    return (seed * 2654435761 + 0x5EED) % 2**31
 
 
 def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
                   ) -> tuple[dict[int, Outcome], References, Call | None]:
     """PyTorch's outputs for each example (computed once, whatever the target):
-    (invalid outcomes, references by index, the first valid example's call)."""
+    (invalid outcomes, references by index, the first valid example's call). The first
+    valid example, the one exported, is also run at a further draw of its signature: a
+    model traced into a constant of the exported values matches them and nothing else."""
     outcomes: dict[int, Outcome] = {}
     references: References = {}
     call: Call | None = None  # the first valid example's module: the one exported
@@ -248,10 +260,22 @@ def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
         except Exception as exc:
             outcomes[i] = _outcome(example, Stage.INVALID, error_line(exc))
             continue
-        references[i] = (this.inputs, expected)
+        further = None if call is not None else _further(spec, this, example)
+        references[i] = (this.inputs, expected, further)
         if call is None:
             call = this
     return outcomes, references, call
+
+
+def _further(spec: OpSpec, call: Call, example: Example) -> Pair | None:
+    """The exported example's further draw: (inputs, PyTorch's outputs), or None when
+    eager PyTorch refuses it (a value the signature allows but the operator does not)."""
+    try:
+        this = Call(target_of(spec, call),
+                    *materialize(replace(example, seed=further_seed(example.seed))))
+        return this.inputs, flat_outputs(this(*[t.clone() for t in this.inputs]))
+    except Exception:  # noqa: BLE001 - eager refused these values: compare at the drawn ones
+        return None
 
 
 @dataclass(frozen=True)
@@ -282,8 +306,9 @@ def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: BaseExport
     slot = slots(group[min(references)], "") if references else None
     stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, False,
                                              slot=slot)
-    for i, (inputs, expected) in references.items():
-        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, False)
+    for i, (inputs, expected, further) in references.items():
+        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, False,
+                                                   further)
                                ) if session is not None else _outcome(group[i], stage, error)
     return [outcomes[i] for i in range(len(group))]
 
@@ -347,15 +372,21 @@ def _export_and_check(exporter: BaseExporter, call: Call, inputs: tuple, phase: 
 
 
 def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phase: Phase,
-             dynamic: bool) -> tuple[Stage, str, Mismatch | None]:
-    phase(Reached(Step.RUNTIME, dynamic))
-    try:
-        actual = run_session(session, inputs)
-    except Exception as exc:
-        return Stage.RUNTIME, error_line(exc), None
-    phase(Reached(Step.NUMERICS, dynamic))
-    differs = None if spec.nondeterministic else compare(expected, actual, spec)
-    return (Stage.NUMERICS, differs.message, differs.kind) if differs else (Stage.OK, "", None)
+             dynamic: bool, further: Pair | None = None) -> tuple[Stage, str, Mismatch | None]:
+    """The example at its own values, then (the exported one) at its further draw: the
+    first that fails is the outcome, the further draw's error saying it was there."""
+    for pair, where in [((inputs, expected), "")] + (
+            [(further, "on a further draw of the same signature: ")] if further else []):
+        phase(Reached(Step.RUNTIME, dynamic))
+        try:
+            actual = run_session(session, pair[0])
+        except Exception as exc:
+            return Stage.RUNTIME, where + error_line(exc), None
+        phase(Reached(Step.NUMERICS, dynamic))
+        differs = None if spec.nondeterministic else compare(pair[1], actual, spec)
+        if differs:
+            return Stage.NUMERICS, where + differs.message, differs.kind
+    return Stage.OK, "", None
 
 
 # --- the dynamic axis -----------------------------------------------------------
