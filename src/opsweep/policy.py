@@ -15,7 +15,7 @@ recorded of its error (:class:`opsweep.model.Observed`), without measuring it ag
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -55,13 +55,22 @@ class Policy:
 
     def tolerance(self, spec: OpSpec | None, dtype: str) -> Tolerance | None:
         """The tolerance `spec`'s outputs of `dtype` are compared with (None: exactly)."""
-        ops = set(spec.aten_ops) if spec is not None else set()
+        if spec is None:
+            return self.defaults.get(dtype)
+        return self.tolerance_for(spec.aten_ops, spec.tolerances.get(dtype), dtype)
+
+    def overridden(self, operators: Iterable[str], dtype: str) -> Tolerance | None:
+        """The loosest override of one of `operators` at `dtype`, if any."""
+        ops = set(operators)
         found = [o.tolerance for o in self.overrides if o.dtype == dtype and o.operator in ops]
-        if found:
-            return Tolerance(max(t.rtol for t in found), max(t.atol for t in found))
-        if spec is not None and dtype in spec.tolerances:
-            return spec.tolerances[dtype]
-        return self.defaults.get(dtype)
+        if not found:
+            return None
+        return Tolerance(max(t.rtol for t in found), max(t.atol for t in found))
+
+    def tolerance_for(self, operators: Iterable[str], own: Tolerance | None,
+                      dtype: str) -> Tolerance | None:
+        """The tolerance of a spec declaring `operators`, with its `own` at `dtype`."""
+        return self.overridden(operators, dtype) or own or self.defaults.get(dtype)
 
     def for_spec(self, spec: OpSpec | None) -> Callable[[str], Tolerance | None]:
         """`tolerance` for one spec, as the comparison asks it: by dtype."""

@@ -49,3 +49,22 @@ def test_a_model_that_uses_its_inputs_still_passes():
     example = Example((TensorArg((3, 2), "float32"),), seed=3)
     (outcome,) = run_group(op, [example], TorchScriptExporter())
     assert outcome.stage is Stage.OK
+
+
+@pytest.mark.usefixtures("outside_project")
+def test_two_sweeps_record_the_same_error_bit_for_bit(tmp_path):
+    """The recorded error does not make reruns noisy: the same draws at the same pins give
+    the same artifact (bar regen_index), observed error and policy included."""
+    from opsweep.artifact import data as art
+    from opsweep.cli.main import main
+
+    paths = [tmp_path / "a.json", tmp_path / "b.json"]
+    for path in paths:
+        assert main(["sweep", "--only", "sin", "softmax", "add", "--jobs", "2", "--no-reuse",
+                     "--out", str(path)]) == 0
+    a, b = (art.load(p) for p in paths)
+    assert art.same_measurements(a, b)
+    assert a.policy == "opsweep v1"
+    cells = a.specs["softmax"].errors
+    assert cells and {c.dtype for c in cells} >= {"float32", "float16"}
+    assert all(c.ulp is not None for c in cells if c.dtype in ("float16", "bfloat16"))
