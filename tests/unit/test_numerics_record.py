@@ -75,3 +75,28 @@ def test_a_stricter_policy_turns_a_passing_cell_into_failing_without_measuring()
     assert (moved.failing, moved.was_failing, moved.unsure) == (1, 0, 0)
     loose = replace(strict, defaults={**measured.defaults, "float16": Tolerance(0.01, 0.01)})
     assert regrade([two], measured, loose, ("softmax",))[0].failing == 0
+
+
+def test_a_project_names_its_own_policy_and_a_bad_one_is_refused(tmp_path):
+    import pytest
+
+    from opsweep import config
+    from opsweep.errors import DataFileError
+    from opsweep.policy import read
+
+    parsed = config.parse({"tolerance-policy": "tolerances.json"}, tmp_path / "pyproject.toml")
+    assert parsed.tolerance_policy == "tolerances.json"
+    mine = tmp_path / "tolerances.json"
+    mine.write_text(json.dumps({"name": "adopter", "version": 2, "defaults": {
+        "float16": {"rtol": 0.001, "atol": 0.0001}}, "overrides": [
+        {"operator": "softmax", "dtype": "float16", "rtol": 0.01, "atol": 0.001,
+         "reason": "exp then a sum in float16"}]}))
+    policy = read(str(mine))
+    assert policy.label == "adopter v2"
+    assert policy.tolerance(SPEC, "float16") == Tolerance(0.01, 0.001)  # the override
+    assert policy.tolerance(None, "float16") == Tolerance(0.001, 0.0001)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "x", "version": 1, "defaults": {}, "overrides": [
+        {"operator": "softmax", "dtype": "float16", "rtol": 0.01, "atol": 0.001}]}))
+    with pytest.raises(DataFileError, match="overrides"):
+        read(str(bad))
