@@ -22,6 +22,8 @@ The keys (all optional)::
     source-url = "https://github.com/OWNER/REPO/blob/main"
     repo-url = "https://github.com/OWNER/REPO"
     models = ["pkg.models:build"]
+    tolerance-policy = "tolerances.json"  # the tolerance policy numerics are graded against
+                                     # (docs/tolerances.md; default: opsweep's own)
 
 This module reads files only (never the environment) and imports nothing beyond the
 standard library, `opsweep.errors` and `opsweep.targets` (with `opsweep.model`: stdlib
@@ -48,7 +50,8 @@ VERSION = 1
 TABLE = "[tool.opsweep]"
 DEFAULT_TOX_ENV = "proptest_onnx"
 _KEYS = ("version", "pins", "catalog", "specs", "translations", "torchscript", "artifact",
-         "pages-dir", "history-dir", "data-dir", "templates", "source-url", "repo-url", "models")
+         "pages-dir", "history-dir", "data-dir", "templates", "source-url", "repo-url", "models",
+         "tolerance-policy")
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
@@ -142,6 +145,8 @@ class Config:
     repo_url: str = ""
     models: tuple[str, ...] = ()
     pyproject: str = "pyproject.toml"
+    #: the tolerance policy's file ("": opsweep's own; opsweep.policy)
+    tolerance_policy: str = ""
 
     def targets(self, translations: Iterable[str] = (), torchscript: bool = False
                 ) -> tuple[Target, ...]:
@@ -219,7 +224,8 @@ def parse(table: dict, pyproject: Path) -> Config:
     if not isinstance(torchscript, bool):
         check.fail("torchscript", f"expected true or false, got {torchscript!r}")
     paths = {key: check.path(key, table[key]) for key in
-             ("artifact", "pages-dir", "history-dir", "data-dir", "templates") if key in table}
+             ("artifact", "pages-dir", "history-dir", "data-dir", "templates", "tolerance-policy")
+             if key in table}
     return Config(
         version=version, pins=_pins(check, table.get("pins"), pyproject.name), catalog=catalog,
         specs=tuple(check.path("specs", s) for s in check.strings("specs", table)),
@@ -229,7 +235,8 @@ def parse(table: dict, pyproject: Path) -> Config:
         history_dir=paths.get("history-dir", Config.history_dir),
         data_dir=paths.get("data-dir", Config.data_dir), templates=paths.get("templates", ""),
         source_url=check.url("source-url", table), repo_url=check.url("repo-url", table),
-        models=_models(check, table), pyproject=pyproject.name)
+        models=_models(check, table), pyproject=pyproject.name,
+        tolerance_policy=paths.get("tolerance-policy", ""))
 
 
 def _pins(check: _Checker, value: object, pyproject: str) -> PinSource:

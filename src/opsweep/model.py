@@ -187,17 +187,6 @@ class Tolerance:
     atol: float
 
 
-#: Default comparison tolerances per dtype (NaN positions must always agree).
-DEFAULT_TOLERANCES: Mapping[str, Tolerance] = MappingProxyType({
-    "float64": Tolerance(1e-7, 1e-7),
-    "float32": Tolerance(1e-4, 1e-5),
-    "float16": Tolerance(1e-2, 1e-3),
-    "bfloat16": Tolerance(2e-2, 1e-2),
-    "complex64": Tolerance(1e-4, 1e-5),
-    "complex128": Tolerance(1e-7, 1e-7),
-})
-
-
 @dataclass(frozen=True)
 class KnownGap:
     """A note that the stock exporter is known not to handle this spec.
@@ -259,11 +248,6 @@ class OpSpec:
         if self.origin is None:
             object.__setattr__(self, "origin", caller())
 
-    def tolerance(self, dtype: str) -> Tolerance | None:
-        if dtype in self.tolerances:
-            return self.tolerances[dtype]
-        return DEFAULT_TOLERANCES.get(dtype)
-
 
 @dataclass(frozen=True)
 class Translations:
@@ -277,6 +261,33 @@ class Translations:
     @property
     def name(self) -> str:
         return f"{self.module}:{self.table}"
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The error one example's outputs showed against PyTorch's where their values were
+    compared (same count, shapes and dtypes), over all its outputs' elements: what the
+    artifact keeps per cell (opsweep.artifact.numerics) and a policy re-grades from
+    (opsweep.policy.judge). Errors are absolute, ``|onnxruntime - PyTorch|``, over the
+    elements finite on both sides; a relative error is the absolute one over
+    ``|PyTorch|`` (infinite for a nonzero error where PyTorch gives 0)."""
+
+    max_abs: float
+    median_abs: float
+    max_rel: float
+    #: whether a NaN or an infinity sits where PyTorch has none (or the other way round):
+    #: a failure at any tolerance
+    nonfinite: bool = False
+    #: whether an output compared exactly (integers, bool) differs: a failure at any tolerance
+    exact: bool = False
+    #: the largest error in units in the last place of the output dtype (float16, bfloat16
+    #: outputs only)
+    ulp: int | None = None
+    #: the tolerance the floating outputs were compared with (None: none was, or outputs
+    #: of different tolerances were) and, under it, the largest
+    #: ``|error| - rtol * |PyTorch|`` (at least 0): the smallest atol that passes
+    tolerance: Tolerance | None = None
+    excess: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -299,6 +310,8 @@ class Outcome:
     #: the schema arguments the example's calls reached, as (overload, argument, type, value
     #: class): opsweep.engine.arguments
     arguments: tuple[tuple[str, str, str, str], ...] = ()
+    #: the error its values showed (None: values never compared; opsweep.model.Observed)
+    observed: Observed | None = None
 
 
 # --- where a spec is defined, recorded when it is built ---------------------------------

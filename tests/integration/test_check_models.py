@@ -23,7 +23,8 @@ from opsweep.check.models import load_model  # noqa: E402
 from opsweep.check.run import check  # noqa: E402
 from opsweep.check.table import FAILING, FINE, NOT_MEASURED, UNATTRIBUTABLE  # noqa: E402
 from opsweep.cli import main  # noqa: E402
-from opsweep.model import DEFAULT_TOLERANCES, Stage  # noqa: E402
+from opsweep.model import Stage  # noqa: E402
+from opsweep.policy import builtin  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 MODELS = ROOT / "examples" / "tiny_models.py"
@@ -61,7 +62,7 @@ def independent(case) -> str:
         want = [t for t in torch.utils._pytree.tree_leaves(case.model(*case.inputs))
                 if isinstance(t, torch.Tensor)]
     for w, g in zip(want, got, strict=True):
-        tol = DEFAULT_TOLERANCES[str(w.dtype).removeprefix("torch.")]
+        tol = builtin().defaults[str(w.dtype).removeprefix("torch.")]
         if not np.allclose(g.astype(np.float64), _numpy(w).astype(np.float64), rtol=tol.rtol,
                            atol=tol.atol):
             return "numerics"

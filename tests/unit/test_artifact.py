@@ -249,7 +249,11 @@ def test_the_committed_artifact_re_serialises_byte_identically():
     committed = Path(__file__).resolve().parents[2] / "docs" / "onnx_support_measured.json"
     loaded = art.load(committed)
     assert loaded.target_names[0] == art.STOCK and len(loaded.target_names) > 1
-    assert art.canonical_bytes(loaded) == committed.read_bytes()
+    text = committed.read_text("utf-8")
+    if '"schema_version": 5,' in text:  # measured before the observed error (schema 6)
+        assert loaded.policy == "" and all(r.errors is None for r in loaded.specs.values())
+        text = text.replace('"schema_version": 5,', f'"schema_version": {art.SCHEMA_VERSION},')
+    assert art.canonical_bytes(loaded).decode("utf-8") == text
 
 
 def test_a_target_equal_to_stock_writes_nothing_but_its_fingerprint(artifact):

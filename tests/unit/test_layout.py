@@ -20,12 +20,13 @@ import opsweep
 
 SRC = Path(opsweep.__file__).parent
 #: the vocabulary every stage shares
-BASE = {"model", "errors", "files", "config", "coverage", "targets"}
+BASE = {"model", "errors", "files", "config", "coverage", "targets", "policy"}
 #: package -> the opsweep packages (and base modules) its modules may import
 ALLOWED = {
     "model": set(), "errors": set(), "files": {"errors", "config", "targets"},
     "targets": {"model"},  # the targets and their kinds: stdlib only, like config
     "coverage": {"model"},  # value classes and the bar: torch-free, for the artifact too
+    "policy": {"model", "files"},  # the tolerance policy: a data file, torch-free
     # stdlib only: the Action runs it before installing anything
     "config": {"errors", "targets", "model"},
     "_release": set(),  # the commit a release build recorded: stdlib only

@@ -5,9 +5,10 @@ import torch
 from opsweep.catalog.families import unary
 from opsweep.model import Example, Mismatch, TensorArg, Tolerance
 from opsweep.engine.runner import Call, compare, make_tensor, materialize
+from opsweep.policy import builtin
 
-SPEC = unary("sin")
-EXACT = unary("sin", tolerances={"float32": Tolerance(0.0, 0.0)})
+SPEC = builtin().for_spec(unary("sin"))
+EXACT = builtin().for_spec(unary("sin", tolerances={"float32": Tolerance(0.0, 0.0)}))
 
 
 def test_values_are_deterministic_in_the_seed_and_respect_ranges():

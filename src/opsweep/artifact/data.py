@@ -16,6 +16,7 @@ from typing import Any
 from opsweep.artifact.grade import FailureGroup, Grades, StageCount
 from opsweep.artifact.migrations import MIGRATIONS as _MIGRATIONS
 from opsweep.artifact.migrations import migrate
+from opsweep.artifact.numerics import errors_from_data, errors_to_data
 from opsweep.artifact.results import (  # noqa: F401  (re-exported: art.SpecResult, ...)
     ExporterEntry,
     GapCheck,
@@ -36,7 +37,9 @@ from opsweep.targets import STOCK, TORCHSCRIPT, is_stock  # noqa: F401  (re-expo
 #: the stock specs the target has no result for. Readers get complete results.
 #: Since version 5 the fingerprint names the hypothesis release that drew the examples
 #: and each spec keeps its `outcomes`: examples per dtype, rank and stage reached.
-SCHEMA_VERSION = 5
+#: Since version 6 each spec keeps its observed error per (dtype, rank) cell (`errors`) and
+#: the artifact names the tolerance policy that graded it (`policy`).
+SCHEMA_VERSION = 6
 #: Fields derived from the spec results that arrived in a later schema version than some
 #: readable artifact has: the loader derives them for an older artifact instead of checking.
 _DERIVED_SINCE = {"dynamic_counts": 3}
@@ -104,6 +107,9 @@ class Artifact:
     broken: Breakage | None = None  # the pin set could not export at all
     #: spec name -> why the measured torch does not have it (not measured, not graded)
     absent: Mapping[str, str] = field(default_factory=dict)
+    #: the tolerance policy numerics were graded against (opsweep.policy.Policy.label);
+    #: "": not recorded (an artifact from before schema 6)
+    policy: str = ""
 
     def target(self, name: str = STOCK) -> TargetResult | None:
         """What the target called `name` measured; None when it was not measured."""
@@ -148,14 +154,14 @@ def make_artifact(fingerprint: Fingerprint, profile: str, examples: int, regen_i
                   targets: Mapping[str, tuple[TargetEntry | None, Mapping[str, SpecResult]]]
                   | None = None,
                   broken: Breakage | None = None,
-                  absent: Mapping[str, str] | None = None) -> Artifact:
+                  absent: Mapping[str, str] | None = None, policy: str = "") -> Artifact:
     """`specs`: the stock target's results; `targets`: name -> (fingerprint entry, spec
     results) of each other target."""
     results = {STOCK: make_target(None, specs)}
     others = targets or {}
     results.update({name: make_target(*others[name]) for name in sorted(others)})
     return Artifact(fingerprint, profile, examples, regen_index, results, shard, broken,
-                    dict(sorted((absent or {}).items())))
+                    dict(sorted((absent or {}).items())), policy)
 
 
 # --- to and from plain data --------------------------------------------------
@@ -192,7 +198,8 @@ def spec_to_data(r: SpecResult) -> dict[str, Any]:
             for c in r.outcomes]}),
         **({} if r.arguments is None else {"arguments": {
             o: {a: {"type": e["type"], "classes": list(e["classes"])} for a, e in args.items()}
-            for o, args in r.arguments.items()}})}
+            for o, args in r.arguments.items()}}),
+        **({} if r.errors is None else {"errors": errors_to_data(r.errors)})}
 
 
 def spec_from_data(d: dict[str, Any]) -> SpecResult:
@@ -207,7 +214,7 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
         _failures_in(d["dynamic_failures"]),
         None if "outcomes" not in d else tuple(
             StageCount(c["dtype"], c["rank"], Stage(c["stage"]), c["count"]) for c in d["outcomes"]),
-        d.get("arguments"))
+        d.get("arguments"), None if "errors" not in d else errors_from_data(d["errors"]))
 
 
 def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:
@@ -270,7 +277,8 @@ def to_data(artifact: Artifact) -> dict[str, Any]:
            if artifact.shard else {}),
         **({"broken": {"target": artifact.broken.target, "stage": artifact.broken.stage,
                        "error": artifact.broken.error}} if artifact.broken else {}),
-        **({"absent": dict(artifact.absent)} if artifact.absent else {})}
+        **({"absent": dict(artifact.absent)} if artifact.absent else {}),
+        **({"policy": artifact.policy} if artifact.policy else {})}
 
 
 def measurements(artifact: Artifact) -> dict[str, Any]:
@@ -332,7 +340,8 @@ def from_data(data: dict[str, Any], path: object = "<artifact>") -> Artifact:
     artifact = make_artifact(Fingerprint(**data["fingerprint"]), data["profile"],
                              data["examples"], data["regen_index"], specs,
                              (shard["index"], shard["count"]) if shard else None, targets,
-                             Breakage(**broken) if broken else None, data.get("absent"))
+                             Breakage(**broken) if broken else None, data.get("absent"),
+                             data.get("policy", ""))
     both = sorted(set(artifact.absent) & set(specs))
     if both:
         raise ArtifactError(path, f"absent.{both[0]}", "a spec recorded as absent is also measured")

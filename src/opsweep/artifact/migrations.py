@@ -45,8 +45,14 @@ def _v4_to_v5(data: dict[str, Any]) -> None:
         data["fingerprint"].setdefault("hypothesis", "unknown")
 
 
+def _v5_to_v6(data: dict[str, Any]) -> None:
+    """Version 6 keeps each spec's observed error per cell (`errors`) and names the
+    tolerance policy that graded it (`policy`). Neither can be recovered: the specs have no
+    `errors` and the artifact no `policy` (pages show neither); the grades are unchanged."""
+
+
 #: schema version -> the step that lifts an artifact of that version to the next
-MIGRATIONS = {2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+MIGRATIONS = {2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 
 
 def migrate(data: Any) -> Any:

@@ -19,6 +19,7 @@ from opsweep.artifact.grade import (
     grade,
     merge_failures,
 )
+from opsweep.artifact.numerics import CellError
 from opsweep.model import Stage, Translations
 from opsweep.targets import STOCK
 
@@ -54,6 +55,9 @@ class SpecResult:
     #: traces: overload -> argument -> {"type", "classes"} (opsweep.coverage.coverage); None:
     #: not recorded (measured by an engine before arguments were)
     arguments: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None
+    #: the observed error per (dtype, rank) cell (opsweep.artifact.numerics); None: no
+    #: example's values were compared, or measured before schema 6
+    errors: tuple[CellError, ...] | None = None
 
     @property
     def counts(self) -> Counts:

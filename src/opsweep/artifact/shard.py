@@ -54,7 +54,7 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
         if part.shard is None:
             raise ArtifactError(path, "shard", "not a shard artifact (written without --shard)")
         shards[path] = part.shard
-        for field in ("fingerprint", "profile", "examples", "regen_index"):
+        for field in ("fingerprint", "profile", "examples", "regen_index", "policy"):
             if getattr(part, field) != getattr(first, field):
                 raise ArtifactError(path, field, f"{getattr(part, field)!r} differs from "
                                     f"{getattr(first, field)!r} in {first_path}")
@@ -90,7 +90,8 @@ def merge(parts: Sequence[tuple[Path, Artifact]]) -> Artifact:
     return make_artifact(first.fingerprint, first.profile, first.examples, first.regen_index,
                          merged[STOCK], None,
                          {t.name: (t.entry, merged[t.name]) for t in first.others},
-                         absent={n: why for _, part in parts for n, why in part.absent.items()})
+                         absent={n: why for _, part in parts for n, why in part.absent.items()},
+                         policy=first.policy)
 
 
 def partial_reason(old: Artifact | None, new: Artifact,

@@ -20,6 +20,7 @@ from opsweep.artifact.grade import (
     outcome_counts,
     stage_counts,
 )
+from opsweep.artifact.numerics import cell_errors
 from opsweep.artifact.results import GapCheck, SpecResult
 from opsweep.coverage import coverage
 from opsweep.model import UNGRADED, OpSpec, Outcome, Stage
@@ -79,7 +80,8 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
         grades=grade([counts]), nondeterministic=spec.nondeterministic, gap=gap,
         digest=digest, signatures=signatures, dynamic_stages=dynamic,
         dynamic_regressed=regressed, dynamic_failures=dynamic_failures(outcomes),
-        outcomes=outcome_counts(outcomes), arguments=arguments_reached(outcomes))
+        outcomes=outcome_counts(outcomes), arguments=arguments_reached(outcomes),
+        errors=cell_errors(outcomes))
 
 
 def arguments_reached(outcomes: Sequence[Outcome]):

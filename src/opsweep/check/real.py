@@ -22,7 +22,8 @@ from torch.utils import _pytree as pytree
 from opsweep.check.models import ModelCase
 from opsweep.engine.adapter import classify_export_error, error_line
 from opsweep.engine.runner import compare, flat_outputs, make_session, run_session
-from opsweep.model import DEFAULT_TOLERANCES, Stage
+from opsweep.model import Stage
+from opsweep.policy import builtin
 
 PASS, FAIL, NOT_REACHED = "pass", "fail", "not reached"
 _NODE = re.compile(r"translating node %(\w+) : .*?target=torch\.ops\.(\w+)\.(\w+)")
@@ -30,15 +31,8 @@ _DISPATCH = re.compile(r"OpOverload\(op='(\w+)\.(\w+)'")
 _ONNX_NODE = re.compile(r"op_type:(\w+), node name: (\w+)")
 
 
-class _Tolerances:
-    """The sweep's default tolerances, where the comparison asks a spec for them."""
-
-    @staticmethod
-    def tolerance(dtype: str):
-        return DEFAULT_TOLERANCES.get(dtype)
-
-
-TOLERANCES = _Tolerances()
+#: The built-in policy's default tolerances (opsweep.policy), by dtype.
+TOLERANCES = builtin().for_spec(None)
 
 
 @dataclass(frozen=True)
@@ -127,7 +121,7 @@ def run(case: ModelCase, opset: int, dynamic: bool = False,
             actual = run_session(session, _flat(case, these))
         except Exception as exc:
             return Stage.RUNTIME.value, error_line(exc), program, exc
-        differs = compare(_expected(case, these), actual, TOLERANCES)  # type: ignore[arg-type]
+        differs = compare(_expected(case, these), actual, TOLERANCES)
         if differs is not None:
             return Stage.NUMERICS.value, differs.message, program, None
     return Stage.OK.value, "", program, None
@@ -204,7 +198,7 @@ def first_divergence(case: ModelCase, program) -> tuple[str, str]:
         if tuple(want.shape) != tuple(got.shape):
             continue  # a value the exporter laid out differently is not evidence
         got = got.to(want.dtype) if got.dtype != want.dtype else got
-        if compare([want], [got], TOLERANCES) is not None:  # type: ignore[arg-type]
+        if compare([want], [got], TOLERANCES) is not None:
             target = targets.get(name)
             return name, getattr(getattr(target, "overloadpacket", None), "__name__", str(target))
     return "", ""

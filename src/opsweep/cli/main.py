@@ -37,6 +37,7 @@ from opsweep.cli.settings import (
     PROFILE_ENV,
     Settings,
     builtin_scope,
+    policy_file,
     project,
     repo_url,
     source_url,
@@ -183,7 +184,8 @@ def cmd_sweep(args) -> int:
                          fast=not args.public_exporter,
                          targets=configured.targets(args.translations, args.torchscript),
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
-                         preload=not args.spawn, cache=_cache_dir(args))
+                         preload=not args.spawn, cache=_cache_dir(args),
+                         policy=policy_file(configured.tolerance_policy))
     request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)

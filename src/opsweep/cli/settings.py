@@ -15,6 +15,7 @@ from opsweep import config
 from opsweep.config import Config
 from opsweep.errors import UsageError
 from opsweep.files import Layout
+from opsweep.policy import read as read_policy
 
 DEFAULT_API = "https://api.github.com"
 DEFAULT_SERVER = "https://github.com"
@@ -121,3 +122,13 @@ def models(pyproject: Path) -> tuple[str, ...]:
     ``[tool.opsweep] models`` in `pyproject`: () when the file or the key is absent; a
     UsageError naming the file and the key when it is not a list of such strings."""
     return config.load(pyproject).models
+
+
+def policy_file(path: str) -> str:
+    """The configured tolerance policy's file, absolute, read once here so a bad one stops
+    the sweep before any worker starts ("": opsweep's own)."""
+    if not path:
+        return ""
+    resolved = str(Path(path).resolve())
+    read_policy(resolved)
+    return resolved

@@ -70,3 +70,6 @@ class SweepConfig:
     #: the export cache's directory (engine.cache): exports, and their outcomes up to the
     #: checker, are looked up there and kept; None: every group is exported
     cache: Path | None = None
+    #: the tolerance policy's file numerics are compared at (opsweep.policy; "": the
+    #: built-in one, opsweep/data/tolerance_policy.json)
+    policy: str = ""

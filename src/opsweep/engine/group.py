@@ -24,6 +24,7 @@ from opsweep.engine.phase import Phase, ignore
 from opsweep.engine.runner import (CacheSlot, Slots, no_slot, references_of, run_dynamic,
                                    static_outcomes)
 from opsweep.model import Example, OpSpec, Outcome
+from opsweep.policy import Policy
 from opsweep.targets import STOCK_TARGET
 
 #: Called as targets finish: the static outcomes so far, and the targets whose
@@ -63,12 +64,14 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
                 phase: Phase = ignore, *, dynamic: bool = False,
                 checkpoint: Progress = lambda _s, _f: None,
                 shortcut: bool = True, arguments: bool = True,
-                cache=None, digest: str | None = None) -> dict[str, list[Outcome]]:
+                cache=None, digest: str | None = None,
+                policy: Policy | None = None) -> dict[str, list[Outcome]]:
     """Outcomes per target, each target finished (static, then dynamic) before the
     next. The first exporter is the stock one, the base of the shortcut.
     `shortcut=False` measures every target in full (the previous engine); `arguments=False`
     records no arguments (the engine before them, for the benchmarks only). `cache`: an
-    :class:`opsweep.engine.cache.ExportCache`, used when `digest` (the spec's) is given."""
+    :class:`opsweep.engine.cache.ExportCache`, used when `digest` (the spec's) is given.
+    `policy`: the tolerances numerics are compared at (the built-in policy's)."""
     names = list(exporters)
     invalid, references, call = references_of(spec, group, _prefixed(phase, names[0]))
     if call is None:
@@ -87,7 +90,7 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
             static[name] = static[names[0]]
         else:
             static[name] = static_outcomes(spec, group, exporter, call, invalid, references, here,
-                                           slots)
+                                           slots, policy)
             if name == names[0]:
                 traces["static"] = exporter.last_trace
         checkpoint(static, final)
@@ -99,7 +102,8 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
             final[name] = final[names[0]]
         else:
             exporter.last_trace = None  # no dynamic export (no plan): nothing traced
-            final[name] = run_dynamic(spec, group, outcomes, call, exporter, here, shared, slots)
+            final[name] = run_dynamic(spec, group, outcomes, call, exporter, here, shared, slots,
+                                      policy)
             if name == names[0]:
                 traces["dynamic"] = exporter.last_trace
         checkpoint(static, final)

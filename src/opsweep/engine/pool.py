@@ -276,7 +276,7 @@ class Workers:
         config = self._config
         outcomes = wanted_outcomes(spec, group, self._exporters, targets, ignore,
                                    config.dynamic, config.tuning, cache=self._cache,
-                                   digest=digest)
+                                   digest=digest, policy=config.policy)
         if self._cache is not None:
             merge_counts(self.cache_counts, self._cache.take_counts())
         return outcomes

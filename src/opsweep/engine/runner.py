@@ -21,8 +21,10 @@ from torch.utils import _pytree as pytree
 
 from opsweep.engine.adapter import BaseExporter, error_line
 from opsweep.engine.cache import Entry, restore_trace, trace_data
+from opsweep.engine.observe import Difference, compare, measure, worse  # noqa: F401  (re-exported)
 from opsweep.engine.phase import Phase, Reached, Step
-from opsweep.model import Example, Mismatch, OpSpec, Outcome, Stage, TensorArg
+from opsweep.model import Example, Mismatch, Observed, OpSpec, Outcome, Stage, TensorArg
+from opsweep.policy import Policy, builtin
 
 _DTYPES = {name: getattr(torch, name) for name in (
     "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
@@ -172,68 +174,33 @@ def run_session(session: ort.InferenceSession, inputs: Sequence[torch.Tensor]) -
     return [_from_ort(v) for v in session.run_with_ort_values(None, feeds)]
 
 
-# --- numerics ---------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Difference:
-    """Why outputs did not match: what kind of difference, and one line saying it."""
-
-    kind: Mismatch
-    message: str
-
-
-def compare(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
-            spec: OpSpec) -> Difference | None:
-    """None when outputs agree; otherwise what differs (never values)."""
-    if len(expected) != len(actual):
-        return Difference(Mismatch.COUNT,
-                          f"PyTorch gives {len(expected)} outputs, onnxruntime {len(actual)}")
-    for i, (want, got) in enumerate(zip(expected, actual)):
-        want = want.detach().resolve_conj().resolve_neg()
-        if want.is_complex() and not got.is_complex() and got.dim() == want.dim() + 1 \
-                and got.shape[-1] == 2 and got.dtype.is_floating_point:
-            got = torch.view_as_complex(got.contiguous())  # back from the real/imag pair
-        if tuple(want.shape) != tuple(got.shape):
-            return Difference(Mismatch.SHAPE, f"output {i}: shape {tuple(got.shape)}, "
-                                              f"PyTorch gives {tuple(want.shape)}")
-        if want.dtype != got.dtype:
-            return Difference(Mismatch.DTYPE, f"output {i}: dtype {got.dtype}, PyTorch gives {want.dtype}")
-        tol = spec.tolerance(str(want.dtype).removeprefix("torch."))
-        if want.dtype.is_complex:
-            want, got = torch.view_as_real(want), torch.view_as_real(got)
-        if tol is None or not want.dtype.is_floating_point:
-            if not torch.equal(want, got):
-                bad = int((want != got).sum())
-                return Difference(Mismatch.VALUES, f"output {i}: {bad}/{want.numel()} elements "
-                                                   "differ (exact comparison)")
-            continue
-        w, g = want.double(), got.double()
-        close = torch.isclose(g, w, rtol=tol.rtol, atol=tol.atol, equal_nan=True)
-        if not bool(close.all()):
-            bad = int((~close).sum())
-            finite = torch.isfinite(w) & torch.isfinite(g)
-            err = float((w - g).abs()[finite].max()) if bool(finite.any()) else float("nan")
-            return Difference(Mismatch.VALUES, (
-                f"output {i}: {bad}/{w.numel()} elements differ beyond rtol={tol.rtol:g} "
-                f"atol={tol.atol:g} (max abs error {err:.3g}; NaN/inf placement counts)"))
-    return None
-
-
 # --- one group --------------------------------------------------------------
 
 def _outcome(example: Example, stage: Stage, error: str = "",
-             mismatch: Mismatch | None = None) -> Outcome:
+             mismatch: Mismatch | None = None, observed: Observed | None = None) -> Outcome:
     return Outcome(stage, example.signature, example.dtype, example.rank, example.size, error,
-                   mismatch=mismatch)
+                   mismatch=mismatch, observed=observed)
 
 
-References = dict[int, tuple[tuple, list[torch.Tensor]]]
+#: One comparison: the inputs onnxruntime is given and PyTorch's outputs at them.
+Pair = tuple[tuple, list[torch.Tensor]]
+#: By example index: its pair, and for the exported example the pair of a further draw of
+#: its signature (None for the others, or when eager PyTorch refuses the further draw).
+References = dict[int, tuple[tuple, list[torch.Tensor], "Pair | None"]]
+
+
+def further_seed(seed: int) -> int:
+    """The seed of the further draw the exported example is also compared at: another
+    value of the same signature, fixed by the example's own seed."""
+    return (seed * 2654435761 + 0x5EED) % 2**31
 
 
 def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
                   ) -> tuple[dict[int, Outcome], References, Call | None]:
     """PyTorch's outputs for each example (computed once, whatever the target):
-    (invalid outcomes, references by index, the first valid example's call)."""
+    (invalid outcomes, references by index, the first valid example's call). The first
+    valid example, the one exported, is also run at a further draw of its signature: a
+    model traced into a constant of the exported values matches them and nothing else."""
     outcomes: dict[int, Outcome] = {}
     references: References = {}
     call: Call | None = None  # the first valid example's module: the one exported
@@ -248,10 +215,22 @@ def references_of(spec: OpSpec, group: Sequence[Example], phase: Phase
         except Exception as exc:
             outcomes[i] = _outcome(example, Stage.INVALID, error_line(exc))
             continue
-        references[i] = (this.inputs, expected)
+        further = None if call is not None else _further(spec, this, example)
+        references[i] = (this.inputs, expected, further)
         if call is None:
             call = this
     return outcomes, references, call
+
+
+def _further(spec: OpSpec, call: Call, example: Example) -> Pair | None:
+    """The exported example's further draw: (inputs, PyTorch's outputs), or None when
+    eager PyTorch refuses it (a value the signature allows but the operator does not)."""
+    try:
+        this = Call(target_of(spec, call),
+                    *materialize(replace(example, seed=further_seed(example.seed))))
+        return this.inputs, flat_outputs(this(*[t.clone() for t in this.inputs]))
+    except Exception:  # noqa: BLE001 - eager refused these values: compare at the drawn ones
+        return None
 
 
 @dataclass(frozen=True)
@@ -275,15 +254,17 @@ def no_slot(_example: Example, _dynamic: str) -> None:
 
 def static_outcomes(spec: OpSpec, group: Sequence[Example], exporter: BaseExporter, call: Call,
                     invalid: dict[int, Outcome], references: References,
-                    phase: Phase, slots: Slots = no_slot) -> list[Outcome]:
+                    phase: Phase, slots: Slots = no_slot, policy: Policy | None = None
+                    ) -> list[Outcome]:
     """One export of `call` (the first valid example's), then every valid example run
-    against its reference."""
+    against its reference, compared at `policy`'s tolerances (the built-in policy's)."""
     outcomes = dict(invalid)
     slot = slots(group[min(references)], "") if references else None
     stage, error, session = _export_and_load(exporter, call, tuple(call.inputs), phase, False,
                                              slot=slot)
-    for i, (inputs, expected) in references.items():
-        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, False)
+    for i, (inputs, expected, further) in references.items():
+        outcomes[i] = _outcome(group[i], *_run_one(spec, session, inputs, expected, phase, False,
+                                                   further, policy)
                                ) if session is not None else _outcome(group[i], stage, error)
     return [outcomes[i] for i in range(len(group))]
 
@@ -347,15 +328,28 @@ def _export_and_check(exporter: BaseExporter, call: Call, inputs: tuple, phase: 
 
 
 def _run_one(spec: OpSpec, session: ort.InferenceSession, inputs, expected, phase: Phase,
-             dynamic: bool) -> tuple[Stage, str, Mismatch | None]:
-    phase(Reached(Step.RUNTIME, dynamic))
-    try:
-        actual = run_session(session, inputs)
-    except Exception as exc:
-        return Stage.RUNTIME, error_line(exc), None
-    phase(Reached(Step.NUMERICS, dynamic))
-    differs = None if spec.nondeterministic else compare(expected, actual, spec)
-    return (Stage.NUMERICS, differs.message, differs.kind) if differs else (Stage.OK, "", None)
+             dynamic: bool, further: Pair | None = None, policy: Policy | None = None
+             ) -> tuple[Stage, str, Mismatch | None, Observed | None]:
+    """The example at its own values, then (the exported one) at its further draw: the
+    first that fails is the outcome, the further draw's error saying it was there; the
+    error observed is the larger of the two (a nondeterministic spec's: none)."""
+    tolerance = (policy or builtin()).for_spec(spec)
+    seen: Observed | None = None
+    for pair, where in [((inputs, expected), "")] + (
+            [(further, "on a further draw of the same signature: ")] if further else []):
+        phase(Reached(Step.RUNTIME, dynamic))
+        try:
+            actual = run_session(session, pair[0])
+        except Exception as exc:
+            return Stage.RUNTIME, where + error_line(exc), None, None
+        phase(Reached(Step.NUMERICS, dynamic))
+        if spec.nondeterministic:
+            continue
+        differs, observed = measure(pair[1], actual, tolerance)
+        seen = worse(seen, observed)
+        if differs:
+            return Stage.NUMERICS, where + differs.message, differs.kind, seen
+    return Stage.OK, "", None, seen
 
 
 # --- the dynamic axis -----------------------------------------------------------
@@ -448,7 +442,7 @@ def dynamic_shapes(plan: DynamicPlan, count: int) -> tuple:
 
 def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome], call: Call,
                 exporter: BaseExporter, phase: Phase, shared: dict | None = None,
-                slots: Slots = no_slot) -> list[Outcome]:
+                slots: Slots = no_slot, policy: Policy | None = None) -> list[Outcome]:
     """Re-export the group with its batch dimension dynamic (traced at the plan's
     export size) and run every statically exported example at the second size
     against PyTorch at that size. Fills `Outcome.dynamic`. `shared` keeps the plans
@@ -486,7 +480,7 @@ def run_dynamic(spec: OpSpec, group: Sequence[Example], outcomes: list[Outcome],
         if invalid:
             mark([i], Stage.INVALID, invalid)
             continue
-        mark([i], *_run_one(spec, session, inputs, expected, phase, True))
+        mark([i], *_run_one(spec, session, inputs, expected, phase, True, policy=policy)[:3])
     return result
 
 

@@ -29,6 +29,7 @@ from opsweep.catalog.draw import PROFILES, draw_examples
 from opsweep.engine.runner import MIN_DYNAMIC_SIZE, build_call, choose_plan, resize, target_of
 from opsweep.engine.torchscript import opset_for
 from opsweep.model import Example, OpSpec, TensorArg
+from opsweep.policy import builtin
 from opsweep.targets import behaviour
 
 _NAMESPACES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
@@ -267,7 +268,7 @@ def script(spec: OpSpec, examples: list[Example], *, dynamic: bool = False, targ
                   f"dynamic_shapes = ({dims},)\n")
     tolerance = {d: (t.rtol, t.atol) for d in ("float64", "float32", "float16", "bfloat16",
                                                "complex64", "complex128")
-                 if (t := spec.tolerance(d)) is not None}
+                 if (t := builtin().tolerance(spec, d)) is not None}
     if not behaviour(target).dynamo:
         export = _torchscript_export(first, plan.inputs if dynamic else (), export_with)
         shapes = ""

@@ -31,6 +31,7 @@ from opsweep.engine.exporters import sweep_exporters
 from opsweep.engine.phase import Phase, Reached, static_file
 from opsweep.errors import ExporterBroken
 from opsweep.model import Example, OpSpec, Outcome
+from opsweep.policy import read as read_policy
 from opsweep.targets import STOCK_TARGET, Kind, Target, is_stock
 
 Outcomes = dict[str, list[Outcome]]  # by target
@@ -64,18 +65,20 @@ def decode(text: str) -> SweepConfig | None:
 def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, object],
                 targets: tuple[str, ...], phase: Phase, dynamic: bool, tuning: Tuning,
                 checkpoint=lambda _s, _f: None, cache=None,
-                digest: str | None = None, base: bool = True) -> Outcomes:
+                digest: str | None = None, base: bool = True, policy: str = "") -> Outcomes:
     """The wanted targets' outcomes (engine.group.run_targets over them, with `tuning`'s
     shortcut and argument recording, and the export `cache` for the spec of `digest`); the
     stock exporter always runs first (the base of the shortcut), even when only a custom
     target is wanted, unless `base` is False: then only the wanted targets run, each in
-    full (no shortcut without the stock export to base it on)."""
+    full (no shortcut without the stock export to base it on). `policy`: the tolerance
+    policy's file ("": the built-in one)."""
     from opsweep.engine.group import run_targets as run_all  # the measuring stack, as above
     stock = next(name for name in exporters if is_stock(name))
     used = ({stock: exporters[stock]} if base else {}) | {t: exporters[t] for t in targets}
     got = run_all(spec, group, used, phase, dynamic=dynamic,  # type: ignore[arg-type]
                   checkpoint=checkpoint, shortcut=tuning.shortcut and stock in used,
-                  arguments=tuning.arguments, cache=cache, digest=digest)
+                  arguments=tuning.arguments, cache=cache, digest=digest,
+                  policy=read_policy(policy))
     return {t: got[t] for t in targets}
 
 
@@ -161,5 +164,5 @@ def run(spec_name: str, targets: tuple[str, ...], group: list[Example],
     cache = _WORKER.get("cache")
     outcomes = wanted_outcomes(catalog.specs[spec_name], group, _WORKER["exporters"],  # type: ignore[arg-type]
                                targets, phase, dynamic, setup.tuning, checkpoint, cache, digest,
-                               base=not alone)
+                               base=not alone, policy=setup.policy)
     return outcomes, (cache.take_counts() if cache is not None else {})  # type: ignore[attr-defined]

@@ -17,7 +17,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from opsweep.model import DEFAULT_TOLERANCES, OpSpec
+from opsweep.model import OpSpec
+from opsweep.policy import builtin as builtin_policy
 from opsweep.page.definitions import Definition, builtin, definition, display_path
 from opsweep.page.templates import environment
 
@@ -118,7 +119,7 @@ def _tolerances(spec: OpSpec) -> tuple[str, ...]:
 
 
 def defaults() -> tuple[str, ...]:
-    return tuple(f"{d} rtol {t.rtol:g}, atol {t.atol:g}" for d, t in DEFAULT_TOLERANCES.items())
+    return tuple(f"{d} rtol {t.rtol:g}, atol {t.atol:g}" for d, t in builtin_policy().defaults.items())
 
 
 def _gap(spec: OpSpec) -> str:

@@ -31,6 +31,7 @@ from opsweep.sweep.planning import NOT_SELECTED, Decisions, Plan, make_plan
 from opsweep.sweep.request import Request
 from opsweep.sweep.targets import Key, Planned
 from opsweep.targets import STOCK
+from opsweep.policy import read as read_policy
 
 #: How many specs are drawn and queued ahead of the one being collected.
 _AHEAD = 12
@@ -259,7 +260,7 @@ def _assemble(plan: Plan, config: SweepConfig, request: Request,
         plan.fingerprint, config.profile.name, config.profile.max_examples, plan.regen_index,
         by_target[STOCK], request.shard,
         {t.name: (t.entry, by_target[t.name]) for t in plan.targets if not t.is_stock},
-        absent=absent)
+        absent=absent, policy=read_policy(config.policy).label)
 
 
 def _write_run_log(request: Request, artifact: Artifact, decisions: Decisions,

@@ -27,6 +27,7 @@ from opsweep.sweep.request import Request
 from opsweep.sweep.reuse import Decision, decide, spec_digest
 from opsweep.sweep.targets import Key, Planned
 from opsweep.targets import Kind, Target
+from opsweep.policy import read as read_policy
 
 #: The decision recorded for a spec --only did not select, carried from the previous artifact.
 NOT_SELECTED = Decision(True, "not selected", " (--only)")
@@ -167,7 +168,8 @@ def _target_decisions(specs: Sequence[OpSpec], digests: Mapping[str, str],
         if why:
             return {s.name: Decision(False, why) for s in specs}
     return {s.name: decide(s, digests[s.name], previous, fingerprint, config.profile, regen_index,
-                           no_reuse, target.name) for s in specs}
+                           no_reuse, target.name, read_policy(config.policy).label)
+            for s in specs}
 
 
 def _shard_slice(specs: list[OpSpec], decisions: Decisions, previous: Artifact | None,

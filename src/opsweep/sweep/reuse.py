@@ -5,6 +5,10 @@ The rules (seed 000, restated for an unchanged stack):
 * Nothing is reused across a fingerprint change (torch, onnx, onnxruntime, hypothesis,
   onnxscript, opset, exporter path): the 2.8 -> 2.9 exporter swap regressed
   every operator at once, and only a version comparison catches that.
+* Nothing is reused across a change of the tolerance policy (its name and version: the
+  numerics verdicts and the recorded error's excess depend on it; an artifact from before
+  schema 6 names none, so its results are measured again and gain their observed error).
+  ``opsweep regrade`` re-grades an artifact at another policy without measuring.
 * Nothing is reused when the spec itself changed (its digest: the spec's module and
   the code that draws examples).
 * A result drawn with a larger budget supersedes a smaller one: a nightly
@@ -96,8 +100,9 @@ def machine_failure(r: SpecResult) -> str:
 
 def decide(spec: OpSpec, digest: str, previous: Artifact | None, fingerprint: Fingerprint,
            profile: Profile, regen_index: int, no_reuse: bool = False,
-           target: str = STOCK) -> Decision:
-    """Whether `target`'s previous result of `spec` is reused, and why."""
+           target: str = STOCK, policy: str = "") -> Decision:
+    """Whether `target`'s previous result of `spec` is reused, and why. `policy`: the label
+    of the tolerance policy this sweep grades against ("": do not compare)."""
     if no_reuse:
         return Decision(False, "--no-reuse")
     if previous is None:
@@ -109,6 +114,9 @@ def decide(spec: OpSpec, digest: str, previous: Artifact | None, fingerprint: Fi
     if previous.fingerprint != fingerprint:
         changes = ", ".join(fingerprint_changes(previous.fingerprint, fingerprint))
         return Decision(False, "fingerprint changed", f" ({changes})")
+    if policy and previous.policy != policy:
+        return Decision(False, "tolerance policy changed",
+                        f" ({previous.policy or 'none recorded'} → {policy})")
     if prior.digest != digest:
         return Decision(False, "spec changed")
     had, wants = PROFILES[prior.profile].max_examples, profile.max_examples
