@@ -1,7 +1,19 @@
+import fcntl
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
 import pytest
 
 from opsweep.engine.adapter import quiet_exporter
 from opsweep.catalog.load import load_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +32,48 @@ def outside_project(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(tmp_path_factory.mktemp("outside"))
         yield
+
+
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """The directory `make(directory)` fills, made once for the whole run: the pytest-xdist
+    workers of one run share a temporary root, and the first to get here makes it while
+    the others wait for it (a file lock), then read what it made. A failed `make` leaves
+    nothing behind, so each worker that needs it fails the same way."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    where, done = root / f"once-{name}", root / f"once-{name}.done"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(where, ignore_errors=True)
+            where.mkdir()
+            make(where)
+            done.touch()
+    return where
+
+
+def _build_site(out: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
+                             str(ROOT / "mkdocs.yml"), "-d", str(out)],
+                            check=False, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory):
+    """The docs built by `mkdocs build --strict`, once for every test that reads or serves
+    them (the browser tests and the build's own test)."""
+    return made_once(tmp_path_factory, "site", _build_site)
+
+
+@pytest.fixture
+def served(site):
+    """The built site on a loopback port."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
