@@ -5,7 +5,7 @@ import pytest
 from opsweep.engine.adapter import quiet_exporter
 from opsweep.engine.attribution import attribute, invalid_examples
 from opsweep.catalog.load import check_declared, load_catalog
-from opsweep.catalog.draw import PROFILES, draw_examples
+from opsweep.catalog.draw import PROFILES
 from opsweep.errors import SpecError
 from opsweep.catalog.listing import installed_listing
 from opsweep.model import Stage
@@ -20,7 +20,7 @@ def listing():
 
 
 @pytest.fixture(scope="module")
-def traces():
+def traces(drawn_once):
     quiet_exporter()
     return {name: attribute(CATALOG.specs[name]) for name in NAMES}
 
@@ -67,7 +67,7 @@ def test_exclusions_have_reasons_and_no_spec():
 
 
 @pytest.mark.parametrize("chunk", range(4))
-def test_no_spec_draws_examples_pytorch_rejects(chunk):
+def test_no_spec_draws_examples_pytorch_rejects(chunk, drawn_once):
     bad = {}
     for name in NAMES[chunk::4]:
         rejected = invalid_examples(CATALOG.specs[name])
@@ -77,13 +77,13 @@ def test_no_spec_draws_examples_pytorch_rejects(chunk):
 
 
 @pytest.mark.parametrize("chunk", range(4))
-def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk):
+def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk, drawn_once):
     """A spec's dtypes= and ranks= say what it measures: every example the ci profile
     draws (what the committed artifact measures) is filed under one of them."""
     outside = {}
     for name in NAMES[chunk::4]:
         spec = CATALOG.specs[name]
-        for example in draw_examples(spec, PROFILES["ci"]):
+        for example in drawn_once(spec, PROFILES["ci"]):
             try:
                 check_declared(spec, example)
             except SpecError as exc:

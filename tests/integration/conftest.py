@@ -1,8 +1,5 @@
-import fcntl
 import functools
 import http.server
-import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -12,6 +9,8 @@ import pytest
 
 from opsweep.engine.adapter import quiet_exporter
 from opsweep.catalog.load import load_catalog
+
+from ..conftest import made_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,25 +31,6 @@ def outside_project(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(tmp_path_factory.mktemp("outside"))
         yield
-
-
-def made_once(tmp_path_factory, name: str, make) -> Path:
-    """The directory `make(directory)` fills, made once for the whole run: the pytest-xdist
-    workers of one run share a temporary root, and the first to get here makes it while
-    the others wait for it (a file lock), then read what it made. A failed `make` leaves
-    nothing behind, so each worker that needs it fails the same way."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    where, done = root / f"once-{name}", root / f"once-{name}.done"
-    with open(root / f"once-{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            shutil.rmtree(where, ignore_errors=True)
-            where.mkdir()
-            make(where)
-            done.touch()
-    return where
 
 
 def _build_site(out: Path) -> None:

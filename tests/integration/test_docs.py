@@ -30,16 +30,17 @@ def render(out, *extra):
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
+def rendered(tmp_path_factory, drawn_once):
     """The committed artifact rendered once for the module (a render draws every failing
-    spec's examples again for its snippets: some forty seconds here)."""
+    spec's examples again for its snippets: served from the run's one drawing of the
+    catalog, tests/conftest.py)."""
     out = tmp_path_factory.mktemp("rendered")
     render(out / "supported_operators.md")
     return out
 
 
 @pytest.fixture(scope="module")
-def configured(tmp_path_factory):
+def configured(tmp_path_factory, drawn_once):
     """The same render under a configuration that sets the repository and the spec source
     URL, once for the tests of both settings."""
     out = tmp_path_factory.mktemp("configured")
@@ -103,8 +104,8 @@ def test_a_repro_snippet_on_the_operators_page_reproduces_its_failure():
 
 
 def test_rendering_is_byte_identical(rendered, configured):
-    """A second render in the same process (the configured one: a render costs some forty
-    seconds) writes the same bytes as the module's first, but where the configuration
+    """A second render in the same process (the configured one: renders are costly) writes
+    the same bytes as the module's first, but where the configuration
     links a spec's file and line to the repository. (The specs page and the home page,
     whose wording the configuration changes too, are the first render's, compared with
     the committed pages above.)"""
