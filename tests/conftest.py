@@ -1,4 +1,8 @@
+import fcntl
+import json
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -31,3 +35,131 @@ def require(available: bool, what: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{what} is missing, and CI must run this test (.ci/run installs it)")
     pytest.skip(f"{what} is not installed here (.ci/run installs it)")
+
+
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """The directory `make(directory)` fills, made once for the whole run: the pytest-xdist
+    workers of one run share a temporary root, and the first to get here makes it while
+    the others wait for it (a file lock), then read what it made. A failed `make` leaves
+    nothing behind, so each worker that needs it fails the same way."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    where, done = root / f"once-{name}", root / f"once-{name}.done"
+    with open(root / f"once-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(where, ignore_errors=True)
+            where.mkdir()
+            make(where)
+            done.touch()
+    return where
+
+
+# --- the built-in catalog's ci draws, drawn once for the run ------------------------------
+# Drawing every spec's examples under the ci profile takes some 25 s of CPU here, and the
+# catalog's invariants, the argument bar and each render of the support site (its snippets)
+# all draw the whole catalog. The draws depend only on the spec's strategy and name, the
+# profile and hypothesis (catalog/draw.py: derandomized, independent of where opsweep is
+# installed), so the tests that opt in (the `drawn_once` fixture) are served the very
+# examples a fresh draw gives; tests of the drawing itself never opt in.
+
+def _encode(value):
+    """An example's value as JSON that decodes to the same value (checked when written)."""
+    import torch
+
+    from opsweep.model import Example, TensorArg
+    if isinstance(value, Example):
+        return {"example": [_encode(value.args), _encode(value.kwargs), _encode(value.init),
+                            value.seed]}
+    if isinstance(value, TensorArg):
+        return {"tensor": [_encode(value.shape), value.dtype, value.low, value.high,
+                           _encode(value.choices)]}
+    if isinstance(value, (tuple, list)):
+        return {type(value).__name__: [_encode(v) for v in value]}
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, torch.memory_format):
+        return {"memory_format": str(value).removeprefix("torch.")}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"a drawn value of type {type(value).__name__} has no JSON form here")
+
+
+def _decode(value):
+    import torch
+
+    from opsweep.model import Example, TensorArg
+    if not isinstance(value, dict):
+        return value
+    (kind, body), = value.items()
+    if kind == "example":
+        args, kwargs, init, seed = body
+        return Example(_decode(args), _decode(kwargs), _decode(init), seed)
+    if kind == "tensor":
+        shape, dtype, low, high, choices = body
+        return TensorArg(_decode(shape), dtype, low, high, _decode(choices))
+    if kind in ("tuple", "list"):
+        return (tuple if kind == "tuple" else list)(_decode(v) for v in body)
+    return getattr(torch, body)  # a dtype or a memory format
+
+
+def _draw_catalog(where: Path) -> None:
+    import warnings
+
+    from opsweep.catalog.draw import PROFILES, draw_examples
+    from opsweep.catalog.load import load_catalog
+    drawn = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, spec in load_catalog(check_draws=False).specs.items():
+            examples = draw_examples(spec, PROFILES["ci"])
+            encoded = [_encode(e) for e in examples]
+            # repr, not ==: it tells -0.0 from 0.0, 1 from 1.0 and True, and nan equals nan
+            assert [repr(_decode(json.loads(json.dumps(e)))) for e in encoded] == \
+                [repr(e) for e in examples], name
+            drawn[name] = encoded
+    (where / "draws.json").write_text(json.dumps(drawn), "utf-8")
+
+
+class DrawnOnce:
+    """`draw_examples` with the built-in catalog's ci draws served from the run's one
+    drawing: a spec whose strategy is the built-in spec's own (the same object: a catalog
+    loaded again holds the same strategies) is given the examples drawn for it; any other
+    spec or profile is drawn as usual."""
+
+    def __init__(self, draw, examples: dict) -> None:
+        from opsweep.catalog.draw import PROFILES
+        from opsweep.catalog.load import load_catalog
+        self.draw, self.profile = draw, PROFILES["ci"]
+        builtin = load_catalog(check_draws=False).specs
+        self.served = {name: (spec.examples, examples[name]) for name, spec in builtin.items()}
+
+    def __call__(self, spec, profile):
+        found = self.served.get(spec.name)
+        if profile == self.profile and found is not None and found[0] is spec.examples:
+            return list(found[1])
+        return self.draw(spec, profile)
+
+
+#: where the library draws a spec's examples (each module's own name for draw_examples)
+DRAWING = ("opsweep.catalog.draw", "opsweep.engine.attribution", "opsweep.engine.standalone")
+
+
+@pytest.fixture(scope="session")
+def ci_draws(tmp_path_factory) -> DrawnOnce:
+    """The built-in catalog's ci draws, drawn once for the run (shared by the workers)."""
+    from opsweep.catalog.draw import draw_examples
+    where = made_once(tmp_path_factory, "ci-draws", _draw_catalog)
+    encoded = json.loads((where / "draws.json").read_text("utf-8"))
+    return DrawnOnce(draw_examples, {n: [_decode(e) for e in es] for n, es in encoded.items()})
+
+
+@pytest.fixture(scope="module")
+def drawn_once(ci_draws):
+    """For the module's tests, the library's drawing serves the run's one drawing of the
+    built-in catalog (see DrawnOnce)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for module in DRAWING:
+            patch.setattr(f"{module}.draw_examples", ci_draws)
+        yield ci_draws

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from opsweep import coverage as C
-from opsweep.catalog.draw import PROFILES, draw_examples
+from opsweep.catalog.draw import PROFILES
 from opsweep.catalog.load import load_catalog
 from opsweep.coverage import dtype_class
 from opsweep.engine import arguments as A
@@ -18,7 +18,7 @@ CATALOG = load_catalog(check_draws=False)
 
 
 @pytest.fixture(scope="module")
-def measured():
+def measured(drawn_once):
     return {name: A.live_features(spec, PROFILES["ci"]) for name, spec in CATALOG.specs.items()}
 
 
@@ -66,7 +66,7 @@ def test_choice_keywords_are_covered_at_every_dtype_class(measured):
     assert len(short) <= len(measured) // 10, "\n".join(short)
 
 
-def test_the_covering_step_keeps_the_budget():
-    sizes = {name: len(draw_examples(spec, PROFILES["ci"]))
+def test_the_covering_step_keeps_the_budget(drawn_once):
+    sizes = {name: len(drawn_once(spec, PROFILES["ci"]))
              for name, spec in list(CATALOG.specs.items())[::7]}
     assert max(sizes.values()) <= PROFILES["ci"].max_examples + 4, sizes

@@ -5,7 +5,7 @@ import pytest
 from opsweep.engine.adapter import quiet_exporter
 from opsweep.engine.attribution import attribute, invalid_examples
 from opsweep.catalog.load import check_declared, load_catalog
-from opsweep.catalog.draw import PROFILES, draw_examples
+from opsweep.catalog.draw import PROFILES
 from opsweep.errors import SpecError
 from opsweep.catalog.listing import installed_listing
 from opsweep.model import Stage
@@ -20,7 +20,7 @@ def listing():
 
 
 @pytest.fixture(scope="module")
-def traces():
+def traces(drawn_once):
     quiet_exporter()
     return {name: attribute(CATALOG.specs[name]) for name in NAMES}
 
@@ -67,7 +67,7 @@ def test_exclusions_have_reasons_and_no_spec():
 
 
 @pytest.mark.parametrize("chunk", range(4))
-def test_no_spec_draws_examples_pytorch_rejects(chunk):
+def test_no_spec_draws_examples_pytorch_rejects(chunk, drawn_once):
     bad = {}
     for name in NAMES[chunk::4]:
         rejected = invalid_examples(CATALOG.specs[name])
@@ -76,20 +76,14 @@ def test_no_spec_draws_examples_pytorch_rejects(chunk):
     assert not bad, f"specs drawing examples eager PyTorch rejects: {bad}"
 
 
-@pytest.fixture(scope="module")
-def ci_draws():
-    """Every example the ci profile draws (what the committed artifact measures), by spec."""
-    return {name: draw_examples(CATALOG.specs[name], PROFILES["ci"]) for name in NAMES}
-
-
 @pytest.mark.parametrize("chunk", range(4))
-def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk, ci_draws):
+def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk, drawn_once):
     """A spec's dtypes= and ranks= say what it measures: every example the ci profile
     draws is filed under one of them."""
     outside = {}
     for name in NAMES[chunk::4]:
         spec = CATALOG.specs[name]
-        for example in ci_draws[name]:
+        for example in drawn_once(spec, PROFILES["ci"]):
             try:
                 check_declared(spec, example)
             except SpecError as exc:
@@ -100,7 +94,7 @@ def test_every_drawn_example_stays_inside_the_declared_dtypes_and_ranks(chunk, c
 
 
 def test_every_drawn_example_is_kept_by_the_export_cache_and_read_back_identical(
-        ci_draws, tmp_path):
+        drawn_once, tmp_path):
     """The export cache keeps a derandomized profile's draws as data (JSON of a closed set
     of types, never a pickle): every example of the catalog is of those types, so none is
     drawn again, and each reads back identical, value by value and type by type."""
@@ -108,7 +102,8 @@ def test_every_drawn_example_is_kept_by_the_export_cache_and_read_back_identical
 
     from ..factories import identical
     lost = []
-    for name, examples in ci_draws.items():
+    for name in NAMES:
+        examples = drawn_once(CATALOG.specs[name], PROFILES["ci"])
         save_draws(tmp_path, name, examples)
         if not identical(load_draws(tmp_path, name), examples):
             lost.append(name)

@@ -1,18 +1,14 @@
 """The committed page, the docs build, and the page in a real browser."""
 
-import contextlib
 import functools
-import http.server
 import re
-import shutil
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import pytest
 
 from opsweep.cli.main import main
+
+from .browser import chromium_context, expect, expect_shown, resize
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,16 +30,17 @@ def render(out, *extra):
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory):
+def rendered(tmp_path_factory, drawn_once):
     """The committed artifact rendered once for the module (a render draws every failing
-    spec's examples again for its snippets: some forty seconds here)."""
+    spec's examples again for its snippets: served from the run's one drawing of the
+    catalog, tests/conftest.py)."""
     out = tmp_path_factory.mktemp("rendered")
     render(out / "supported_operators.md")
     return out
 
 
 @pytest.fixture(scope="module")
-def configured(tmp_path_factory):
+def configured(tmp_path_factory, drawn_once):
     """The same render under a configuration that sets the repository and the spec source
     URL, once for the tests of both settings."""
     out = tmp_path_factory.mktemp("configured")
@@ -107,8 +104,8 @@ def test_a_repro_snippet_on_the_operators_page_reproduces_its_failure():
 
 
 def test_rendering_is_byte_identical(rendered, configured):
-    """A second render in the same process (the configured one: a render costs some forty
-    seconds) writes the same bytes as the module's first, but where the configuration
+    """A second render in the same process (the configured one: renders are costly) writes
+    the same bytes as the module's first, but where the configuration
     links a spec's file and line to the repository. (The specs page and the home page,
     whose wording the configuration changes too, are the first render's, compared with
     the committed pages above.)"""
@@ -153,16 +150,6 @@ def test_fallback_without_a_report(tmp_path):
     assert "No measurement report was given" in out.read_text("utf-8")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
-                             str(ROOT / "mkdocs.yml"), "-d", str(out)],
-                            capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stderr
-    return out
-
-
 def test_docs_build_strict(site):
     html = (site / "supported_operators" / "index.html").read_text("utf-8")
     assert html.count('class="progress ') + html.count('class="progress"') >= 2
@@ -175,57 +162,9 @@ def test_docs_build_strict(site):
     assert '<h1 id="op-relu"><code>relu</code>' in relu  # a markdown heading: a search entry
 
 
-@pytest.fixture
-def served(site):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-
-
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-default-apps", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
 AXES = ("export", "runtime", "numerics", "dynamic")
 LETTERS = {"full": "f", "partial": "p", "none": "n", "blocked": "b", "skipped": "s", "n/a": "-",
            "unmeasured": ""}
-
-
-def chromium():
-    from ..conftest import require
-    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
-    require(found is not None, "headless Chromium (Debian package 'chromium')")
-    return found
-
-
-@contextlib.contextmanager
-def chromium_context(profile, javascript=True):
-    """Debian's Chromium driven by Playwright (its pip package's driver; it downloads no
-    browser), with an empty profile; every request off loopback is refused and recorded."""
-    from ..conftest import require
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(False, "playwright (pip package, in the test extras)")
-    executable = chromium()
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
-            viewport={"width": 1400, "height": 1000}, java_script_enabled=javascript)
-        outside: list[str] = []
-
-        def route(r):
-            if r.request.url.startswith("http://127.0.0.1:"):
-                return r.continue_()
-            outside.append(r.request.url)
-            return r.abort()
-        context.route("**/*", route)
-        try:
-            yield context, outside
-        finally:
-            context.close()
 
 
 @functools.lru_cache(maxsize=1)
@@ -258,29 +197,33 @@ def expected_counts():
     return rows, codes, changed, bf16, core
 
 
-def visible(page) -> int:
-    return page.evaluate("[...document.querySelectorAll('#opsweep-ops tbody tr')]"
-                         ".filter(r => getComputedStyle(r).display !== 'none').length")
+def expect_label(page, axis, label, count, why):
+    """Wait until the button of grade `label` on `axis` counts `count` rows."""
+    button = page.locator(f"button[data-axis={axis}][data-value='{label}']")
+    expect(button, f"{why}: {axis} {label}").to_have_text(re.compile(rf".*\({count}\)$"))
 
 
-def button_labels(page, axis) -> dict[str, str]:
-    return page.evaluate(f"Object.fromEntries([...document.querySelectorAll("
-                         f"'button[data-axis={axis}]')].map(b => [b.dataset.value, b.textContent]))")
+def choose(page, selector):
+    """Click a filter button and wait until the page has applied it (pressed, so the rows
+    and every count were updated in the same handler)."""
+    button = page.locator(selector).first
+    button.click()
+    expect(button).to_have_attribute("aria-pressed", "true")
 
 
 def fits_without_scrolling(page, what):
     """No horizontal scroll at 1400 and 1024 px; the viewport is left at 1400 px."""
     for width in (1400, 1024):
-        page.set_viewport_size({"width": width, "height": 1000})
+        resize(page, width)
         assert page.evaluate("document.documentElement.scrollWidth <= "
                              "document.documentElement.clientWidth"), f"{what} at {width} px"
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    resize(page, 1400)
 
 
 def check_fits(page, width):
     """No horizontal scroll of the page; the table's scroll box inside the content column,
     its last column reachable by scrolling the box; one line per row and per operator name."""
-    page.set_viewport_size({"width": width, "height": 1000})
+    resize(page, width)
     fit = page.evaluate("""() => {
       const d = document.documentElement, t = document.getElementById('opsweep-ops');
       const box = t.closest('.opsweep-scroll');
@@ -313,35 +256,40 @@ def drive(context, outside, served):
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{served}/supported_operators/")
-    assert len(page.locator("div.progress").all()) >= 2, "both headline bars render"
-    assert visible(page) == len(rows)
+    expect(page.locator("div.progress").nth(1)).to_be_attached()  # both headline bars render
+    # the filters are set up (their status says how many rows they show): all of them
+    expect(page.locator("#opsweep-filters .status")).to_have_text(
+        f"{len(rows)} of {len(rows)} operators shown")
+    expect_shown(page, len(rows))
     SHOTS.mkdir(exist_ok=True)
     for width in (1400, 1024, 390):
         check_fits(page, width)
         page.screenshot(path=SHOTS / f"supported_operators-{width}.png")
-    page.set_viewport_size({"width": 1400, "height": 1000})
+    resize(page, 1400)
     check_grade_filters(page, rows, codes, changed)
     for facet, value, want in (("changed", "", changed["stock"]), ("core", "", core),
                                ("dtype", "bfloat16", bf16)):
-        button = page.locator(f"button[data-facet={facet}]" + (f"[data-value={value}]" if value else ""))
+        selector = f"button[data-facet={facet}]" + (f"[data-value={value}]" if value else "")
         if not want:  # nothing to show (every moved grade measured anew): the button is off
-            assert button.is_disabled(), facet
+            expect(page.locator(selector)).to_be_disabled()
             continue
-        button.click()
-        assert visible(page) == len(want), facet
+        choose(page, selector)
+        expect_shown(page, len(want))
         page.locator(f"button[data-facet={facet}]").first.click()  # off again / any dtype
+        expect_shown(page, len(rows))
     page.fill("input[data-facet=q]", "avg_pool")
     pools = [op for op in rows if "avg_pool" in op]
-    assert visible(page) == len(pools) > 0
+    assert pools
+    expect_shown(page, len(pools))
     full = sum(codes["stock"][op].startswith("f") for op in pools)  # counts follow the search
-    assert page.locator("button[data-axis=export][data-value=full]").inner_text().endswith(f"({full})")
+    expect_label(page, "export", "full", full, "the search")
     page.locator("#opsweep-filters").screenshot(path=SHOTS / "supported_operators-filters.png")
     check_detail(page, next(op for op in pools if codes["stock"][op]
                             and not codes["stock"][op].startswith("f")))
     page.goto(f"{served}/operators/#op-{pools[0]}")  # a link of the older, one-page layout
     page.wait_for_url(f"**/operators/{pools[0]}/")  # goes on to the operator's own page
     page.goto(f"{served}/history/")
-    assert page.locator("svg.opsweep-chart circle").count() >= 4
+    expect(page.locator("svg.opsweep-chart circle").nth(3)).to_be_attached()  # four at least
     page.locator("svg.opsweep-chart").screenshot(path=SHOTS / "history-chart.png")
     assert not errors and not outside, (errors, outside)
 
@@ -349,25 +297,27 @@ def drive(context, outside, served):
 def check_grade_filters(page, rows, codes, changed):
     """Every grade filter of the stock exporter, and the export filters of each table;
     the grade and changed cells follow the chosen target."""
+    status = page.locator("#opsweep-filters .status")
     for t, target in enumerate(codes):
         if t:
             page.select_option("select[data-facet=target]", str(t))
-        marks = page.evaluate("[...document.querySelectorAll('#opsweep-ops td.chg')]"
-                              ".filter(c => c.textContent === '\u2195').length")
-        assert marks == len(changed[target]), target
+            expect(status).to_have_text(f"{len(rows)} of {len(rows)} operators shown "
+                                        f"(grades with {target})")
+        marks = page.locator("#opsweep-ops td.chg", has_text="\u2195")
+        expect(marks).to_have_count(len(changed[target]))
         for i, axis in enumerate(AXES if t == 0 else AXES[:1]):
-            labels = button_labels(page, axis)
             for label, letter in LETTERS.items():
                 want = sum(1 for op in rows if codes[target][op][i:i + 1] == letter
                            and bool(codes[target][op]) == bool(letter))
-                assert labels[label].endswith(f"({want})"), (target, axis, label, labels[label])
+                expect_label(page, axis, label, want, target)
                 if want:  # choosing another grade on the same axis replaces the choice
-                    page.locator(f"button[data-axis={axis}][data-value='{label}']").click()
-                    assert visible(page) == want, (target, axis, label)
-            page.locator(f"button[data-facet={axis}]").first.click()  # back to all
-        assert visible(page) == len(rows)
+                    choose(page, f"button[data-axis={axis}][data-value='{label}']")
+                    expect_shown(page, want)
+            choose(page, f"button[data-facet={axis}]")  # back to all
+            expect_shown(page, len(rows))
     if len(codes) > 1:
         page.select_option("select[data-facet=target]", "0")
+        expect(status).to_have_text(f"{len(rows)} of {len(rows)} operators shown")
 
 
 def check_detail(page, op):
@@ -376,10 +326,10 @@ def check_detail(page, op):
     page.click(f"#opsweep-ops a[href$='/operators/{op}/']")
     page.wait_for_url(f"**/operators/{op}/")
     section = page.locator("article")
-    assert page.locator(f"h1#op-{op}").is_visible()
+    expect(page.locator(f"h1#op-{op}")).to_be_visible()
     text = section.inner_text()
     assert all(g.error in text for g in art.load(ARTIFACT).operators[op].failures)
-    assert section.locator("details").first.get_attribute("open") is not None  # the first is open
+    expect(section.locator("details").first).to_have_attribute("open", "")  # the first is open
     code = section.locator("pre").first.inner_text()  # self-contained: no opsweep import
     assert "torch.onnx.export(module, " in code and "import opsweep" not in code \
         and "from opsweep" not in code
@@ -401,12 +351,13 @@ def check_spec_source(page, section, op):
     section.locator("a.spec").first.click()
     page.wait_for_url(f"**/specs/{spec.family}/#spec-{spec.name}")
     heading = page.locator(f"#spec-{spec.name}")
-    assert heading.is_visible() and 0 <= heading.bounding_box()["y"] < 1000  # scrolled to it
+    expect(heading).to_be_in_viewport()  # scrolled to it
+    assert 0 <= heading.bounding_box()["y"] < 1000, heading.bounding_box()
     target = page.locator(f"#spec-{spec.name} + section.opsweep-spec")
-    where = f"specs/{spec.family}.py, line {spec.origin.line}"
-    assert where in target.inner_text()
+    expect(target).to_contain_text(f"specs/{spec.family}.py, line {spec.origin.line}")
     code = target.locator("pre").first
-    assert code.is_visible() and code.inner_text().strip() == definition(spec.origin).code
+    expect(code).to_be_visible()
+    assert code.inner_text().strip() == definition(spec.origin).code
     fits_without_scrolling(page, "spec sources page")
     page.evaluate(f"document.getElementById('spec-{spec.name}').scrollIntoView()")
     page.screenshot(path=SHOTS / "spec-source.png")
@@ -416,7 +367,7 @@ def test_page_without_javascript_is_complete(served, tmp_path):
     with chromium_context(tmp_path / "profile", javascript=False) as (context, _):
         page = context.new_page()
         page.goto(f"{served}/supported_operators/")
-        assert visible(page) == len(expected_counts()[0])
+        expect_shown(page, len(expected_counts()[0]))
         assert page.locator("#opsweep-filters").inner_html() == ""
 
 

@@ -19,7 +19,8 @@ from opsweep.artifact import records as history
 from opsweep.model import UNGRADED, Stage
 from opsweep.page.dtypes import CLASSES, class_of
 
-from .test_docs import ARTIFACT, ROOT, SHOTS, chromium_context, served, site  # noqa: F401
+from .browser import SHOWN, chromium_context, expect, expect_shown, shown_ops
+from .test_docs import ARTIFACT, ROOT, SHOTS
 
 pytestmark = pytest.mark.integration
 WIDTHS = (1400, 390)
@@ -73,11 +74,6 @@ def pick_operator(a):
     raise AssertionError("the artifact has no operator failing at float16")
 
 
-def visible_ops(page, table="opsweep-ops"):
-    return page.evaluate(f"[...document.querySelectorAll('#{table} tbody tr')]"
-                         ".filter(r => r.offsetParent !== null).map(r => r.dataset.op)")
-
-
 GRADE_CELLS = "td:nth-child(n+3):nth-child(-n+6)"  # export, runtime, numerics, dynamic
 
 
@@ -85,7 +81,8 @@ def task_a(reader, a, op, dtype):
     reader.click("article a[href$='supported_operators/#operators']")
     reader.type("input[data-facet=q]", f"aten::{op}")
     page = reader.page
-    assert visible_ops(page) == [op]
+    expect_shown(page, 1)
+    expect(page.locator(SHOWN)).to_have_attribute("data-op", op)
     cells = page.locator(f"#opsweep-ops tr[data-op='{op}'] {GRADE_CELLS}").all_inner_texts()
     want = [WORDS[c] for c in "".join(history.CODES[getattr(a.operators[op].grades, x)]
                                       for x in ("export", "runtime", "numerics", "dynamic"))]
@@ -96,9 +93,11 @@ def task_a(reader, a, op, dtype):
     cell = page.locator(f"table.opsweep-op-dtypes td:nth-child({column})")
     cell.scroll_into_view_if_needed()
     failing, drawn = dtype_counts(a, op, dtype)
+    expect(cell).to_have_text(re.compile(rf"\S+ {failing}/{drawn}( \(thin\))?"))
     text = cell.inner_text()
     assert re.fullmatch(rf"\S+ {failing}/{drawn}( \(thin\))?", text), (text, failing, drawn)
-    assert cell.is_visible() and in_viewport(page, cell), "the dtype column can be reached"
+    expect(cell).to_be_visible()
+    assert in_viewport(page, cell), "the dtype column can be reached"
     return f"{op} at {dtype}: {', '.join(want)}; {text}"
 
 
@@ -115,8 +114,13 @@ def task_b(reader):
     reader.select("#opsweep-from", f"torch {old.name}")
     reader.select("#opsweep-to", f"torch {new.name}")
     page = reader.page
+    # the chosen pair's section, alone: wait for the page's script to show it (it may set
+    # itself up only after the choice, from the two selects' values)
+    a, b = (int(page.locator(s).input_value()) for s in ("#opsweep-from", "#opsweep-to"))
     shown = page.locator("section.opsweep-pair:visible")
-    assert shown.count() == 1
+    expect(shown).to_have_count(1)
+    expect(shown).to_have_attribute("data-from", str(min(a, b)))
+    expect(shown).to_have_attribute("data-to", str(max(a, b)))
     want = history.transitions(old.targets["stock"], new.targets["stock"],
                                measured=(old.measured_by, new.measured_by))
     regressions = {(c.op, c.axis) for c in want if c.kind == "regression"}
@@ -125,8 +129,8 @@ def task_b(reader):
            for li in stock.locator("li").all()} if regressions else set()
     assert got == regressions, (got, regressions)
     assert not any("backwards" in m for m in history.moved_pins(old, new))
-    counts = shown.locator("p.opsweep-counts").first.inner_text()
-    assert f"regression {len(regressions)}" in counts, counts
+    counts = shown.locator("p.opsweep-counts").first
+    expect(counts).to_contain_text(f"regression {len(regressions)}")
     return f"{old.name} → {new.name}: {len(regressions)} regression(s) {sorted(regressions)}"
 
 
@@ -137,7 +141,12 @@ def task_c(reader, a, names, dtype):
     reader.click(f"button[data-facet=dtype][data-value={dtype}]")
     want = sorted(n for n in names if n in a.operators and any(
         class_of(g.dtype) == dtype and g.stage not in UNGRADED for g in a.operators[n].failures))
-    got = sorted(visible_ops(reader.page))
+    page = reader.page
+    # applied: the button pressed, the rows and counts updated by the same handler
+    expect(page.locator(f"button[data-facet=dtype][data-value={dtype}]")).to_have_attribute(
+        "aria-pressed", "true")
+    expect_shown(page, len(want))
+    got = sorted(shown_ops(page))
     assert got == want, (got, want)
     return f"of {', '.join(names)} at {dtype}: not fine {', '.join(want) or 'none'}"
 
@@ -147,10 +156,10 @@ def task_d(reader, a, op):
     reader.type("input[data-facet=q]", op)
     reader.click(f"#opsweep-ops tr[data-op='{op}'] td:first-child a")
     page = reader.page
-    page.wait_for_url(f"**/operators/{op}/", timeout=15000)
+    page.wait_for_url(f"**/operators/{op}/")
     section = page.locator("article")
     repro = section.locator("details.opsweep-repro").first
-    assert repro.get_attribute("open") is not None
+    expect(repro).to_have_attribute("open", "")
     title = repro.locator("summary").inner_text()
     code = repro.locator("pre").inner_text()
     stage = title.removeprefix("Reproduce ").split(":", 1)[0].removeprefix("dynamic ")
@@ -160,7 +169,7 @@ def task_d(reader, a, op):
     for step in ("onnx.checker.check_model(", "ort.InferenceSession(", "compare(want, got)"):
         assert step in code, step
     # every copy button copies its own block: unique targets, this one's is this snippet
-    page.wait_for_selector("article button[data-clipboard-target]", state="attached")
+    expect(repro.locator("button[data-clipboard-target]")).to_be_attached()
     targets = page.eval_on_selector_all("button[data-clipboard-target]",
                                         "bs => bs.map(b => b.dataset.clipboardTarget)")
     assert targets and len(targets) == len(set(targets)), "copy buttons share a target"
@@ -178,7 +187,8 @@ def task_s(reader, op):
         reader.click("label.md-header__button[for=__search]")
     reader.type("input.md-search__input", op)
     first = page.locator("li.md-search-result__item a.md-search-result__link").first
-    first.wait_for(timeout=30000)
+    # the page builds its search index first: the results come when it is ready
+    expect(first).to_have_attribute("href", re.compile(rf"operators/{re.escape(op)}/(#.*)?$"))
     href = first.get_attribute("href")
     assert href.split("#")[0].endswith(f"operators/{op}/"), href
     reader.click("li.md-search-result__item a.md-search-result__link")
@@ -186,7 +196,7 @@ def task_s(reader, op):
     return f"search {op!r}: first result {href}"
 
 
-def weights(page, served, op, spec_file):  # noqa: F811 -- the fixture's value
+def weights(page, served, op, spec_file):
     """Each page's HTML size and its DOMContentLoaded on loopback."""
     out = []
     for path in (*PAGES, f"operators/{op}/", f"specs/{spec_file}/"):
@@ -205,7 +215,7 @@ def _load(page, url):
     return dcl, bytes_, nodes
 
 
-def test_a_reader_answers_four_questions_in_three_actions(served, tmp_path):  # noqa: F811
+def test_a_reader_answers_four_questions_in_three_actions(served, tmp_path):
     a = measured()
     op, dtype = pick_operator(a)
     names = ["layer_norm", "gelu", op, "scaled_dot_product_attention"]
@@ -239,7 +249,7 @@ def test_a_reader_answers_four_questions_in_three_actions(served, tmp_path):  # 
         print(f"{path} | {size} | {dcl:.0f} | {nodes}")
 
 
-def test_every_built_page_is_under_the_weight_bound(site):  # noqa: F811
+def test_every_built_page_is_under_the_weight_bound(site):
     """Every HTML page of the built site weighs under HEAVIEST (the operators and the spec
     sources are a page each); the search index's size is printed."""
     found = sorted(((p.stat().st_size, p.relative_to(site).as_posix())

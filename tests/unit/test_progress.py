@@ -94,17 +94,22 @@ def test_the_last_spec_names_its_target_and_grades(results):
     assert tally.last == "relu @TABLE full/partial/full/full"
 
 
+#: what a live display writes last when it stops: the cursor shown again
+SHOW_CURSOR = b"\x1b[?25h"
+
+
 def _read_all(fd: int) -> str:
-    """Everything written to the terminal so far: one read may return only the first write
-    (seen on a loaded machine: the cursor-hiding sequence alone)."""
+    """Everything the stopped bar wrote to the terminal: read until its last write, the
+    cursor shown again, has come through (one read may return only the first write, seen
+    on a loaded machine: the cursor-hiding sequence alone; and the terminal may pass the
+    rest on later than any fixed quiet time)."""
     import select
-    chunks = []
-    while select.select([fd], [], [], 0.5)[0]:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks).decode()
+    import time
+    chunks, deadline = b"", time.monotonic() + 120
+    while SHOW_CURSOR not in chunks and time.monotonic() < deadline:
+        if select.select([fd], [], [], 1.0)[0]:
+            chunks += os.read(fd, 65536)
+    return chunks.decode()
 
 
 def test_display_by_destination(results):
