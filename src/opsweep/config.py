@@ -14,6 +14,8 @@ The keys (all optional)::
     translations = ["path.py:TABLE"] # custom translation tables, measured as further targets
     torchscript = false              # also the TorchScript exporter (dynamo=False): the
                                      # `torchscript` target and the migration view
+    opsets = [18, 28]                # also the dynamo exporter at these opsets: the
+                                     # `opset18`, `opset28` targets and the opsets view
     artifact = "docs/onnx_support_measured.json"
     pages-dir = "docs"               # the support page, operators, specs, history view, index
     history-dir = "docs/history"
@@ -49,9 +51,12 @@ from opsweep.targets import Target, configured
 VERSION = 1
 TABLE = "[tool.opsweep]"
 DEFAULT_TOX_ENV = "proptest_onnx"
-_KEYS = ("version", "pins", "catalog", "specs", "translations", "torchscript", "artifact",
-         "pages-dir", "history-dir", "data-dir", "templates", "source-url", "repo-url", "models",
-         "tolerance-policy")
+_KEYS = ("version", "pins", "catalog", "specs", "translations", "torchscript", "opsets",
+         "artifact", "pages-dir", "history-dir", "data-dir", "templates", "source-url",
+         "repo-url", "models", "tolerance-policy")
+#: the opsets a configuration may name (the exporter then decides which it can reach: the
+#: canary records an opset it cannot export at absent)
+OPSETS = range(1, 100)
 _NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 
 
@@ -136,6 +141,7 @@ class Config:
     specs: tuple[str, ...] = ()
     translations: tuple[str, ...] = ()
     torchscript: bool = False
+    opsets: tuple[int, ...] = ()
     artifact: str = "docs/onnx_support_measured.json"
     pages_dir: str = "docs"
     history_dir: str = "docs/history"
@@ -148,12 +154,17 @@ class Config:
     #: the tolerance policy's file ("": opsweep's own; opsweep.policy)
     tolerance_policy: str = ""
 
-    def targets(self, translations: Iterable[str] = (), torchscript: bool = False
-                ) -> tuple[Target, ...]:
+    def targets(self, translations: Iterable[str] = (), torchscript: bool = False,
+                opsets: Iterable[int] = ()) -> tuple[Target, ...]:
         """What a sweep of this project measures with: the configured targets, with the
-        command line's `translations` tables (after the configured ones) and `torchscript`
-        added."""
-        return configured([*self.translations, *translations], self.torchscript or torchscript)
+        command line's `translations` tables (after the configured ones), `torchscript` and
+        `opsets` added (the command line's ``--opset``: checked here)."""
+        wrong = [n for n in opsets if n not in OPSETS]
+        if wrong:
+            raise UsageError(f"--opset: expected an opset from {OPSETS.start} to "
+                             f"{OPSETS.stop - 1}, got {wrong[0]}")
+        return configured([*self.translations, *translations], self.torchscript or torchscript,
+                          [*self.opsets, *opsets])
 
     @property
     def builtin(self) -> bool:
@@ -223,13 +234,14 @@ def parse(table: dict, pyproject: Path) -> Config:
     torchscript = table.get("torchscript", False)
     if not isinstance(torchscript, bool):
         check.fail("torchscript", f"expected true or false, got {torchscript!r}")
+    opsets = _opsets(check, table.get("opsets", []))
     paths = {key: check.path(key, table[key]) for key in
              ("artifact", "pages-dir", "history-dir", "data-dir", "templates", "tolerance-policy")
              if key in table}
     return Config(
         version=version, pins=_pins(check, table.get("pins"), pyproject.name), catalog=catalog,
         specs=tuple(check.path("specs", s) for s in check.strings("specs", table)),
-        translations=translations, torchscript=torchscript,
+        translations=translations, torchscript=torchscript, opsets=opsets,
         artifact=paths.get("artifact", Config.artifact),
         pages_dir=paths.get("pages-dir", Config.pages_dir),
         history_dir=paths.get("history-dir", Config.history_dir),
@@ -260,6 +272,19 @@ def _pins(check: _Checker, value: object, pyproject: str) -> PinSource:
                        f"expected \"project\", \"optional:NAME\" or \"group:NAME\", got {name!r}")
         return PinSource("dependencies", name, pyproject)
     return PinSource("tox", name, pyproject)
+
+
+def _opsets(check: _Checker, value: object) -> tuple[int, ...]:
+    expected = f"a list of opsets, integers from {OPSETS.start} to {OPSETS.stop - 1}"
+    if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        check.fail("opsets", f"expected {expected}, got {value!r}")
+    outside = [v for v in value if v not in OPSETS]
+    if outside:
+        check.fail("opsets", f"expected {expected}, got {outside[0]!r}")
+    if len(set(value)) != len(value):
+        check.fail("opsets", "an opset is listed twice")
+    return tuple(sorted(value))
 
 
 def _models(check: _Checker, table: dict) -> tuple[str, ...]:

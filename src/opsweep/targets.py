@@ -2,10 +2,11 @@
 each kind of target does (`KINDS`).
 
 A target is the stock dynamo exporter, the dynamo exporter with one custom translation
-table (``--translations MODULE:TABLE``), or the TorchScript exporter (``--torchscript``:
-``torch.onnx.export(..., dynamo=False)``). Everywhere results are stored (the artifact,
+table (``--translations MODULE:TABLE``), the TorchScript exporter (``--torchscript``:
+``torch.onnx.export(..., dynamo=False)``), or the dynamo exporter at another opset than the
+sweep's (``--opset N``: ``opset_version=N``). Everywhere results are stored (the artifact,
 the journal, the run log) a target is written by its name: `STOCK`, the table's
-``MODULE:TABLE``, or `TORCHSCRIPT`; `of_name` reads one back.
+``MODULE:TABLE``, `TORCHSCRIPT`, or ``opsetN``; `of_name` reads one back.
 
 This module is the only one that decides anything by a target's name (the layout test
 holds every other one to it): the others ask the target's kind, or its row of `KINDS`.
@@ -16,6 +17,7 @@ stdlib-only), so every stage can use it.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -32,6 +34,7 @@ class Kind(str, enum.Enum):
     STOCK = "stock"  # the dynamo exporter as it ships
     TABLE = "table"  # the dynamo exporter with a custom translation table
     TORCHSCRIPT = "torchscript"  # the TorchScript exporter (dynamo=False)
+    OPSET = "opset"  # the dynamo exporter at another opset (opset_version=N)
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,8 @@ class Behaviour:
     exporter: str
     #: the reproduction snippets' call: ``dynamo=True`` or ``dynamo=False``
     dynamo: bool
-    #: how a page's column and a note name the target ("" : by its name)
+    #: how a page's column and a note name the target ("" : by its name; ``{opset}`` stands
+    #: for the target's opset)
     label: str
     #: whether results are stored as what differs from the stock target's
     stock: bool = False
@@ -57,13 +61,19 @@ KINDS: Mapping[Kind, Behaviour] = MappingProxyType({
                           label="stock exporter", stock=True),
     Kind.TABLE: Behaviour(optional=False, exporter="dynamo", dynamo=True, label=""),
     Kind.TORCHSCRIPT: Behaviour(optional=True, exporter="torchscript", dynamo=False, label=""),
+    # optional: a pin set whose exporter cannot reach the opset (the canary's x + y does not
+    # come out at it) records the target absent
+    Kind.OPSET: Behaviour(optional=True, exporter="dynamo", dynamo=True, label="opset {opset}"),
 })
+
+#: how an opset target's name is written: ``opset`` and the opset
+_OPSET_NAME = re.compile(r"opset([1-9][0-9]{0,2})")
 
 
 @dataclass(frozen=True)
 class Target:
     """One target: its kind and its parameters (the table's ``MODULE:TABLE`` for a table
-    target; the opset, None for the sweep's)."""
+    target; the opset: an opset target's, None for the sweep's)."""
 
     kind: Kind = Kind.STOCK
     table: str = ""
@@ -71,9 +81,11 @@ class Target:
 
     @property
     def name(self) -> str:
-        """How results name it: `STOCK`, ``MODULE:TABLE`` or `TORCHSCRIPT`."""
+        """How results name it: `STOCK`, ``MODULE:TABLE``, `TORCHSCRIPT` or ``opsetN``."""
         if self.kind is Kind.TABLE:
             return self.table
+        if self.kind is Kind.OPSET:
+            return f"opset{self.opset}"
         return STOCK if self.kind is Kind.STOCK else TORCHSCRIPT
 
     @property
@@ -87,12 +99,13 @@ class Target:
     @property
     def label(self) -> str:
         """How a page names it: the kind's label, else its name."""
-        return self.behaviour.label or self.name
+        return self.behaviour.label.format(opset=self.opset) or self.name
 
     @property
     def short(self) -> str:
         """How progress lines name it: `""` for the stock exporter, else the table's name
-        without its module (``torchscript`` for the TorchScript exporter)."""
+        without its module (``torchscript`` for the TorchScript exporter, ``opsetN`` for an
+        opset target)."""
         return "" if self.is_stock else self.name.rpartition(":")[2]
 
 
@@ -101,12 +114,15 @@ TORCHSCRIPT_TARGET = Target(Kind.TORCHSCRIPT)
 
 
 def of_name(name: str) -> Target:
-    """The target a stored name stands for (a name neither `STOCK` nor `TORCHSCRIPT` is a
-    table's ``MODULE:TABLE``)."""
+    """The target a stored name stands for (a name neither `STOCK`, `TORCHSCRIPT` nor
+    ``opsetN`` is a table's ``MODULE:TABLE``, which always holds a colon)."""
     if name == STOCK:
         return STOCK_TARGET
     if name == TORCHSCRIPT:
         return TORCHSCRIPT_TARGET
+    opset = _OPSET_NAME.fullmatch(name)
+    if opset is not None:
+        return Target(Kind.OPSET, opset=int(opset.group(1)))
     return Target(Kind.TABLE, name)
 
 
@@ -140,9 +156,26 @@ def stock_first(name: str) -> tuple[bool, str]:
     return (not is_stock(name), name)
 
 
-def configured(translations: Iterable[str] = (), torchscript: bool = False) -> tuple[Target, ...]:
+def opset_of(name: str) -> int | None:
+    """The opset the target called `name` exports at, when it is an opset target."""
+    target = of_name(name)
+    return target.opset if target.kind is Kind.OPSET else None
+
+
+def reached_check(opset: int, model: str) -> tuple[str, str]:
+    """Python checking that the model `model` (an expression) is at `opset`, as an opset
+    target's exporter checks it (engine.opsets.reached: the exporter keeps its own opset
+    where it cannot convert): two statements, for the snippets."""
+    return (f"opset = next(o.version for o in {model}.opset_import if o.domain in ('', 'ai.onnx'))",
+            f"assert opset == {opset}, f'the model stayed at opset {{opset}}, not converted to {opset}'")
+
+
+def configured(translations: Iterable[str] = (), torchscript: bool = False,
+               opsets: Iterable[int] = ()) -> tuple[Target, ...]:
     """A sweep's targets, from its configuration: the stock one, one per translation table
-    (each ``MODULE:TABLE`` once, in order), then with `torchscript` the TorchScript one."""
+    (each ``MODULE:TABLE`` once, in order), with `torchscript` the TorchScript one, then one
+    per opset of `opsets` (each once, lowest first)."""
     tables = tuple(dict.fromkeys(translations))
     return (STOCK_TARGET, *(Target(Kind.TABLE, t) for t in tables),
-            *((TORCHSCRIPT_TARGET,) if torchscript else ()))
+            *((TORCHSCRIPT_TARGET,) if torchscript else ()),
+            *(Target(Kind.OPSET, opset=n) for n in sorted(set(opsets))))

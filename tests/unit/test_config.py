@@ -71,6 +71,34 @@ models = ["pkg.models:build"]"""))
     assert layout.under("x").pins == layout.pins and layout.under("x").artifact == "x/site/data/onnx.json"
 
 
+def test_opset_targets_are_off_for_an_adopter_and_named_after_the_built_in_ones(tmp_path):
+    """The defaults measure no opset target; a configuration asking for the exporter's lowest
+    opset and the newest onnxruntime at the pin runs gets them after the other targets (issue
+    49; opsweep's own configuration turns them on with the round's full re-measure)."""
+    assert config.Config().opsets == () and config.load(project(tmp_path, "")).opsets == ()
+    own = config.load(ROOT / "pyproject.toml")
+    both = config.load(project(tmp_path, "torchscript = true\nopsets = [28, 18]\n"))
+    assert both.opsets == (18, 28) or both.opsets == (28, 18)
+    assert [t.name for t in both.targets()] == ["stock", "torchscript", "opset18", "opset28"]
+    assert [t.name for t in own.targets()] == ["stock", "torchscript"]
+
+
+def test_opsets_are_read_sorted_and_the_command_line_adds_to_them(tmp_path):
+    got = config.load(project(tmp_path, "opsets = [28, 18]"))
+    assert got.opsets == (18, 28)
+    assert [t.name for t in got.targets(opsets=[23, 18])] == [
+        "stock", "opset18", "opset23", "opset28"]
+    with pytest.raises(UsageError, match=r"^--opset: expected an opset from 1 to 99, got 0$"):
+        got.targets(opsets=[0])
+
+
+def test_a_bad_opsets_value_says_what_is_expected(tmp_path):
+    assert refused(tmp_path, "opsets = [7, 100]").endswith(
+        "[tool.opsweep] opsets: expected a list of opsets, integers from 1 to 99, got 100")
+    assert refused(tmp_path, "opsets = [18, 18]").endswith(
+        "[tool.opsweep] opsets: an opset is listed twice")
+
+
 def test_a_newer_format_is_refused_naming_both_versions(tmp_path):
     message = refused(tmp_path, f"version = {config.VERSION + 1}")
     assert f"format {config.VERSION + 1}" in message and f"format {config.VERSION})" in message
@@ -91,6 +119,13 @@ def test_a_newer_format_is_refused_naming_both_versions(tmp_path):
     ("models = ['a:b', 'a:b']", "models"),
     ("artifact = 3", "artifact"),
     ("torchscript = 'yes'", "torchscript"),
+    ("opsets = 18", "opsets"),
+    ("opsets = ['18']", "opsets"),
+    ("opsets = [true]", "opsets"),
+    ("opsets = [18.0]", "opsets"),
+    ("opsets = [0]", "opsets"),
+    ("opsets = [100]", "opsets"),
+    ("opsets = [18, 28, 18]", "opsets"),
 ])
 def test_a_bad_key_is_one_line_naming_the_file_and_the_key(tmp_path, body, key):
     assert f"[tool.opsweep] {key}:" in refused(tmp_path, body)

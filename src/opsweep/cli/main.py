@@ -125,6 +125,8 @@ def _add_sweep(sub) -> None:
                         "dynamo=False)) on the same examples: the 'torchscript' target "
                         "(also [tool.opsweep] torchscript = true; recorded absent when this torch "
                         "no longer has it)")
+    p.add_argument("--opset", type=int, action="append", default=[], metavar="N", dest="opsets",
+                   help="also measure the dynamo exporter at opset N: the 'opsetN' target")
     p.add_argument("--no-dynamic", action="store_true",
                    help="skip the dynamic axis (re-export with the leading dimension dynamic)")
     cached = p.add_mutually_exclusive_group()
@@ -182,7 +184,7 @@ def cmd_sweep(args) -> int:
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in specs), builtin=builtin_scope(),
                          fast=not args.public_exporter,
-                         targets=configured.targets(args.translations, args.torchscript),
+                         targets=configured.targets(args.translations, args.torchscript, args.opsets),
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
                          preload=not args.spawn, cache=_cache_dir(args),
                          policy=policy_file(configured.tolerance_policy))

@@ -105,6 +105,9 @@ class BaseExporter:
     #: the translation table an export passes through (None: the exporter's own)
     custom_translation_table: dict[Callable, Any] | None = None
     opset: int = 0
+    #: the operators the stock exporter's trace must watch for this exporter to take the
+    #: stock export's capture and decomposition (engine.opsets)
+    shares: frozenset[str] = frozenset()
 
     def __init__(self, digest: str = "none", options: Any = None) -> None:
         self.digest = digest  # of the translation table's source ("none": no table)

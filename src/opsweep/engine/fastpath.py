@@ -667,6 +667,11 @@ class FastExporter(Exporter):
         `ops` (qualified names) were decomposed (see :func:`unchanged_by`)."""
         self._recorder = _RECORDERS[id(self.registry)] = _Recorder(self.registry, frozenset(ops))
 
+    def recorded(self) -> Trace | None:
+        """What the decomposition of the export under way (or the last one) saw so far, when
+        watching (`last_trace` is set only once the export returned)."""
+        return self._recorder.trace() if self._recorder is not None else None
+
     def export(self, module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes=None):
         """The public call's model. Where the last export of the same kind of module had its
         captured graph re-traced by the decomposition (and that graph was `_plain_capture`),

@@ -30,7 +30,7 @@ from opsweep.engine.runner import MIN_DYNAMIC_SIZE, build_call, choose_plan, res
 from opsweep.engine.torchscript import opset_for
 from opsweep.model import Example, OpSpec, TensorArg
 from opsweep.policy import builtin
-from opsweep.targets import behaviour
+from opsweep.targets import Target, of_name, reached_check
 
 _NAMESPACES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft",
                "torch.Tensor", "torch.nn", "torch.nn.init")
@@ -223,6 +223,20 @@ def _table(target: str) -> str:
             f"TABLE = _tables.{table}\n")
 
 
+def _opset_option(target: Target) -> str:
+    """The export's ``opset_version`` argument for a target at its own opset ("" otherwise)."""
+    return "" if target.opset is None else f", opset_version={target.opset}"
+
+
+def _opset_check(target: Target) -> str:
+    """For a target at its own opset, the check it makes of the model's opset (the exporter
+    keeps its own where it cannot convert: engine.opsets.reached)."""
+    if target.opset is None:
+        return ""
+    found, check = reached_check(target.opset, "model")
+    return f"{found}\n{check}  # export\n"
+
+
 def _inputs_named(example: Example, name: str) -> str:
     return _inputs_fn(example)[0].replace("def inputs(", f"def {name}(", 1)
 
@@ -269,16 +283,18 @@ def script(spec: OpSpec, examples: list[Example], *, dynamic: bool = False, targ
     tolerance = {d: (t.rtol, t.atol) for d in ("float64", "float32", "float16", "bfloat16",
                                                "complex64", "complex128")
                  if (t := builtin().tolerance(spec, d)) is not None}
-    if not behaviour(target).dynamo:
+    measured_with = of_name(target)
+    if not measured_with.behaviour.dynamo:
         export = _torchscript_export(first, plan.inputs if dynamic else (), export_with)
         shapes = ""
         table = ""
     else:
         options = ", dynamic_shapes=dynamic_shapes" if dynamic else ""
-        table = _table(target) if target else ""
-        options += ", custom_translation_table=TABLE" if target else ""
+        table = _table(measured_with.table) if measured_with.table else ""
+        options += ", custom_translation_table=TABLE" if measured_with.table else ""
+        options += _opset_option(measured_with)
         export = (f"program = torch.onnx.export(module, {export_with}, dynamo=True{options})"
-                  "  # export\nmodel = program.model_proto\n")
+                  "  # export\nmodel = program.model_proto\n" + _opset_check(measured_with))
     run = "run_inputs" if dynamic else "inputs"
     check = "" if spec.nondeterministic else \
         "    compare(want, got)  # numerics\n"

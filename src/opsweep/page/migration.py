@@ -55,7 +55,7 @@ class Pair:
     spec: str
     signature: str
     axis: str
-    worse: str  # "dynamo" or "TorchScript"
+    worse: str  # how the page names the worse one: "dynamo", "TorchScript", "opset 28"
     stage: str
     error: str
     better_clean: bool  # the better exporter passed every example of this dtype and rank
@@ -157,8 +157,18 @@ def _reached(view: TargetResult, spec: str, dtype: str, rank: int) -> bool:
 
 def _pair(stock: TargetResult, ts_view: TargetResult, specs: tuple[str, ...], axis: str,
           worse: str, scripts: Scripts | None) -> Pair | None:
-    views = {STOCK: stock, TORCHSCRIPT: ts_view}
-    better = TORCHSCRIPT if is_stock(worse) else STOCK
+    calls = {STOCK: "dynamo=True", TORCHSCRIPT: "dynamo=False"}
+    return pair({STOCK: stock, TORCHSCRIPT: ts_view}, calls, specs, axis, worse,
+                "dynamo" if behaviour(worse).dynamo else "TorchScript", scripts)
+
+
+def pair(views: Mapping[str, TargetResult], calls: Mapping[str, str], specs: tuple[str, ...],
+         axis: str, worse: str, said: str, scripts: Scripts | None) -> Pair | None:
+    """The smallest example the target `worse` fails on `axis` among `specs`, preferring one
+    where the other target of `views` (two, by name) passed every example of that dtype and
+    rank; with a snippet per target, in the order of `views`, titled by its `calls` (how its
+    export is called); `said`: how the page names the worse one."""
+    better = next(name for name in views if name != worse)
     groups, _ = _failing(views[worse], specs, FAILS[axis])
     _, against = _failing(views[better], specs, FAILS[axis])
     if not groups:
@@ -170,15 +180,14 @@ def _pair(stock: TargetResult, ts_view: TargetResult, specs: tuple[str, ...], ax
         return (not clean, g.size, len(g.example), g.example, spec), clean
     (spec, g), clean = min(((item, rank(item)[1]) for item in groups), key=lambda p: rank(p[0])[0])
     repros = []
-    for target, label in ((STOCK, "dynamo=True"), (TORCHSCRIPT, "dynamo=False")):
-        title = (f"{label}: {g.example} (spec {spec}); "
+    for target in views:
+        title = (f"{calls[target]}: {g.example} (spec {spec}); "
                  f"{'fails at ' + g.stage.value if target == worse else 'passes ' + axis}")
         code = scripts(spec, g.example, False, unless_stock(target), title) \
             if scripts else None
         repros.append(Repro(title, code or NEEDS_CATALOG + snippet(
             spec, g.example, translations=unless_stock(target))))
-    return Pair(spec, g.example, axis, "dynamo" if behaviour(worse).dynamo else "TorchScript",
-                g.stage.value, g.error, clean, tuple(repros))
+    return Pair(spec, g.example, axis, said, g.stage.value, g.error, clean, tuple(repros))
 
 
 def build(artifact: Artifact | None, claims: Mapping[str, int], *,

@@ -24,10 +24,12 @@ from opsweep.page.detail import detail, releases
 from opsweep.page.dtypes import CLASSES, SHORT
 from opsweep.page.glyphs import CELLS, GLYPHS, UNMEASURED, glyph_code, glyphs
 from opsweep.page.migration import MigrationView
+from opsweep.page.opsets import OpsetsView
 from opsweep.page.snippets import Scripts
 from opsweep.page.templates import environment
 from opsweep.page.view import absent_rows, last_bump, matrices, result_grades, target_cells
 from opsweep.page.viewmodel import Bar, ChangedRow, PageView, RowView, TargetView
+from opsweep.targets import Kind, label, of_name
 
 if TYPE_CHECKING:  # the installed stack's facts arrive as data: no torch here
     from opsweep.catalog.links import Link
@@ -58,21 +60,36 @@ def _target_view(artifact: Artifact, target: TargetResult, rows: list[RowView]) 
                           if r.gap is not None and r.gap.status == GapStatus.CLOSED))
     t = target.entry
     assert t is not None  # a target other than the stock one
-    # an exporter target (torchscript) has no table: its name and torch.onnx stand in
-    table, module = getattr(t, "table", name), getattr(t, "module", "torch.onnx")
-    return TargetView(name, table, module, t.digest, t.overrides,
-                      Bar(f"full aten listing with {table}", len(full), len(rows)),
-                      changed, closed, _exporter_line(t))
+    kind = of_name(name).kind
+    # an exporter target has no table: its name (or label) and torch.onnx stand in
+    table = getattr(t, "table", label(name))
+    module = getattr(t, "module", "torch.onnx")
+    bar = f"full aten listing {'at' if kind is Kind.OPSET else 'with'} {table}"
+    return TargetView(name, table, module, t.digest, t.overrides, Bar(bar, len(full), len(rows)),
+                      changed, closed, _exporter_line(t, artifact.fingerprint.opset), kind.value)
 
 
-def _exporter_line(t: TargetEntry) -> str:
-    """What an exporter target is, in one sentence (empty for a translation table)."""
-    if not isinstance(t, ExporterEntry):
+#: what an exporter target is, in one sentence, by its kind
+_EXPORTERS = {
+    Kind.TORCHSCRIPT: (
+        "The TorchScript exporter, `torch.onnx.export(..., dynamo=False)` of torch {torch}, at "
+        "opset {opset}, on the same examples. What a switch to the dynamo exporter loses and "
+        "gains, operator by operator: [Migrating from the TorchScript exporter](migrating.md)."),
+    Kind.OPSET: (
+        "The dynamo exporter of torch {torch} at opset {opset}, "
+        "`torch.onnx.export(..., dynamo=True, opset_version={opset})`, beside the stock "
+        "exporter's opset {stock}, on the same examples. What a move between the opsets "
+        "measured changes, operator by operator: [Moving between opsets](migrating.md#opsets)."),
+}
+
+
+def _exporter_line(t: TargetEntry, stock_opset: int = 0) -> str:
+    """What an exporter target is, in one sentence (empty for a translation table);
+    `stock_opset`: the stock target's."""
+    kind = of_name(t.name).kind
+    if not isinstance(t, ExporterEntry) or kind not in _EXPORTERS:
         return ""
-    said = (f"The TorchScript exporter, `torch.onnx.export(..., dynamo=False)` of torch "
-            f"{t.torch}, at opset {t.opset}, on the same examples. What a switch to the dynamo "
-            "exporter loses and gains, operator by operator: "
-            "[Migrating from the TorchScript exporter](migrating.md).")
+    said = _EXPORTERS[kind].format(torch=t.torch, opset=t.opset, stock=stock_opset)
     return said + (f" Absent from this pin set: {t.absent}." if t.absent else "")
 
 
@@ -177,14 +194,16 @@ def render_home(view: PageView, repo_url: str = "") -> str:
     return environment().get_template("index.md.j2").render(page=view, repo_url=repo_url)
 
 
-def render_details(view: PageView, mig: MigrationView | None = None) -> dict[str, str]:
+def render_details(view: PageView, mig: MigrationView | None = None,
+                   steps: OpsetsView | None = None) -> dict[str, str]:
     """The operators' pages: an index by family (``index.md``) and one page per operator of
     the support page (``<name>.md``), with its dtype row and, when `mig` measured it, its
-    migration pair; file name -> text."""
+    migration pair, and when `steps` did, its grades across opsets; file name -> text."""
     env = environment()
     dtypes = {m.name: m for m in view.dtype_rows}
     ranks = {m.name: m for m in view.rank_rows}
     moves = {r.name: r for r in mig.rows} if mig is not None else {}
+    across = {r.name: r for r in steps.rows} if steps is not None else {}
     families: dict[str, list] = {}
     for op in view.details:
         families.setdefault(op.family, []).append(op)
@@ -194,7 +213,7 @@ def render_details(view: PageView, mig: MigrationView | None = None) -> dict[str
     for op in view.details:
         pages[f"{op.name}.md"] = one.render(page=view, op=op, dtype=dtypes.get(op.name),
                                             rank=ranks.get(op.name), mig=moves.get(op.name),
-                                            glyph=glyph_code)
+                                            across=across.get(op.name), glyph=glyph_code)
     return pages
 
 
@@ -204,9 +223,11 @@ def render_dtypes(view: PageView) -> str:
         page=view, classes=[c for c, _ in CLASSES])
 
 
-def render_migration(view: MigrationView) -> str:
-    """The migration page: the TorchScript exporter beside the dynamo exporter."""
-    return environment().get_template("migrating.md.j2").render(mig=view)
+def render_migration(view: MigrationView, steps: OpsetsView | None = None) -> str:
+    """The migration page: the TorchScript exporter beside the dynamo exporter, and the
+    dynamo exporter's lowest opset measured beside its highest (`steps`, when measured)."""
+    return environment().get_template("migrating.md.j2").render(
+        mig=view, steps=steps if steps is not None else OpsetsView((), (), (), {}))
 
 
 def check_versions(artifact: Artifact | None, installed: str, explicit: str | None) -> str:

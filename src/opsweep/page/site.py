@@ -22,7 +22,7 @@ from opsweep.artifact import records
 from opsweep.artifact.shard import partial_reason
 from opsweep.errors import UsageError
 from opsweep.files import RENDERED_MARK, Layout, write_atomic
-from opsweep.page import documented, migration, sources
+from opsweep.page import documented, migration, opsets, sources
 from opsweep.page.history import render as render_history
 from opsweep.page.render import (
     build_view,
@@ -75,10 +75,13 @@ def _render(layout: Layout, artifact: Artifact | None, catalog: Catalog, install
                       records=records.load_all(Path(layout.history_dir)), source_url=source_url,
                       scripts=scripts)
     spec_page = sources.build(catalog, {d.name for d in view.details}, source_url, version)
-    mig = migration.build(artifact, claims[1], scripts=scripts, listed=[r.name for r in view.rows])
+    listed = [r.name for r in view.rows]
+    mig = migration.build(artifact, claims[1], scripts=scripts, listed=listed)
+    steps = opsets.build(artifact, scripts=scripts, listed=listed)
     pages = {layout.home: render_home(view, repo_url), layout.page: render_page(view),
-             layout.dtypes: render_dtypes(view), layout.migrating: render_migration(mig)}
-    pages |= {f"{layout.details}/{name}": text for name, text in render_details(view, mig).items()}
+             layout.dtypes: render_dtypes(view), layout.migrating: render_migration(mig, steps)}
+    pages |= {f"{layout.details}/{name}": text
+              for name, text in render_details(view, mig, steps).items()}
     pages |= {f"{layout.specs}/{name}": text for name, text in sources.render(spec_page).items()}
     write_pages(pages, layout.page_dirs, layout.superseded)
     return view

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opsweep.targets import behaviour
+from opsweep.targets import of_name, reached_check
 
 #: (spec, signature, dynamic, translation target or "", title) -> a self-contained script
 #: (torch, onnx, onnxruntime and numpy only), or None where the spec's callable cannot be
@@ -22,9 +22,12 @@ NEEDS_CATALOG = "# needs opsweep's catalog: this spec's callable cannot be writt
 def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: bool = False) -> str:
     """Copy-pasteable Python that reproduces the export of one example (with a
     custom translation table, or its dynamic re-export, when given; `translations`
-    ``torchscript``: with the TorchScript exporter, ``dynamo=False``)."""
-    if not behaviour(translations).dynamo:
+    ``torchscript``: with the TorchScript exporter, ``dynamo=False``; ``opsetN``: at opset N,
+    ``opset_version=N``)."""
+    target = of_name(translations)
+    if not target.behaviour.dynamo:
         return _torchscript(spec_name, signature, dynamic)
+    translations = target.table
     lines = ["import torch", f"from opsweep import {'dynamic_example_for' if dynamic else 'example_for'}"]
     if translations:
         lines.append("from opsweep import load_translations")
@@ -38,7 +41,11 @@ def snippet(spec_name: str, signature: str, *, translations: str = "", dynamic: 
     if translations:
         lines.append(f"_, table = load_translations({translations!r})")
         extra += ", custom_translation_table=table"
+    if target.opset is not None:
+        extra += f", opset_version={target.opset}"
     lines.append(f"program = torch.onnx.export(module, inputs, dynamo=True{extra})")
+    if target.opset is not None:  # the exporter keeps its own opset where it cannot convert
+        lines += reached_check(target.opset, "program.model_proto")
     return "\n".join(lines) + "\n"
 
 

@@ -79,8 +79,16 @@ class TargetView:
     bar: Bar  # listing rows measured full with the table
     changed: tuple[ChangedRow, ...]  # rows whose grades differ from the stock exporter's
     closed_gaps: tuple[str, ...]  # known-gap notes the table closes, as measured
-    #: another exporter's target (torchscript): what it is, instead of a table's source
+    #: another exporter's target (torchscript, an opset): what it is, instead of a table's source
     exporter: str = ""
+    kind: str = "table"  # its opsweep.targets.Kind: "table", "torchscript" or "opset"
+
+    @property
+    def called(self) -> str:
+        """How the support page's introduction names it."""
+        if self.kind == "opset":
+            return f"the dynamo exporter at {self.label}"
+        return "the TorchScript exporter" if self.exporter else f"the translation table `{self.label}`"
 
 
 @dataclass(frozen=True)

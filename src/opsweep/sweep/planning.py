@@ -21,7 +21,7 @@ from opsweep.engine.config import SweepConfig
 from opsweep.engine.fastpath import exporter_path
 from opsweep.engine.torchscript import opset_for
 from opsweep.engine.translations import load
-from opsweep.errors import ArtifactError
+from opsweep.errors import ArtifactError, UsageError
 from opsweep.model import OpSpec
 from opsweep.sweep.request import Request
 from opsweep.sweep.reuse import Decision, decide, spec_digest
@@ -40,12 +40,20 @@ def planned(target: Target) -> Planned:
     """`target` with its fingerprint entry: a table's source (loaded: its digest and the
     operators it translates); for the TorchScript exporter, torch's release (the exporter
     ships in torch) and the opset it exports at (the sweep's, unless beyond what it
-    supports); the stock target has none."""
+    supports); for an opset target, torch's release and its opset (which must not be the
+    sweep's: the stock target measures that one); the stock target has none."""
     if target.kind is Kind.TABLE:
         return Planned(target, load(target.table)[0])
     if target.kind is Kind.TORCHSCRIPT:
         return Planned(target, ExporterEntry(target.name, versions()["torch"],
                                                  opset_for(target.opset)))
+    if target.kind is Kind.OPSET:
+        assert target.opset is not None  # an opset target has one
+        if target.opset == default_opset():
+            raise UsageError(f"opsets: {target.opset} is the sweep's own opset, which the stock "
+                             "target measures; list only other opsets ([tool.opsweep] opsets, "
+                             "--opset)")
+        return Planned(target, ExporterEntry(target.name, versions()["torch"], target.opset))
     return Planned(target)
 
 
