@@ -115,7 +115,8 @@ def test_on_a_terminal_one_live_bar_within_80_columns(tmp_path):
     frames = [f for f in re.split(r"[\r\n]+", text) if f.strip()]
     bars = [f for f in frames if re.match(r"opsweep [━╸╺ ]+ \d+/(\d+|\?) ", f)]
     assert bars and bars[-1].startswith("opsweep ━━") and " 4/4 " in bars[-1], frames[-20:]
-    assert "ETA 0:00:00" in bars[-1] and "elapsed 0:0" in bars[-1]
+    # the elapsed time, however long a busy machine took (not "under ten minutes")
+    assert "ETA 0:00:00" in bars[-1] and re.search(r"elapsed \d+:\d\d:\d\d", bars[-1])
     assert any("reused 0  measured 4  last " in f for f in frames)
     # what each worker is measuring, while it does
     busy = r"(abs|cos|relu|sin)"
