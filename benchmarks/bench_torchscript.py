@@ -104,7 +104,11 @@ class TreeCPU:
 
 def sweep(specs, profile, jobs: int, setting: str):
     """(results by (target, spec), wall seconds, CPU seconds) with one of `SETTINGS`."""
-    options = SETTINGS[setting]
+    return sweep_with(specs, profile, jobs, **SETTINGS[setting])
+
+
+def sweep_with(specs, profile, jobs: int, **options):
+    """(results by (target, spec), wall seconds, CPU seconds) with `options` of SweepConfig."""
     config = SweepConfig(profile, jobs=jobs, **options)
     targets = tuple(t.name for t in config.targets)
     results: dict = {}

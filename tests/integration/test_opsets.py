@@ -169,3 +169,12 @@ def test_an_opset_the_exporter_cannot_reach_is_absent_not_a_failure(tmp_path, ou
                                    "OpsetNotReached: the model stayed at opset")
     assert art.load(out).target("opset40").specs == {}
     assert onnx.defs.onnx_opset_version() < 40  # why: onnx defines no such opset
+
+
+def test_the_sweeps_own_opset_is_refused_in_one_line():
+    from opsweep.catalog.registry import default_opset
+    from opsweep.errors import UsageError
+    from opsweep.sweep.planning import planned
+    with pytest.raises(UsageError, match=rf"^opsets: {default_opset()} is the sweep's own opset"):
+        planned(Target(Kind.OPSET, opset=default_opset()))
+    assert planned(Target(Kind.OPSET, opset=18)).entry.opset == 18
