@@ -161,6 +161,7 @@ SPECS = [
          traces={"layer_norm": ("native_layer_norm",)}),
     spec("batch_norm", examples(_batch_norm), fn=F.batch_norm, dtypes=("float32", "float64"),
          ranks=(2, 4), traces={"batch_norm": ("_native_batch_norm_legit_no_training",)},
+         mode="inference",
          fixed={"training": "a second spec measures True (see batch_norm_training); this one "
                             "measures the eval path, which traces a different aten packet"}),
     spec("group_norm", examples(_group_norm), fn=F.group_norm, dtypes=("float32", "float64"),
@@ -192,7 +193,7 @@ SPECS += [
          dtypes=_BN, ranks=(2, 4), traces=_LEGIT),
     spec("native_batch_norm_legit_no_stats", examples(_native_batch_norm(stats="none")),
          fn=torch.ops.aten._native_batch_norm_legit.no_stats, aten=("native_batch_norm",),
-         dtypes=_BN, ranks=(2, 4), traces=_LEGIT,
+         dtypes=_BN, ranks=(2, 4), traces=_LEGIT, mode="training",
          fixed={"training": "eager CPU rejects False on the no_stats overload (ValueError: "
                             "running_mean must be defined in evaluation mode); the default "
                             "overload's spec native_batch_norm_legit measures False"}),
@@ -205,7 +206,7 @@ SPECS += [
          dtypes=_BN, ranks=(2, 4),
          traces={"native_batch_norm": ("_native_batch_norm_legit_functional",)}),
     spec("batch_norm_training", examples(_batch_norm_training), fn=F.batch_norm,
-         aten=("batch_norm",), dtypes=NORM_DTYPES, ranks=(2, 4),
+         aten=("batch_norm",), dtypes=NORM_DTYPES, ranks=(2, 4), mode="training",
          fixed={"training": "a second spec measures False (see batch_norm); this one "
                             "measures the training path with optional running stats"}),
     spec("batch_norm_update_stats", examples(_batch_norm_update_stats),

@@ -183,11 +183,12 @@ SPECS = [
     _rand("random_to", examples(_random_to), A.random, ALL, aten=("random",)),
     _rand("random_from_to", examples(_random_from_to), A.random, NUMERIC, aten=("random",)),
     # dropout in training mode
-    _rand("dropout", _dropout(), F.dropout, FLOAT),
+    _rand("dropout", _dropout(), F.dropout, FLOAT, mode="training"),
     _rand("native_dropout", _dropout(train=st.sampled_from([True, False, None])),
           A.native_dropout, FLOAT),
-    _rand("alpha_dropout", _dropout(), torch.alpha_dropout, FLOAT),
-    _rand("feature_dropout", _dropout(min_rank=2), torch.feature_dropout, FLOAT, ranks=(2, 4)),
+    _rand("alpha_dropout", _dropout(), torch.alpha_dropout, FLOAT, mode="training"),
+    _rand("feature_dropout", _dropout(min_rank=2), torch.feature_dropout, FLOAT, ranks=(2, 4),
+          mode="training"),
     _rand("feature_alpha_dropout", _dropout(min_rank=2), torch.feature_alpha_dropout, FLOAT,
-          ranks=(2, 4)),
+          ranks=(2, 4), mode="training"),
 ]

@@ -90,6 +90,8 @@ DTYPE_TAGS: Mapping[str, str] = MappingProxyType({
     "int64": "i64", "int32": "i32", "int16": "i16", "int8": "i8", "uint8": "u8",
     "bool": "b8",
 })
+#: an OpSpec's `mode`: none ("", every mode the draws reach), or the one it is held to
+MODES = ("", "training", "inference")
 FLOAT_DTYPES = ("float32", "float16", "bfloat16", "float64")
 INT_DTYPES = ("int32", "int64")
 COMPLEX_DTYPES = ("complex64",)
@@ -240,6 +242,11 @@ class OpSpec:
     #: argument name -> why the spec never varies it (the catalog's bar: every argument of the
     #: traced schema varied, or a reason here; opsweep.engine.arguments)
     fixed: Mapping[str, str] = field(default_factory=dict)
+    #: the one mode the spec calls an operator that has modes in (``"training"``: dropout's
+    #: ``train=True``; ``"inference"``), or "" when its examples are not held to one mode. A
+    #: claim about the operator in another mode is not checked by this spec (the migration
+    #: view says which mode was measured instead of calling the claim contradicted)
+    mode: str = ""
     source: str = ""  # module that defined the spec, filled in by the catalog
     #: the statement that built the spec (file, line, span), recorded at construction
     origin: Origin | None = field(default=None, compare=False, repr=False)
@@ -247,6 +254,9 @@ class OpSpec:
     def __post_init__(self) -> None:
         if self.origin is None:
             object.__setattr__(self, "origin", caller())
+        if self.mode not in MODES:
+            raise ValueError(f"mode: spec {self.name!r}: {self.mode!r} is not one of "
+                             f"{', '.join(repr(m) for m in MODES)}")
 
 
 @dataclass(frozen=True)

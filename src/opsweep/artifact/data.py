@@ -199,7 +199,8 @@ def spec_to_data(r: SpecResult) -> dict[str, Any]:
         **({} if r.arguments is None else {"arguments": {
             o: {a: {"type": e["type"], "classes": list(e["classes"])} for a, e in args.items()}
             for o, args in r.arguments.items()}}),
-        **({} if r.errors is None else {"errors": errors_to_data(r.errors)})}
+        **({} if r.errors is None else {"errors": errors_to_data(r.errors)}),
+        **({"mode": r.mode} if r.mode else {})}
 
 
 def spec_from_data(d: dict[str, Any]) -> SpecResult:
@@ -214,7 +215,8 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
         _failures_in(d["dynamic_failures"]),
         None if "outcomes" not in d else tuple(
             StageCount(c["dtype"], c["rank"], Stage(c["stage"]), c["count"]) for c in d["outcomes"]),
-        d.get("arguments"), None if "errors" not in d else errors_from_data(d["errors"]))
+        d.get("arguments"), None if "errors" not in d else errors_from_data(d["errors"]),
+        d.get("mode", ""))
 
 
 def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:

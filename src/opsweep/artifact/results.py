@@ -58,6 +58,9 @@ class SpecResult:
     #: the observed error per (dtype, rank) cell (opsweep.artifact.numerics); None: no
     #: example's values were compared, or measured before schema 6
     errors: tuple[CellError, ...] | None = None
+    #: the one mode the spec held its operator to (OpSpec.mode: "training", "inference"),
+    #: "" when none
+    mode: str = ""
 
     @property
     def counts(self) -> Counts:

@@ -81,7 +81,7 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
         digest=digest, signatures=signatures, dynamic_stages=dynamic,
         dynamic_regressed=regressed, dynamic_failures=dynamic_failures(outcomes),
         outcomes=outcome_counts(outcomes), arguments=arguments_reached(outcomes),
-        errors=cell_errors(outcomes))
+        errors=cell_errors(outcomes), mode=spec.mode)
 
 
 def arguments_reached(outcomes: Sequence[Outcome]):

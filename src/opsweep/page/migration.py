@@ -13,7 +13,12 @@ each with the smallest example the worse exporter fails, chosen where the better
 passed every example of that dtype and rank on that axis (so that the pair of snippets,
 one per call, shows the difference), and the retired TorchScript listing's claims checked
 against the measured TorchScript exporter: a claim is *contradicted* when the listing says
-the operator exports at the measured opset and the exporter exported none of its examples.
+the operator exports at the measured opset and the exporter exported none of its examples,
+measured in the mode the claim is about. The listing described the exporter's symbolic
+functions, which export a model in eval mode (``torch.onnx.export``'s default
+``training=TrainingMode.EVAL``; dropout is then the identity): a claim about an operator whose
+specs all hold it to another mode (``OpSpec.mode``, e.g. dropout called with ``train=True``)
+is not checked, and the row says which mode was measured (``other-mode``).
 
 Torch-free: it reads the artifact, the listing's claims and (when given) the
 :class:`~opsweep.page.snippets.Scripts` that writes a snippet self-contained.
@@ -69,9 +74,13 @@ class MigrationRow:
     torchscript: str  # the four axes' badges
     dynamo: str
     documented: str  # the retired listing's claim: "since opset N" or "no"
-    claim: str  # "contradicted", "unlisted" (exports though the listing omits it) or ""
+    #: "contradicted", "other-mode" (nothing exported, but measured only in a mode the claim
+    #: is not about), "unlisted" (exports though the listing omits it) or ""
+    claim: str
     exported: tuple[int, int, int]  # examples TorchScript exported, dynamo exported, drawn
     pair: Pair | None
+    #: the modes the operator's specs held it to, where every spec held it to one (else ())
+    modes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,8 @@ class MigrationView:
     contradicted: tuple[MigrationRow, ...]
     unlisted: tuple[MigrationRow, ...]
     counts: Mapping[str, int]
+    #: claims not checked: nothing exported, measured only in another mode
+    other_mode: tuple[MigrationRow, ...] = ()
 
 
 def _exports(g: Grade | None) -> bool:
@@ -190,6 +201,23 @@ def pair(views: Mapping[str, TargetResult], calls: Mapping[str, str], specs: tup
     return Pair(spec, g.example, axis, said, g.stage.value, g.error, clean, tuple(repros))
 
 
+#: the mode the retired listing's claims are about: the TorchScript exporter's default
+#: (``training=TrainingMode.EVAL``)
+CLAIMED_MODE = "inference"
+
+
+def held_to(view: TargetResult, specs: Iterable[str]) -> tuple[str, ...]:
+    """The modes `specs` held their operator to, sorted; () when any spec held it to none
+    (its draws reach every mode) or no result is recorded."""
+    modes = set()
+    for name in specs:
+        result = view.specs.get(name)
+        if result is None or not result.mode:
+            return ()
+        modes.add(result.mode)
+    return tuple(sorted(modes))
+
+
 def build(artifact: Artifact | None, claims: Mapping[str, int], *,
           scripts: Scripts | None = None, listed: Iterable[str] | None = None) -> MigrationView:
     """The view from `artifact` (None or without the target: an empty view saying so);
@@ -215,15 +243,17 @@ def build(artifact: Artifact | None, claims: Mapping[str, int], *,
         pair = _pair(artifact.stock, ts_view, d.specs, *axis, scripts) if axis else None
         opset = claims.get(name)
         claim = ""
+        modes = held_to(ts_view, t.specs)
         if opset is not None and opset <= translations.opset and t.grades.export is Grade.NONE:
-            claim = "contradicted"
+            claim = "contradicted" if CLAIMED_MODE in modes or not modes else "other-mode"
         elif opset is None and _exports(t.grades.export):
             claim = "unlisted"
         ts_n, drawn = _examples(ts_view, t.specs)
         dy_n, _ = _examples(artifact.stock, d.specs)
         rows.append(MigrationRow(
             name, kind, glyph_cell(t.grades), glyph_cell(d.grades),
-            f"since opset {opset}" if opset is not None else "no", claim, (ts_n, dy_n, drawn), pair))
+            f"since opset {opset}" if opset is not None else "no", claim, (ts_n, dy_n, drawn), pair,
+            modes))
     lists = tuple((key, heading, says, tuple(r for r in rows if r.kind == key))
                   for key, (heading, says) in KINDS.items())
     counts = {key: len(found) for key, _, _, found in lists}
@@ -231,8 +261,10 @@ def build(artifact: Artifact | None, claims: Mapping[str, int], *,
                "differs": sum(r.kind == "differs" for r in rows),
                "contradicted": sum(r.claim == "contradicted" for r in rows),
                "unlisted": sum(r.claim == "unlisted" for r in rows),
+               "other-mode": sum(r.claim == "other-mode" for r in rows),
                "claimed": sum(r.documented != "no" for r in rows)}
     return MigrationView(True, "", translations.torch, translations.opset,
                          artifact.fingerprint.opset, tuple(rows), lists,
                          tuple(r for r in rows if r.claim == "contradicted"),
-                         tuple(r for r in rows if r.claim == "unlisted"), counts)
+                         tuple(r for r in rows if r.claim == "unlisted"), counts,
+                         tuple(r for r in rows if r.claim == "other-mode"))
