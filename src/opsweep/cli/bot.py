@@ -163,7 +163,8 @@ def cmd_assemble(args) -> int:
         return 0
     specs = [Path(args.repo_dir, d) for d in configured.specs]
     done = regenerate_site(args.repo_dir, layout, new, specs,
-                           builtin=settings.builtin_scope(args.repo_dir, configured))
+                           builtin=settings.builtin_scope(args.repo_dir, configured),
+                           cache=args.settings.cache_dir())
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     data_dir = Path(args.repo_dir, layout.data_dir)
     wanted = [layout.artifact, *layout.rendered(args.repo_dir), done.record,

@@ -43,7 +43,6 @@ from opsweep.cli.settings import (
     source_url,
 )
 from opsweep.cli.summary import summary
-from opsweep.engine.cache import CACHE_ENV, DEFAULT_DIR
 from opsweep.engine.config import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
@@ -151,14 +150,7 @@ def _add_sweep(sub) -> None:
 
 def _cache_dir(args) -> Path | None:
     """--cache, else $OPSWEEP_CACHE (``off``: none), else the default; None with --no-cache."""
-    if args.no_cache:
-        return None
-    if args.cache is not None:
-        return args.cache.resolve()
-    env = os.environ.get(CACHE_ENV, "").strip()
-    if env.lower() == "off":
-        return None
-    return Path(env or DEFAULT_DIR).resolve()
+    return args.settings.cache_dir(args.cache, args.no_cache)
 
 
 def cmd_sweep(args) -> int:
@@ -225,7 +217,8 @@ def cmd_assemble(args) -> int:
         return EXIT_BROKEN
     from opsweep.cli.site import check_models, regenerate_site  # torch, the catalog: hypothesis
     done = regenerate_site(args.repo_dir, layout, new, _spec_dirs(args, args.repo_dir),
-                           builtin=builtin_scope(args.repo_dir, configured))
+                           builtin=builtin_scope(args.repo_dir, configured),
+                           cache=args.settings.cache_dir())
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     if checked:
         print(f"opsweep: wrote {checked} ([tool.opsweep] models against the artifact)")
@@ -253,7 +246,9 @@ def cmd_render(args) -> int:
                        args.torch_version)
     from opsweep.engine.standalone import Scripts  # the snippets' inline modules: torch
     catalog = _catalog(args, root)
-    scripts = Scripts(catalog, report.profile if report else "ci").for_example
+    from opsweep.cli.site import page_draws
+    scripts = Scripts(catalog, report.profile if report else "ci",
+                      page_draws(args.settings.cache_dir())).for_example
     view = site.render(layout, report, catalog, installed,
                   documented_path=args.documented, torch_version=args.torch_version,
                   source_url=source_url(args.source_url, args.pyproject),

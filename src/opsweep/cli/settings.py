@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from opsweep import config
 from opsweep.config import Config
+from opsweep.engine.cache import CACHE_ENV, DEFAULT_DIR
 from opsweep.errors import UsageError
 from opsweep.files import Layout
 from opsweep.policy import read as read_policy
@@ -42,6 +43,7 @@ class Settings:
     profile: str | None = None  # OPSWEEP_HYP_PROFILE
     index_url: str = ""  # OPSWEEP_INDEX_URL, else PIP_INDEX_URL: where bumps look for releases
     tox_env: str = ""  # TOX_ENV_NAME: set when tox runs the command
+    cache: str = ""  # OPSWEEP_CACHE: the export cache's directory, ``off`` for none
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -54,7 +56,18 @@ class Settings:
             push_token=env.get("OPSWEEP_PUSH_TOKEN") or None,
             bot_login=env.get("OPSWEEP_BOT_LOGIN", ""), profile=env.get(PROFILE_ENV) or None,
             index_url=env.get("OPSWEEP_INDEX_URL") or env.get("PIP_INDEX_URL", ""),
-            tox_env=env.get("TOX_ENV_NAME", ""))
+            tox_env=env.get("TOX_ENV_NAME", ""), cache=env.get(CACHE_ENV, "").strip())
+
+    def cache_dir(self, explicit: Path | None = None, off: bool = False) -> Path | None:
+        """The export cache's directory: `explicit` (``--cache``), else $OPSWEEP_CACHE
+        (``off``: none), else the default; None when `off` (``--no-cache``)."""
+        if off:
+            return None
+        if explicit is not None:
+            return explicit.resolve()
+        if self.cache.lower() == "off":
+            return None
+        return Path(self.cache or DEFAULT_DIR).resolve()
 
     @property
     def in_tox_sweep(self) -> bool:

@@ -17,19 +17,31 @@ from opsweep.files import Layout, write_atomic
 from opsweep.page.site import Regenerated, regenerate
 
 
+def page_draws(cache: Path | None):
+    """What the pages' snippets draw a spec's examples with: the sweep's draws kept in the
+    export cache at `cache` (drawing the whole catalog anew was most of a render), or None
+    (drawn anew) without one: a render never creates a cache."""
+    if cache is None or not cache.is_dir():
+        return None
+    from opsweep.sweep.driver import cached_draws
+    from opsweep.sweep.reuse import spec_digest
+    return lambda spec, profile: cached_draws(spec, spec_digest(spec), profile, cache)
+
+
 def regenerate_site(root: Path, layout: Layout, new: Artifact,
                     specs: Sequence[Path] = (), *,
-                    builtin: bool | tuple[str, ...] = True) -> Regenerated:
+                    builtin: bool | tuple[str, ...] = True,
+                    cache: Path | None = None) -> Regenerated:
     """The post-sweep sequence (page.site.regenerate) with what it needs from the installed
     stack: the catalog (with the spec directories `specs`), the listing, the registry, the
-    documentation links."""
+    documentation links; the snippets' examples from the export cache at `cache`."""
     here = layout.under(root)
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
     catalog = load_catalog(specs, check_draws=False, builtin=builtin)
     return regenerate(root, layout, new, catalog, installed,
                       source_url=source_url(None, Path(here.pyproject)),
                       repo_url=repo_url(Path(here.pyproject)),
-                      scripts=Scripts(catalog, new.profile).for_example)
+                      scripts=Scripts(catalog, new.profile, page_draws(cache)).for_example)
 
 
 def check_models(root: Path, layout: Layout, new: Artifact) -> str | None:

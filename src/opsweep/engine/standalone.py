@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from opsweep.catalog.draw import PROFILES, draw_examples
+from opsweep.catalog.draw import PROFILES, Profile, draw_examples
 from opsweep.engine.runner import MIN_DYNAMIC_SIZE, build_call, choose_plan, resize, target_of
 from opsweep.engine.torchscript import opset_for
 from opsweep.model import Example, OpSpec, TensorArg
@@ -332,9 +332,13 @@ class Scripts:
     """`for_example(spec, signature, dynamic, target, title)`: the script of the drawn examples
     with this signature (drawn once per spec, under `profile`), or None."""
 
-    def __init__(self, catalog, profile: str = "ci") -> None:
+    def __init__(self, catalog, profile: str = "ci",
+                 draw: Callable[[OpSpec, Profile], list[Example]] | None = None) -> None:
+        """`draw`: a spec's examples under a profile (default: drawn anew; the command line
+        hands the sweep's cached draws, opsweep.sweep.driver.cached_draws)."""
         self.catalog = catalog
         self.profile = PROFILES[profile]
+        self._draw = draw or (lambda spec, profile: list(draw_examples(spec, profile)))
         self._draws: dict[str, list[Example]] = {}
 
     def for_example(self, spec_name: str, signature: str, dynamic: bool = False,
@@ -345,7 +349,7 @@ class Scripts:
         if spec_name not in self._draws:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self._draws[spec_name] = list(draw_examples(spec, self.profile))
+                self._draws[spec_name] = self._draw(spec, self.profile)
         found = [e for e in self._draws[spec_name] if e.signature == signature]
         if not found:
             return None

@@ -19,7 +19,7 @@ from opsweep.artifact import data as art
 from opsweep.artifact.data import Artifact
 from opsweep.artifact.results import SpecResult
 from opsweep.artifact.specgrade import spec_result
-from opsweep.catalog.draw import draw_examples, group_by_signature
+from opsweep.catalog.draw import Profile, draw_examples, group_by_signature
 from opsweep.catalog.load import Catalog
 from opsweep.engine.cache import draws_key, load_draws, merge_counts, save_draws
 from opsweep.engine.config import SweepConfig
@@ -145,16 +145,20 @@ def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
 
 
 def drawn(spec: OpSpec, digest: str, config: SweepConfig) -> list:
-    """The spec's examples under the profile: from the export cache's draws when the
-    profile is derandomized and they are kept there, else drawn (and kept)."""
-    profile = config.profile
-    if config.cache is None or not profile.derandomize:
+    """The spec's examples under the sweep's profile (cached_draws)."""
+    return cached_draws(spec, digest, config.profile, config.cache)
+
+
+def cached_draws(spec: OpSpec, digest: str, profile: Profile, cache: Path | None) -> list:
+    """The spec's examples under `profile`: from the export cache's draws when the profile
+    is derandomized and they are kept there, else drawn (and kept)."""
+    if cache is None or not profile.derandomize:
         return draw_examples(spec, profile)
     key = draws_key(spec.name, digest, profile.name, profile.max_examples)
-    examples = load_draws(config.cache, key)
+    examples = load_draws(cache, key)
     if examples is None:
         examples = draw_examples(spec, profile)
-        save_draws(config.cache, key, examples)
+        save_draws(cache, key, examples)
     return examples
 
 
