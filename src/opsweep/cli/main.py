@@ -246,7 +246,7 @@ def cmd_render(args) -> int:
                        args.torch_version)
     from opsweep.engine.standalone import Scripts  # the snippets' inline modules: torch
     catalog = _catalog(args, root)
-    from opsweep.cli.site import page_draws
+    from opsweep.cli.site import page_draws  # the sweep's draws: hypothesis, the catalog
     scripts = Scripts(catalog, report.profile if report else "ci",
                       page_draws(args.settings.cache_dir())).for_example
     view = site.render(layout, report, catalog, installed,

@@ -23,8 +23,8 @@ def page_draws(cache: Path | None):
     (drawn anew) without one: a render never creates a cache."""
     if cache is None or not cache.is_dir():
         return None
-    from opsweep.sweep.driver import cached_draws
-    from opsweep.sweep.reuse import spec_digest
+    from opsweep.sweep.driver import cached_draws  # hypothesis, the engine
+    from opsweep.sweep.reuse import spec_digest  # (its digest: the spec's source)
     return lambda spec, profile: cached_draws(spec, spec_digest(spec), profile, cache)
 
 
