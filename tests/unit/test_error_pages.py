@@ -4,6 +4,7 @@ distribution in a <details>; the support page's rows carry the largest ULP withi
 tolerance for the "more than N ULP" filter (tests/integration/test_error_filter.py drives
 it in Chromium); an artifact without recorded error says nothing of it."""
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -33,7 +34,7 @@ def _seen(max_abs, ulp, tol=F16, excess=0.0):
 
 def measured():
     sin = spec_result(SIN, [
-        Outcome(Stage.OK, "f16[2,3]", "float16", 2, 6, observed=_seen(0.002, 3)),
+        Outcome(Stage.OK, "f16[2,3]", "float16", 2, 6, observed=_seen(0.002, 3, excess=0.0005)),
         Outcome(Stage.OK, "f16[4,3]", "float16", 2, 12, observed=_seen(0.001, 2)),
         Outcome(Stage.NUMERICS, "f16[5]", "float16", 1, 5, "output 0: 1/5 elements differ "
                 "beyond rtol=0.01 atol=0.001 (max abs error 0.03)",
@@ -89,3 +90,15 @@ def test_an_artifact_without_recorded_error_says_nothing_of_it(catalog):
     assert not any("Observed error" in text for text in details.values())
     # and the pages of it are those of the artifact before the error was recorded at all
     assert page == render_page(_view(catalog, replace(old, policy="")))
+
+
+def test_a_regraded_failure_is_listed_without_a_snippet_to_rebuild_it(catalog):
+    from opsweep.artifact.regrading import REGRADED_EXAMPLE, regrade_artifact
+    from opsweep.policy import Policy, builtin
+    strict = Policy("strict", 1, {**builtin().defaults, "float16": Tolerance(0.01, 0.0)})
+    regraded = regrade_artifact(measured(), builtin(), strict).artifact
+    assert any(g.example == REGRADED_EXAMPLE for g in regraded.specs["sin"].failures)
+    page = render_details(_view(catalog, regraded))["sin.md"]
+    assert f"<code>{REGRADED_EXAMPLE}</code>" in page and "strict v1" in page
+    assert "Reproduce numerics: f16[5]" in page  # the drawn failure keeps its snippet
+    assert not re.search(r"Reproduce [^<]*re-graded", page)

@@ -18,6 +18,7 @@ from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record, same_specs
+from opsweep.artifact.regrading import REGRADED_EXAMPLE
 from opsweep.artifact.results import OperatorResult, TargetResult
 from opsweep.model import Stage
 from opsweep.page.errors import ErrorView, error_view
@@ -165,6 +166,8 @@ def _repros(groups: Sequence[GroupView], scripts: Scripts | None = None) -> tupl
     `scripts` writes it self-contained (engine.standalone), when given and it can."""
     chosen: dict[tuple, GroupView] = {}
     for g in groups:
+        if g.example == REGRADED_EXAMPLE:  # no drawn example to rebuild (opsweep regrade)
+            continue
         key = (g.target, g.dynamic, g.stage)
         if key not in chosen or (len(g.example), g.example) < (len(chosen[key].example),
                                                                  chosen[key].example):
