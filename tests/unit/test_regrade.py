@@ -156,3 +156,30 @@ def test_an_artifact_graded_under_an_adopters_policy_is_regraded_with_measured_w
                  "--pyproject", str(tmp_path / "pyproject.toml")]) == 0
     assert art.load(source).specs["softmax"].grades.numerics is Grade.NONE
     assert "full -> none" in capsys.readouterr().out
+
+
+def test_the_committed_artifact_is_regraded_or_refused_for_want_of_recorded_error(
+        tmp_path, capsys):
+    """Today the committed artifact is at schema 6 by migration (the round's re-measure
+    records the error): no cell to re-grade from, said in one line, nothing written. Once
+    it records its error, a stricter policy re-grades it, and no grade gets better."""
+    from pathlib import Path
+    committed = Path(__file__).resolve().parents[2] / "docs" / "onnx_support_measured.json"
+    measured_ = art.load(committed)
+    out = tmp_path / "out.json"
+    code = main(["regrade", "--policy", str(_policy_file(tmp_path, atol=0.0)), "--artifact",
+                 str(committed), "--out", str(out),
+                 "--pyproject", str(tmp_path / "pyproject.toml")])
+    err = capsys.readouterr().err
+    if not measured_.policy:
+        assert code == 2 and err.count("\n") == 1, err
+        assert "onnx_support_measured.json at policy: names no tolerance policy" in err
+        assert not out.exists()
+        return
+    assert code == 0, err
+    order = {Grade.NONE: 0, Grade.PARTIAL: 1, Grade.FULL: 2}
+    regraded = art.load(out)
+    for name, result in measured_.specs.items():
+        before, after = result.grades.numerics, regraded.specs[name].grades.numerics
+        if before in order:
+            assert order[after] <= order[before], name
