@@ -29,8 +29,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 PINS = ROOT / "tests" / ".pins"
 #: specs whose drawn examples are mostly float16/bfloat16 and compute (not only move) values
-SAMPLE = ["rms_norm", "mish", "std_mean", "special_erf", "addcdiv", "conv_transpose2d",
-          "sdpa_gqa", "layer_norm", "softmax", "log_softmax"]
+SAMPLE = ["rms_norm", "mish", "std_mean", "special_erf", "addcdiv", "sdpa_gqa", "softmax"]
 BLOCKED = ("torch", "onnx", "onnxruntime", "onnxscript")
 
 
@@ -71,7 +70,7 @@ def test_an_onnxruntime_move_reports_the_cells_that_drifted_and_no_other(pinned)
     assert (old.fingerprint.onnxruntime, new.fingerprint.onnxruntime) == ("1.32.0", "1.31.1")
     found = drift(old, new)
     keys = {(d.spec, d.new.key) for d in found}
-    compared = same = 0
+    compared = same = half = 0
     for spec in SAMPLE:
         before = {c.key: c for c in old.specs[spec].errors or ()}
         for c in new.specs[spec].errors or ():
@@ -79,6 +78,7 @@ def test_an_onnxruntime_move_reports_the_cells_that_drifted_and_no_other(pinned)
                 continue
             compared += 1
             same += c == before[c.key]
+            half += c.ulp is not None
             assert ((spec, c.key) in keys) == drifted(before[c.key], c), (spec, c)
     assert compared >= 20  # the sample's cells were compared, half-precision ones among them
     assert all(d.pins == "onnxruntime 1.31.1" for d in found)
@@ -88,7 +88,8 @@ def test_an_onnxruntime_move_reports_the_cells_that_drifted_and_no_other(pinned)
     assert ("### Numerics drift" in text) == bool(found)
     for d in found:
         assert f"`{d.spec}` {d.new.dtype} rank {d.new.rank}: max error" in text
-    print(f"\n{compared} cells compared, {same} identical, {len(found)} drifted:")
+    print(f"\n{compared} cells compared ({half} float16/bfloat16), {same} identical, "
+          f"{len(found)} drifted:")
     for d in found:
         print(f"  {d.spec} {d.new.key}: abs {d.old.max_abs} -> {d.new.max_abs} "
               f"ulp {d.old.ulp} -> {d.new.ulp} (x{d.growth:.3g})")
@@ -131,6 +132,7 @@ def test_a_stricter_and_a_looser_policy_regrade_without_exporting(pinned):
     assert moved, strict.stdout  # some half-precision error needs its atol
     for spec in moved:
         assert f"`{spec}` stock numerics full -> " in strict.stdout
+    print("\n" + strict.stdout)
     loose = _regrade_without_torch(tmp, _policy(tmp, "loose", 1.0), tmp / "loose.json")
     assert loose.returncode == 0, loose.stderr
     relaxed = art.load(tmp / "loose.json")
