@@ -94,3 +94,12 @@ def test_opsweep_diff_prints_the_drift_section(tmp_path, capsys):
     assert "`softmax` float16 rank 3: max error 2 → 9 ULP" in capsys.readouterr().out
     assert main(["diff", *map(str, paths), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["drift"][0]["spec"] == "softmax"
+
+
+def test_names_from_the_artifact_reach_the_comment_only_in_code_spans():
+    hostile = "1.0 @admin [x](http://e.invalid) <b>"
+    old, new = _pair([cell(ulp=2)], [cell(ulp=9)], new_fp=replace(FP, onnxruntime=hostile))
+    text = to_markdown(diff(old, new), new)
+    (line,) = [x for x in text.splitlines() if "max error 2 → 9 ULP" in x]
+    assert line.endswith(f" with `onnxruntime {hostile}`")
+    assert line.startswith("- `softmax` float16 rank 3")
