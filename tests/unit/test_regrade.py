@@ -183,3 +183,16 @@ def test_the_committed_artifact_is_regraded_or_refused_for_want_of_recorded_erro
         before, after = result.grades.numerics, regraded.specs[name].grades.numerics
         if before in order:
             assert order[after] <= order[before], name
+
+
+def test_an_example_that_failed_otherwise_is_not_failed_twice(tmp_path):
+    """Its values passed, then its further draw came back in another shape: it is already
+    failing, so a stricter policy has no passing example of the cell to move."""
+    shaped = Outcome(Stage.NUMERICS, "f16[2,3,4]", "float16", 3, 24,
+                     "on a further draw of the same signature: output 0: shape (2,), "
+                     "PyTorch gives (2, 3)",
+                     observed=Observed(0.0012, 0.0002, 0.02, False, False, 3, F16, 0.0004))
+    old = _artifact(shaped)
+    done = regrade_artifact(old, builtin(), _policy(0.0001))
+    assert _saved(tmp_path, done.artifact).specs["softmax"].stages == {Stage.NUMERICS: 1}
+    assert done.artifact.specs["softmax"].failures == old.specs["softmax"].failures

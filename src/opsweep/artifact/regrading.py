@@ -105,7 +105,9 @@ def _spec(r: SpecResult, cells: Sequence[Regraded], policy: Policy) -> SpecResul
     outcomes = {(c.dtype, c.rank, c.stage): c.count for c in (r.outcomes or ())}
     failures = list(r.failures)
     for cell in cells:
-        delta = _move(cell, failures, policy)
+        passing = outcomes.get((cell.cell.dtype, cell.cell.rank, Stage.OK), 0) \
+            if r.outcomes is not None else stages.get(Stage.OK, 0)
+        delta = _move(cell, failures, policy, passing)
         if not delta:
             continue
         key = (cell.cell.dtype, cell.cell.rank)
@@ -122,11 +124,13 @@ def _spec(r: SpecResult, cells: Sequence[Regraded], policy: Policy) -> SpecResul
                 outcomes.items(), key=lambda i: (i[0][0], i[0][1], i[0][2].value)) if n))
 
 
-def _move(cell: Regraded, failures: list[FailureGroup], policy: Policy) -> int:
-    """Edit `failures` (in place) for one cell's change; the examples moved to failing
-    (negative: moved to passing, as many as value mismatches of the cell there are)."""
+def _move(cell: Regraded, failures: list[FailureGroup], policy: Policy, passing: int) -> int:
+    """Edit `failures` (in place) for one cell's change; the examples moved to failing (at
+    most the `passing` ones: an example whose values passed may have failed otherwise, e.g.
+    a shape at its further draw) or, negative, moved to passing (as many as value
+    mismatches of the cell there are)."""
     c = cell.cell
-    delta = cell.now - cell.was_failing
+    delta = min(cell.now - cell.was_failing, passing)
     if delta > 0:
         t = cell.tolerance
         at = "exactly" if t is None else f"rtol={t.rtol:g} atol={t.atol:g}"
