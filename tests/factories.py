@@ -103,3 +103,16 @@ def project_copy(dest, *, untracked: bool = False):
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, dest / name)
     return dest
+
+
+def cell(dtype="float16", rank=3, max_abs=0.001, ulp=2, n=4, tolerance=None):
+    """One (dtype, rank) cell's observed error, as the artifact keeps it."""
+    from opsweep.artifact.numerics import CellError
+    return CellError(dtype, rank, n, max_abs, max_abs / 4, max_abs * 10,
+                     ulp if dtype in ("float16", "bfloat16") else None, tolerance=tolerance)
+
+
+def errored(ops, *cells, digest="0123456789abcdef"):
+    """A passing spec result carrying `cells` as its observed error."""
+    from dataclasses import replace
+    return replace(result(ops, Stage.OK), errors=tuple(cells), digest=digest)

@@ -9,6 +9,8 @@
      data-chg   per target: 1 when the grades changed across the last recorded bump
                 (absent: changed for none)
      data-fail  the dtype classes with a failing example (absent: none)
+     data-ulp   the largest error in ULP among the operator's float16/bfloat16 cells within
+                tolerance, stock exporter (absent: none recorded)
    Without JavaScript the table is complete as rendered; this only hides rows. */
 (function () {
   "use strict";
@@ -44,10 +46,11 @@
               codes: targets.map(function (_, i) { return codes[i] || ""; }),
               chg: targets.map(function (_, i) { return (tr.dataset.chg || "")[i] === "1"; }),
               fail: (tr.dataset.fail || "").split(" ").filter(Boolean),
+              ulp: tr.dataset.ulp === undefined ? null : +tr.dataset.ulp,
               cells: Array.prototype.slice.call(tr.cells, 2, 6),  // the four grade cells
               chgCell: tr.querySelector("td.chg")};
     });
-    var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: []};
+    var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: [], ulp: null};
     var names = {};
     rows.forEach(function (r) { names[r.op] = true; });
     // the name box: one or more names, separated by commas or spaces, each with or without
@@ -71,7 +74,8 @@
       core: function (r) { return !state.core || r.core; },
       changed: function (r) { return !state.changed || r.chg[state.target]; },
       dtype: function (r) { return !state.dtype || r.fail.indexOf(state.dtype) >= 0; },
-      q: function (r) { return !state.q.length || state.q.some(function (t) { return t(r.op); }); }
+      q: function (r) { return !state.q.length || state.q.some(function (t) { return t(r.op); }); },
+      ulp: function (r) { return state.ulp === null || (r.ulp !== null && r.ulp > state.ulp); }
     };
     AXES.forEach(function (axis) {
       facets[axis] = function (r) {
@@ -149,6 +153,23 @@
         b.setAttribute("data-value", c);
         dt.appendChild(b);
       });
+    }
+    if (rows.some(function (r) { return r.ulp !== null; })) {
+      // within tolerance, yet more than N ULP off PyTorch (empty: every operator)
+      var tol = facetRow("Within tolerance");
+      var ulps = el("input", {type: "number", min: "0", step: "1", placeholder: "N",
+                              "aria-label": "more than N ULP", "data-facet": "ulp"});
+      var said = el("span", {"class": "ulp-count"});
+      ulps.addEventListener("input", function () {
+        var n = parseInt(ulps.value, 10);
+        state.ulp = isNaN(n) || n < 0 ? null : n; update();
+      });
+      controls.push(function () {
+        said.textContent = state.ulp === null ? " more than N ULP"
+          : " more than " + state.ulp + " ULP (" + count("ulp", facets.ulp) + ")";
+      });
+      tol.appendChild(ulps);
+      tol.appendChild(said);
     }
     var search = el("input", {type: "search", placeholder: "aten::layer_norm, gelu \u2026",
                               "aria-label": "search operators", "data-facet": "q"});

@@ -15,7 +15,7 @@ from opsweep.cli.main import main
 from opsweep.bot.git import TRAILER
 from opsweep.model import Stage
 
-from ..factories import FP, result
+from ..factories import FP, cell, errored, result
 
 REPO = "octo/opsweep-demo"
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
@@ -47,13 +47,13 @@ def origin(tmp_path):
     return make_origin(tmp_path)
 
 
-def make_origin(tmp_path):
+def make_origin(tmp_path, committed=None):
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     seed = tmp_path / "seed"
     git(tmp_path, "clone", "-q", str(bare), str(seed))
     (seed / "pyproject.toml").write_text(PYPROJECT.format("2.13.0"))
-    art.save(seed / "docs" / "onnx_support_measured.json", whole("2.12.0"))
+    art.save(seed / "docs" / "onnx_support_measured.json", committed or whole("2.12.0"))
     git(seed, "add", ".")
     git(seed, *IDENT, "commit", "-qm", "bump torch")
     git(seed, "push", "-q", "origin", "HEAD:refs/heads/feature")
@@ -462,3 +462,25 @@ def test_publish_checks_the_result_against_the_configured_pins(github, monkeypat
     assert out["outcome"] == "failed"
     assert "torch measured 2.12.5, pinned 2.13.0" in out["reason"]  # read from requirements/
     assert git(bare, "rev-parse", "feature") == before
+
+
+def test_the_sticky_comment_reports_drift_after_the_transitions(github, monkeypatch, tmp_path):
+    """A cell whose error grew within tolerance is reported with the pin that moved; one
+    whose numbers are the same is not."""
+    def measured_at(torch, ulp, max_abs):
+        return art.make_artifact(replace(FP, torch=torch), "ci", 25, 0, {
+            "softmax": errored(["softmax"], cell(ulp=ulp, max_abs=max_abs),
+                               cell("float32", 2, 1e-6)),
+            "sin": result(["sin"], Stage.OK if torch == "2.12.0" else Stage.NO_TRANSLATION)})
+    bare, sha = make_origin(tmp_path, measured_at("2.12.0", 2, 0.0009766))
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+                  measured(tmp_path, measured_at("2.13.0", 9, 0.001466)))
+    assert out["regressions"] == "1"
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    body = comment.body
+    line = ("- `softmax` float16 rank 3: max error 2 → 9 ULP (0.000977 → 0.00147) with "
+            "`torch 2.13.0`")
+    assert body.index("### Regressions") < body.index("### Numerics drift") < body.index(line)
+    assert "float32 rank 2" not in body  # the same numbers: nothing said

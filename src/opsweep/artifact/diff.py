@@ -7,6 +7,7 @@ Measured anew: an operator whose grade moved while the specs measuring it change
 spec's own source, or the engine's shared source, both named by the spec's digest): a
 difference of what is measured, neither a regression nor an improvement of the exporter.
 `comparable` is the one rule, shared with the history view (artifact.records).
+Beside the transitions, the cells whose observed error drifted (`opsweep.artifact.drift`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from opsweep.artifact.data import Artifact, fingerprint_changes
+from opsweep.artifact.drift import Drift, drift
 from opsweep.artifact.grade import AXES, FAILS, FailureGroup, Grades
 from opsweep.artifact.results import ExporterEntry, OperatorResult, TargetResult
 from opsweep.model import Grade
@@ -108,6 +110,8 @@ class Diff:
     #: the new pin set breaks the exporter: the canary's error line, headlined once
     #: instead of every operator
     broken: str = ""
+    #: the cells whose observed error grew (artifact.drift), the largest growth first
+    drift: tuple[Drift, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -195,7 +199,8 @@ def diff(old: Artifact, new: Artifact) -> Diff:
             what = "exporter" if isinstance(after, ExporterEntry) else "translation table"
             changes.append(f"target {target}: {what} changed ({before.digest} → {after.digest})")
         transitions += _target_transitions(a, b, target, (measured_by(old), measured_by(new)))
-    return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes))
+    return Diff(dict(fp_old), dict(fp_new), moved, tuple(transitions), tuple(changes),
+                drift=drift(old, new))
 
 
 def grade_changes(old: Grades | None, new: Grades | None, same_specs: bool = True

@@ -133,13 +133,20 @@ def errors_from_data(data: Mapping[str, str], where: str = "errors") -> tuple[Ce
 @dataclass(frozen=True)
 class Regraded:
     """One cell under another policy: how many of its examples fail there (`failing`), of
-    `n`; `unsure` of them the recorded error cannot decide (measure again)."""
+    `n`; `unsure` of them the recorded error cannot decide (measure again), `kept` of those
+    failed where they were measured and are counted failing still (`now`)."""
 
     cell: CellError
     tolerance: Tolerance | None
     failing: int
     unsure: int
     was_failing: int
+    kept: int = 0
+
+    @property
+    def now(self) -> int:
+        """The examples failing under the new tolerance, an undecided one as it was."""
+        return min(self.cell.n, self.failing + self.kept)
 
 
 def regrade_cell(cell: CellError, tolerance: Tolerance | None) -> Regraded:
@@ -150,13 +157,15 @@ def regrade_cell(cell: CellError, tolerance: Tolerance | None) -> Regraded:
         return Regraded(cell, tolerance, always, 0, always)
     every = (0.0,) * (cell.n - len(cell.excess)) + cell.excess
     was = always + sum(x > cell.tolerance.atol for x in every)
-    failing = unsure = 0
+    failing = unsure = kept = 0
     for x in every:
         verdict = judge(x, cell.tolerance, tolerance, cell.max_abs, cell.max_rel)
         failing += verdict is False
         unsure += verdict is None
+        kept += verdict is None and x > cell.tolerance.atol
     # the examples failing at any tolerance are among those the excess counts too
-    return Regraded(cell, tolerance, min(cell.n, always + failing), unsure, min(cell.n, was))
+    return Regraded(cell, tolerance, min(cell.n, always + failing), unsure, min(cell.n, was),
+                    kept)
 
 
 def regrade(cells: Sequence[CellError], measured: Policy, policy: Policy,

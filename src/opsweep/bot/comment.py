@@ -18,6 +18,7 @@ from opsweep.artifact.account import CHANGED_SPEC, NOTHING_MOVED, UNCHANGED, Acc
 from opsweep.artifact.data import PINS, Artifact
 from opsweep.artifact.diff import KINDS_ORDER as KINDS
 from opsweep.artifact.diff import Diff, Kind, Transition, smallest
+from opsweep.artifact.drift import Drift
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.models import AXES as MODEL_AXES
 from opsweep.artifact.results import TargetResult
@@ -70,6 +71,20 @@ def _view(t: Transition, new: Artifact | None) -> TransitionView:
     return TransitionView(t.op, t.axis, _label(t.old), _label(t.new),
                           tuple(g.describe(example=False) for g in t.failures), spec, example,
                           snip, unless_stock(t.target))
+
+
+def drift_line(d: Drift) -> str:
+    """One drifting cell, every name from the artifact in a code span: "`softmax`
+    float16 rank 3: max error 2 → 9 ULP (0.000977 → 0.0044) with `onnxruntime 1.31.1`"."""
+    o, n = d.old, d.new
+    if o.ulp is not None and n.ulp is not None:
+        error = f"{o.ulp} → {n.ulp} ULP ({o.max_abs:.3g} → {n.max_abs:.3g})"
+    else:
+        error = f"{o.max_abs:.3g} → {n.max_abs:.3g}"
+    target = "" if is_stock(d.target) else f" (with {code(d.target)})"
+    pins = (" with " + ", ".join(code(p) for p in d.pins.split(", "))) if d.pins \
+        else " at unchanged pins"
+    return f"{code(d.spec)}{target} {n.dtype} rank {n.rank}: max error {error}{pins}"
 
 
 def account_lines(account: Account | None) -> list[str]:
@@ -136,12 +151,15 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
                    + ("" if is_stock(t.target) else f" (with {code(t.target)})")
                    for t in d.of_kind(k)]) for k in KINDS if k not in _APART]
 
-    def render(regs, imps, other, truncated=False, new_anew=None) -> str:
+    drifting = [drift_line(x) for x in d.drift]
+
+    def render(regs, imps, other, truncated=False, new_anew=None, drift=None) -> str:
         return template.render(marker=MARKER, title=title, d=d, history=history, pins=PINS,
                                account=account_lines(account),
                                counts=[(k, counts[k]) for k in KINDS], regressions=regs,
                                improvements=imps, anew=anew if new_anew is None else new_anew,
-                               others=other, truncated=truncated)
+                               others=other, truncated=truncated,
+                               drift=drifting if drift is None else drift)
 
     text = render(regressions, improvements, others)
     if len(text) <= limit:
@@ -150,7 +168,7 @@ def to_markdown(d: Diff, new: Artifact | None = None, *, title: str = "grade tra
     # fit, found by bisection (each one kept lengthens the comment)
     def cut(keep: int) -> str:
         return render(regressions[:keep], [], [(k, items[:50]) for k, items in others], True,
-                      anew[:50])
+                      anew[:50], drifting[:50])
     low, high = 0, len(regressions)
     while low < high:
         middle = (low + high + 1) // 2
@@ -175,7 +193,12 @@ def to_json(d: Diff) -> dict[str, Any]:
                          "failures": [{"dtype": g.dtype, "rank": g.rank, "stage": g.stage.value,
                                        "error": g.error, "count": g.count, "example": g.example}
                                       for g in t.failures]}
-                        for t in d.transitions]}
+                        for t in d.transitions],
+        "drift": [{"spec": x.spec, "target": x.target, "dtype": x.new.dtype, "rank": x.new.rank,
+                   "old": {"max_abs": x.old.max_abs, "ulp": x.old.ulp},
+                   "new": {"max_abs": x.new.max_abs, "ulp": x.new.ulp},
+                   "growth": None if x.growth == float("inf") else x.growth,
+                   "pins": x.pins} for x in d.drift]}
 
 
 # --- "Your models": the project's [tool.opsweep] models, old verdict → new ---------------

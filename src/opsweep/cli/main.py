@@ -33,6 +33,7 @@ from opsweep.cli.check import cmd_check
 from opsweep.cli.exits import EXIT_BROKEN, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.init import add_parser as add_init_parser
 from opsweep.cli.progress import DEFAULT_INTERVAL
+from opsweep.cli.regrade import add_parser as add_regrade_parser, cmd_regrade
 from opsweep.cli.settings import (
     PROFILE_ENV,
     Settings,
@@ -58,6 +59,7 @@ is a JSON artifact (docs/onnx_support_measured.json) and a support site rendered
 The main job, measure then render:
   opsweep sweep       measure the catalog, write the artifact
   opsweep assemble    record this pin set's history, render the pages and the history view
+  opsweep regrade     re-grade the artifact's numerics at your tolerance policy, unmeasured
 """
 EPILOG = """\
 `opsweep COMMAND --help` describes each command. `tox -e proptest_onnx` runs the main job
@@ -458,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bot_parser(sub)
     add_check_parser(sub)
     add_init_parser(sub)
+    add_regrade_parser(sub)
     p = sub.add_parser("history", help="per-torch-version records and the history view")
     steps = p.add_subparsers(dest="step", required=True)
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
@@ -475,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "coverage": cmd_coverage, "attribution": cmd_attribution,
             "merge": cmd_merge, "assemble": cmd_assemble, "render": cmd_render, "diff": cmd_diff,
             "pin-changed": cmd_pin_changed, "history": cmd_history,
-            "check": cmd_check}
+            "check": cmd_check, "regrade": cmd_regrade}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,8 +18,10 @@ from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import FailureGroup
 from opsweep.artifact.points import order
 from opsweep.artifact.records import Record, same_specs
+from opsweep.artifact.regrading import REGRADED_EXAMPLE
 from opsweep.artifact.results import OperatorResult, TargetResult
 from opsweep.model import Stage
+from opsweep.page.errors import ErrorView, error_view
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate, page_name
@@ -86,6 +88,8 @@ class OperatorDetail:
     releases: tuple[ReleaseGrade, ...]
     #: the point export has stayed full since (None: not full in the newest point)
     since: ReleaseGrade | None
+    #: the observed error per cell (None: none recorded)
+    errors: ErrorView | None = None
 
     @property
     def family(self) -> str:
@@ -162,6 +166,8 @@ def _repros(groups: Sequence[GroupView], scripts: Scripts | None = None) -> tupl
     `scripts` writes it self-contained (engine.standalone), when given and it can."""
     chosen: dict[tuple, GroupView] = {}
     for g in groups:
+        if g.example == REGRADED_EXAMPLE:  # no drawn example to rebuild (opsweep regrade)
+            continue
         key = (g.target, g.dynamic, g.stage)
         if key not in chosen or (len(g.example), g.example) < (len(chosen[key].example),
                                                                  chosen[key].example):
@@ -218,4 +224,5 @@ def detail(row, artifact: Artifact | None, catalog: Catalog,
         aliases=row.aliases, inplace=row.inplace, core=row.core, coverage=row.coverage,
         documented=row.documented, registered=row.registered, grades=tuple(target_cells.items()),
         specs=tuple(spec_ref(catalog, s, source_url) for s in catalog.by_operator.get(row.name, ())),
-        groups=tuple(groups), repros=_repros(groups, scripts), releases=history, since=since)
+        groups=tuple(groups), repros=_repros(groups, scripts), releases=history, since=since,
+        errors=error_view(artifact, row.name))

@@ -22,6 +22,7 @@ from opsweep.errors import UsageError
 from opsweep.model import Grade, Stage
 from opsweep.page.detail import detail, releases
 from opsweep.page.dtypes import CLASSES, SHORT
+from opsweep.page.errors import within_ulp
 from opsweep.page.glyphs import CELLS, GLYPHS, UNMEASURED, glyph_code, glyphs
 from opsweep.page.migration import MigrationView
 from opsweep.page.opsets import OpsetsView
@@ -144,7 +145,8 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
             changed=tuple(name in changed.get(t, ()) for t in names),
             failing_classes=failing.get(name, ()),
             full_since=since.version if since is not None else "",
-            full_since_torch=since.torch if since is not None else ""))
+            full_since_torch=since.torch if since is not None else "",
+            ulp=within_ulp(artifact, name)))
         details.append(detail(rows[-1], artifact, catalog, (history, since),
                               target_cells(artifact, names, name), source_url, scripts))
     full = {r.name for r in rows if r.confirmed}

@@ -48,6 +48,8 @@ class RowView:
     full_since: str = ""
     #: that point's torch release alone ("" when not full)
     full_since_torch: str = ""
+    #: the largest error in ULP among its stock cells within tolerance (None: none counted)
+    ulp: int | None = None
 
 
 @dataclass(frozen=True)
