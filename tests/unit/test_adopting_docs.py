@@ -24,3 +24,25 @@ def test_the_inputs_table_is_action_yml_s():
     table = inputs_table()
     assert "| `install` |" in table and "| `mode` | `all` |" in table
     check(ROOT / "docs" / "adopting.md", "action-inputs", table)
+
+
+def test_the_init_sample_is_init_s_output(tmp_path, capsys, monkeypatch):
+    """docs/adopting.md's "my models, no specs" example is what `opsweep init` prints for
+    a project with torch pinned in requirements/onnx.txt and in docs/requirements.txt (as
+    a release build, which knows its commit)."""
+    from opsweep import __version__, _release
+    from opsweep.cli.main import main
+    monkeypatch.setattr(_release, "COMMIT", "0" * 40)
+    monkeypatch.setattr(_release, "VERSION", __version__)
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "onnx.txt").write_text("torch==2.15.0\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "requirements.txt").write_text("mkdocs==1.6.1\ntorch==2.15.0\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mylib"\nversion = "1.0"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "--models", "mylib.models:build", "--models",
+                 "mylib.models:build_large"]) == 0
+    out = capsys.readouterr().out
+    command = ("$ opsweep init --models mylib.models:build --models "
+               "mylib.models:build_large\n")
+    check(ROOT / "docs" / "adopting.md", "init-sample", f"```console\n{command}{out}```\n")

@@ -311,7 +311,7 @@ def test_the_closing_text_is_the_whole_checklist(repo, capsys):
                    "OPSWEEP_APP_CLIENT_ID", "OPSWEEP_APP_PRIVATE_KEY", "start none of your CI",
                    "Allow GitHub Actions to create and approve pull requests",
                    "OPSWEEP_INDEX_URL", "no default", "merge these files into main first",
-                   "require onnx-support", "onnx-publish"):
+                   "then Settings > Branches: require onnx-support", "onnx-publish"):
         assert needed in steps, needed
     assert steps.index("measure and commit") < steps.index("merge these") < \
         steps.index("require onnx-support")

@@ -155,7 +155,7 @@ def checklist(parsed: config.Config, branch: str, renovate: str, own: str = "") 
     install = f"pip install -r {pins.name}{own} opsweep" if pins.kind == "requirements" else \
         f"pip install{own} opsweep and the pins of {pins.where}"
     return [
-        "opsweep: next (docs/adopting.md, steps 3 to 5):",
+        "opsweep: next (docs/adopting.md, steps 3 and 4, in this order):",
         f"  1. measure and commit the first artifact: {install}; opsweep sweep && opsweep "
         f"assemble; git add .github .gitignore pyproject.toml {parsed.pages_dir} "
         f"(the bot diffs every later measurement against {parsed.artifact})",
@@ -166,13 +166,13 @@ def checklist(parsed: config.Config, branch: str, renovate: str, own: str = "") 
         "the bot pushes with GITHUB_TOKEN, whose commits and pull requests start none of your "
         "CI (your required checks never report on them), and onnx-bump needs Settings > "
         "Actions > General > 'Allow GitHub Actions to create and approve pull requests'",
-        "  4. pin bumps: " + (
+        f"  4. merge these files into {branch} first: the check onnx-support exists only once "
+        "onnx-measure and onnx-publish have run there",
+        "  5. then Settings > Branches: require onnx-support",
+        "  6. pin bumps: " + (
             f"Renovate reads {renovate} (the rule is there); delete "
             ".github/workflows/onnx-bump.yml, or the rule, to keep one source" if renovate else
             "onnx-bump needs the repository variable OPSWEEP_INDEX_URL, your package index's "
             "base URL (the one serving /pypi/NAME/json; no default: the bump stops in one "
             f"line until it is set); or use Renovate ({RENOVATE}) and delete onnx-bump.yml"),
-        f"  5. merge these files into {branch} first: the check onnx-support exists only once "
-        "onnx-measure and onnx-publish have run; then Settings > Branches: require "
-        "onnx-support",
     ]
