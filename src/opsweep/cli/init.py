@@ -20,7 +20,6 @@ from pathlib import Path
 from opsweep import __version__, _release, config
 from opsweep.bot.pins import choose_pins, pins_torch
 from opsweep.cli import init_files, upgrade
-from opsweep.cli.init_files import RENOVATE
 from opsweep.errors import UsageError
 from opsweep.files import write_atomic
 
@@ -188,25 +187,12 @@ def build(root: Path, args) -> Plan:
     files = {f".github/workflows/{name}": init_files.fill(init_files.template(name), words)
              for name in WORKFLOWS}
     rule = init_files.renovate_json5(parsed.pins, repository if args.pin_sha else "")
-    renovate, notes = init_files.existing_renovate(root), []
-    if renovate is None:
-        files[RENOVATE] = rule
-    else:
-        extended = init_files.extend_renovate(Path(root, renovate).read_text("utf-8"),
-                                              init_files.as_json(rule))
-        if extended is None:
-            notes.append(f"{renovate} is not plain JSON, so init left it as it is: add the "
-                         "rule of docs/adopting.md (Renovate reads that file and would "
-                         f"ignore a {RENOVATE})")
-        elif extended != Path(root, renovate).read_text("utf-8"):
-            files[renovate] = extended
-            notes.append(f"{renovate}: init's rule added (Renovate reads that file first and "
-                         f"would ignore a {RENOVATE})")
+    renovate, notes = init_files.place_renovate(root, rule, files)
     ignore = init_files.gitignore(root)
     if ignore is not None:
         files[".gitignore"] = ignore
     return Plan(files, _block(table), existing is not None, parsed, why,
-                renovate or "", tuple(notes), install)
+                renovate, notes, install)
 
 
 def _install(root: Path, data: dict, given: str | None) -> str:

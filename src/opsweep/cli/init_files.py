@@ -131,6 +131,27 @@ def extend_renovate(text: str, rule: dict) -> str | None:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def place_renovate(root: Path, rule: str, files: dict[str, str]) -> tuple[str, tuple[str, ...]]:
+    """Put init's rule (JSON5 text) into `files`: as its own file, or merged into the
+    Renovate configuration the repository has. Returns that configuration's name ("" for
+    init's own file) and what to tell the user."""
+    renovate = existing_renovate(root)
+    if renovate is None:
+        files[RENOVATE] = rule
+        return "", ()
+    text = Path(root, renovate).read_text("utf-8")
+    extended = extend_renovate(text, as_json(rule))
+    if extended is None:
+        return renovate, (f"{renovate} is not plain JSON, so init left it as it is: add the "
+                          "rule of docs/adopting.md (Renovate reads that file and would "
+                          f"ignore a {RENOVATE})",)
+    if extended == text:
+        return renovate, ()
+    files[renovate] = extended
+    return renovate, (f"{renovate}: init's rule added (Renovate reads that file first and "
+                      f"would ignore a {RENOVATE})",)
+
+
 def gitignore(root: Path) -> str | None:
     """.gitignore with the rules for what a local run leaves (appended, every existing line
     kept); None when every rule is there already."""
