@@ -2,8 +2,8 @@
 (tests/github/adopter: its own pyproject.toml, torch pinned in requirements/onnx.txt, one
 spec module of two operators, one translation table, its own docs, none of opsweep's
 files) runs `opsweep init`; then, under act, a pull request that moves its pin is
-measured through `uses: OWNER/opsweep@v1` (the privileged callers: a release commit) and
-the reusable `OWNER/opsweep/.github/workflows/onnx-sweep.yml@v1`, all mapped to this checkout
+measured through `uses: OWNER/opsweep@v0` (the privileged callers: a release commit) and
+the reusable `OWNER/opsweep/.github/workflows/onnx-sweep.yml@v0`, all mapped to this checkout
 (--local-repository), with the built-in catalog off; the privileged onnx-publish that
 follows (workflow_run) posts one sticky comment on the fake GitHub and commits the
 regenerated artifact and page to the branch of a real bare repository. The built-in
@@ -40,19 +40,19 @@ from .test_act import (
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "adopter"
-ACTION = "OWNER/opsweep@v1"
+ACTION = "OWNER/opsweep@v0"
 RELEASE = "a1" * 20  # the release commit the privileged callers pin (init --action-sha)
 pytestmark = pytest.mark.integration
 
 
 def _opsweep_repository(where: Path) -> Path:
-    """opsweep's tracked files (this checkout's working tree) as a repository tagged v1:
-    what the reusable workflow's checkout of `OWNER/opsweep@v1` clones."""
+    """opsweep's tracked files (this checkout's working tree) as a repository tagged v0:
+    what the reusable workflow's checkout of `OWNER/opsweep@v0` clones."""
     tree = project_copy(where / "OWNER" / "opsweep")
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "opsweep")
-    git(tree, "tag", "v1")
+    git(tree, "tag", "v0")
     return tree
 
 
@@ -66,6 +66,16 @@ def _adopt(top: Path, init_args: list[str], artifact_from: Path | None = None) -
     assert main(["init", "--repo-dir", str(tree), "--specs", "demo_specs",
                  "--translations", "demo_lib/translations.py:TABLE", "--action", ACTION,
                  "--action-sha", RELEASE, *init_args]) == 0
+    # issue 53: the project's pin, not its docs build's; its Renovate file extended; the
+    # project itself installed by the measuring jobs; a local run's leftovers ignored
+    pyproject = (tree / "pyproject.toml").read_text()
+    assert 'pins = { requirements = "requirements/onnx.txt" }' in pyproject
+    renovate = json.loads((tree / "renovate.json").read_text())
+    assert renovate["extends"] == ["config:recommended"]
+    assert renovate["packageRules"][0]["groupName"] == "onnx exporter stack"
+    assert not (tree / ".github" / "renovate.json5").exists()
+    assert 'install: "-e ."' in (tree / ".github" / "workflows" / "onnx-measure.yml").read_text()
+    assert ".opsweep-cache/" in (tree / ".gitignore").read_text().splitlines()
     artifact = tree / "docs" / "onnx" / "onnx_support_measured.json"
     if artifact_from is not None:
         artifact.parent.mkdir(parents=True, exist_ok=True)
@@ -111,7 +121,8 @@ def used_adopter(adopter, tmp_path_factory):
     restricted to the operators demo_lib/models.py uses (sin, cos, add, relu; sin and cos
     are the project's own specs). Its base artifact is the catalog-none one."""
     return _adopt(tmp_path_factory.mktemp("used"),
-                  ["--catalog", "used", "--models", "demo_lib/models.py:build"],
+                  ["--catalog", "used", "--models", "demo_lib/models.py:build",
+                   "--models", "demo_lib/packaged.py:build"],
                   artifact_from=adopter["tree"] / "docs" / "onnx" / "onnx_support_measured.json")
 
 
@@ -233,3 +244,6 @@ def test_an_adopter_s_used_catalog_measures_the_built_in_specs_its_model_needs(
     assert measured["fingerprint"]["torch"].startswith(INSTALLED)
     checked = json.loads((result / "models_checked.json").read_text())
     assert "block" in json.dumps(checked)
+    # the model that imports the project's own package loaded (`install: "-e ."` installed
+    # the project; its version comes from the installed metadata) and exported
+    assert "residual 1.0.0" in json.dumps(checked), json.dumps(checked)[:2000]

@@ -484,3 +484,25 @@ def test_the_sticky_comment_reports_drift_after_the_transitions(github, monkeypa
             "`torch 2.13.0`")
     assert body.index("### Regressions") < body.index("### Numerics drift") < body.index(line)
     assert "float32 rank 2" not in body  # the same numbers: nothing said
+
+
+def test_the_sample_comment_in_adopting_md_is_the_bot_s(github, monkeypatch, tmp_path, origin):
+    """docs/adopting.md shows the comment this fake-GitHub run posts (a torch move that
+    regresses `sin`), its commit SHAs written as placeholders: regenerated with
+    OPSWEEP_UPDATE_DOCS=1, and this test fails when the bot's wording moves without it."""
+    import re
+    from pathlib import Path
+
+    from ..docsync import check
+    bare, sha = origin
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head,
+            measured(tmp_path, whole("2.13.0", Stage.NO_TRANSLATION)))
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    body = re.sub(r"\b[0-9a-f]{40}\b", "<sha>", comment.body)
+    body = re.sub(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,12}\b", "<sha>", body)
+    assert "torch 2.12.0 → 2.13.0" in body and "Committed the regenerated" in body
+    fence = "`" * max(4, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+    check(Path(__file__).resolve().parents[2] / "docs" / "adopting.md", "sample-comment",
+          f"{fence}markdown\n{body.rstrip()}\n{fence}\n")

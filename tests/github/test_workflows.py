@@ -152,7 +152,9 @@ def adopter_workflows(tmp_path_factory):
     from opsweep.cli.main import main
     repo = tmp_path_factory.mktemp("adopter")
     (repo / "requirements.txt").write_text("torch==2.12.0\n")
-    assert main(["init", "--repo-dir", str(repo), "--action", f"octo/opsweep@{'a' * 40}"]) == 0
+    (repo / "pyproject.toml").write_text('[project]\nname = "demo"\nversion = "1"\n')
+    assert main(["init", "--repo-dir", str(repo), "--action", f"octo/opsweep@{'a' * 40}",
+                 "--pip-args=--prefer-binary"]) == 0  # and `install: "-e ."`: a package
     return sorted((repo / ".github" / "workflows").glob("*.yml"))
 
 
@@ -192,7 +194,9 @@ def test_init_s_callers_are_opsweep_s_own_minus_the_checkout_that_reaches_the_ac
             if "uses" in job:
                 assert job["uses"].startswith("octo/opsweep/.github/workflows/onnx-sweep.yml@")
                 assert mine["uses"] == "./.github/workflows/onnx-sweep.yml"
-                assert {k: v for k, v in job["with"].items() if k not in ("opsweep", "shards")} == {
+                assert job["with"]["install"] == "-e ." and job["with"]["pip-args"]
+                mine_only = ("opsweep", "shards", "install", "pip-args")
+                assert {k: v for k, v in job["with"].items() if k not in mine_only} == {
                     k: v for k, v in mine["with"].items() if k not in ("translations", "shards")}
 
 

@@ -101,7 +101,7 @@ def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path
     assert "Documented (retired TorchScript listing): since opset" in details
     assert list((repo / "site" / "history").glob("*.json"))
     # nothing written where opsweep's own layout is: the project's docs are its own
-    assert sorted(p.name for p in (repo / "docs").iterdir()) == ["index.md"]
+    assert sorted(p.name for p in (repo / "docs").iterdir()) == ["index.md", "requirements.txt"]
     (repo / "old.json").write_text((repo / "site" / "onnx_support_measured.json").read_text())
     done = run("diff", "old.json", "site/onnx_support_measured.json", "--json")
     compared = json.loads(done.stdout)  # the same measurement: no transition at all

@@ -92,7 +92,8 @@ def test_init_creates_pyproject_and_finds_a_tox_pin(tmp_path):
     (["--specs", "missing"], "--specs missing: no such directory"),
     (["--action", "opsweep"], "--action: expected OWNER/NAME@REF"),
     (["--shards", "0"], "--shards: expected 1 to 32"),
-    (["--pins", "torch"], "--pins: expected requirements=PATH"),
+    (["--pins", "torch"], "--pins torch: no such file torch"),
+    (["--pins", "pip=x"], "--pins: expected a FILE, requirements=PATH"),
 ])
 def test_bad_arguments_are_one_line(repo, capsys, args, expected):
     assert init(repo, *args) == 2
@@ -104,7 +105,7 @@ def test_bad_arguments_are_one_line(repo, capsys, args, expected):
 def test_no_torch_pin_is_one_line(tmp_path, capsys):
     assert init(tmp_path) == 2
     err = capsys.readouterr().err.strip()
-    assert "no exact torch pin" in err and "--pins requirements=PATH" in err
+    assert "no exact torch pin" in err and "--pins FILE" in err
     assert not (tmp_path / "pyproject.toml").exists()
 
 
@@ -227,3 +228,178 @@ def test_a_release_build_pins_the_commit_it_recorded(repo, monkeypatch, tmp_path
     assert main(bare) == 2
     assert main([*bare, "--action", f"octo/opsweep@{SHA}"]) == 0  # pinned already
     assert set(_uses((repo / PRIVILEGED[1]).read_text())) == {f"octo/opsweep@{SHA}"}
+
+
+# --- issue 53: adopting in fifteen minutes ------------------------------------------------
+
+def _measure(repo) -> dict:
+    return yaml.safe_load((repo / WORKFLOWS[0]).read_text())
+
+
+def test_a_docs_requirements_file_never_wins_over_the_project_s_pin(repo, capsys):
+    """Failed before: `docs/requirements.txt` sorts before `requirements/onnx.txt` and won,
+    silently. Now a file under docs/ ranks last, and init says what it chose and why."""
+    (repo / "docs").mkdir()
+    (repo / "docs" / "requirements.txt").write_text("mkdocs==1.6.0\ntorch==2.10.0\n")
+    assert init(repo) == 0
+    assert config.load(repo / "pyproject.toml").pins.name == "requirements/onnx.txt"
+    out = capsys.readouterr().out
+    (said,) = [line for line in out.splitlines() if line.startswith("opsweep: pins:")]
+    assert "requirements/onnx.txt (its name says onnx" in said
+    assert "not chosen: docs/requirements.txt (under a docs" in said and "--pins FILE" in said
+
+
+def test_the_only_pin_is_chosen_even_under_docs_and_a_tie_is_one_line(tmp_path, capsys):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "requirements.txt").write_text("torch==2.10.0\n")
+    assert init(tmp_path) == 0
+    assert config.load(tmp_path / "pyproject.toml").pins.name == "docs/requirements.txt"
+    tie = tmp_path / "tie"
+    tie.mkdir()
+    (tie / "requirements.txt").write_text("torch==2.10.0\n")
+    (tie / "requirements-dev.txt").write_text("torch==2.10.0\n")
+    assert init(tie) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "2 equally likely places" in err, err
+    assert "requirements.txt" in err and "requirements-dev.txt" in err and "--pins FILE" in err
+    assert not (tie / ".github").exists()
+
+
+def test_pins_names_a_file_and_refuses_one_that_pins_no_torch(repo, capsys):
+    (repo / "requirements" / "docs.txt").write_text("mkdocs==1.6.0\n")
+    assert init(repo, "--pins", "requirements/docs.txt") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("requirements/docs.txt pins no torch (no torch==X.Y.Z entry): opsweep "
+                        "measures the torch pinned there") and len(err.splitlines()) == 1
+    assert not (repo / ".github").exists()
+    assert init(repo, "--pins", "requirements/onnx.txt") == 0
+    assert "opsweep: pins: requirements/onnx.txt (--pins)" in capsys.readouterr().out
+
+
+def test_ci_installs_the_project_beside_the_pins_never_into_them(repo):
+    """The measuring jobs install the project itself (`-e .`: it is a package) in the same
+    pip command as the pins; the watched pin file is not touched."""
+    pins = (repo / "requirements" / "onnx.txt").read_text()
+    assert init(repo) == 0
+    for name in WORKFLOWS[:2]:
+        sweep = yaml.safe_load((repo / name).read_text())["jobs"]["sweep"]
+        assert sweep["with"]["install"] == "-e ."
+    assert (repo / "requirements" / "onnx.txt").read_text() == pins
+    assert init(repo, "--force", "--install", "-r requirements/dev.txt", "--pip-args=--prefer-binary") == 0
+    assert _measure(repo)["jobs"]["sweep"]["with"]["install"] == "-r requirements/dev.txt"
+    assert _measure(repo)["jobs"]["sweep"]["with"]["pip-args"] == "--prefer-binary"
+    assert init(repo, "--force", "--install", "") == 0
+    assert "install" not in _measure(repo)["jobs"]["sweep"]["with"]
+
+
+def test_ignore_rules_are_appended_never_clobbered(repo):
+    (repo / ".gitignore").write_text("/build\n*.pyc")  # no final newline
+    assert init(repo) == 0
+    text = (repo / ".gitignore").read_text()
+    assert text.startswith("/build\n*.pyc\n")
+    for rule in (".opsweep-cache/", "*.run.jsonl", "*.checkpoint.jsonl"):
+        assert text.splitlines().count(rule) == 1
+    assert init(repo, "--force") == 0
+    assert (repo / ".gitignore").read_text() == text  # nothing twice
+
+
+def test_the_closing_text_is_the_whole_checklist(repo, capsys):
+    assert init(repo) == 0
+    out = capsys.readouterr().out
+    steps = out[out.index("opsweep: next"):]
+    for needed in ("opsweep sweep && opsweep assemble", "onnx_support_measured.json",
+                   "OPSWEEP_APP_CLIENT_ID", "OPSWEEP_APP_PRIVATE_KEY", "start none of your CI",
+                   "Allow GitHub Actions to create and approve pull requests",
+                   "OPSWEEP_INDEX_URL", "no default", "merge these files into main first",
+                   "then Settings > Branches: require onnx-support", "onnx-publish"):
+        assert needed in steps, needed
+    assert steps.index("measure and commit") < steps.index("merge these") < \
+        steps.index("require onnx-support")
+
+
+def test_an_existing_renovate_json_is_extended_never_shadowed(repo, capsys):
+    """Failed before: init refused, and --force wrote a .github/renovate.json5 that Renovate
+    ignores (renovate.json comes first). Now the rule goes into renovate.json itself."""
+    mine = {"extends": ["config:recommended"], "packageRules": [{"matchPackageNames": ["x"],
+                                                                "enabled": False}]}
+    (repo / "renovate.json").write_text(json.dumps(mine, indent=4))
+    assert init(repo) == 0
+    assert not (repo / ".github" / "renovate.json5").exists()
+    data = json.loads((repo / "renovate.json").read_text())
+    assert data["extends"] == mine["extends"] and data["packageRules"][0] == mine["packageRules"][0]
+    (rule,) = data["packageRules"][1:]
+    assert rule["groupName"] == "onnx exporter stack" and "torch" in rule["matchPackageNames"]
+    (pattern,) = data["pip_requirements"]["managerFilePatterns"]
+    assert _js(pattern).search("requirements/onnx.txt")
+    out = capsys.readouterr().out
+    assert "renovate.json: init's rule added" in out and "Renovate reads renovate.json" in out
+    assert init(repo, "--force") == 0  # once only
+    assert json.loads((repo / "renovate.json").read_text()) == data
+
+
+def test_a_json5_renovate_config_is_explained_and_left_alone(repo, capsys):
+    (repo / ".github").mkdir()
+    (repo / ".github" / "renovate.json").write_text("// mine\n{ extends: [] }\n")
+    assert init(repo) == 0
+    assert (repo / ".github" / "renovate.json").read_text() == "// mine\n{ extends: [] }\n"
+    assert not (repo / ".github" / "renovate.json5").exists()
+    assert ".github/renovate.json is not plain JSON" in capsys.readouterr().out
+
+
+def test_upgrade_rewrites_the_workflows_and_keeps_tool_opsweep(repo, capsys):
+    """Failed before: upgrading needed --force, which rewrote the whole table and dropped
+    torchscript, templates and repo-url. --upgrade keeps the table byte for byte, and the
+    settings the workflows carry."""
+    assert init(repo, "--shards", "3", "--branch", "trunk", "--install", "-r dev.txt",
+                "--action", "octo/opsweep@v0") == 0
+    with (repo / "pyproject.toml").open("a") as f:
+        f.write('torchscript = true\ntemplates = "docs"\n'
+                'repo-url = "https://github.com/octo/demo/blob/main"\n')
+    before = (repo / "pyproject.toml").read_text()
+    (repo / WORKFLOWS[3]).write_text("name: old\n")
+    assert init(repo) == 2  # plain init still refuses
+    capsys.readouterr()
+    assert init(repo, "--upgrade") == 0
+    assert (repo / "pyproject.toml").read_text() == before
+    assert "wrote pyproject.toml" not in capsys.readouterr().out
+    measure = _measure(repo)
+    assert measure["jobs"]["sweep"]["with"]["shards"] == 3
+    assert measure["jobs"]["sweep"]["with"]["install"] == "-r dev.txt"
+    assert measure[True]["push"]["branches"] == ["trunk"]
+    assert measure["jobs"]["sweep"]["uses"] == "octo/opsweep/.github/workflows/onnx-sweep.yml@v0"
+    assert yaml.safe_load((repo / WORKFLOWS[3]).read_text())["name"] == "onnx-bump"
+    assert init(repo, "--upgrade", "--shards", "5") == 0  # what is passed wins
+    assert _measure(repo)["jobs"]["sweep"]["with"]["shards"] == 5
+
+
+def test_upgrade_without_an_earlier_init_is_one_line(repo, capsys):
+    assert init(repo, "--upgrade") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "onnx-measure.yml does not exist" in err
+
+
+def test_pin_sha_pins_every_caller_with_a_version_renovate_moves(repo):
+    """Every `uses:` line runs the release's commit with its version as a comment (what
+    Renovate's and Dependabot's github-actions managers move); the reusable workflow's
+    `opsweep:` input names the same commit, and the written Renovate rule moves it too,
+    in the same pull request as the `uses:` lines."""
+    from opsweep import __version__
+    assert init(repo, "--action-sha", SHA, "--pin-sha") == 0
+    pinned = f"opsweep/opsweep@{SHA} # v{__version__}"
+    for name in WORKFLOWS:
+        text = (repo / name).read_text()
+        for uses in _uses(text):
+            assert uses.endswith(f"@{SHA} # v{__version__}"), (name, uses)
+    text = (repo / WORKFLOWS[0]).read_text()
+    assert f"      opsweep: {pinned}\n" in text
+    assert _measure(repo)["jobs"]["sweep"]["with"]["opsweep"] == f"opsweep/opsweep@{SHA}"
+    strings = _strings((repo / ".github" / "renovate.json5").read_text())
+    (matcher,) = [_js(s) for s in strings if "currentDigest" in s]
+    found = matcher.search(text)
+    assert (found.group("depName"), found.group("currentDigest"), found.group("currentValue")) \
+        == ("opsweep/opsweep", SHA, f"v{__version__}")
+    (files,) = [_js(s) for s in strings if "workflows" in s]
+    assert files.search(WORKFLOWS[0]) and not files.search("src/onnx-measure.yml")
+    assert "opsweep/opsweep" in strings and "opsweep" in strings  # the group of both
+    assert init(repo, "--upgrade", "--action-sha", SHA) == 0  # an upgrade keeps the pinning
+    assert f"opsweep: {pinned}" in (repo / WORKFLOWS[1]).read_text()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opsweep.artifact.data import PINS
-from opsweep.config import PinSource
+from opsweep.config import PinSource, _get, _requirement_lines
 from opsweep.errors import UsageError
 
 PIN_TABLE = ("tool", "tox", "env", "proptest_onnx")  # the default source
@@ -158,3 +158,96 @@ def fingerprint_mismatches(fingerprint: object, pins: Mapping[str, str]) -> list
             if measured != pins[name]:
                 out.append(f"{name} measured {measured or 'unknown'}, pinned {pins[name]}")
     return out
+
+
+# --- where a repository pins torch (opsweep init) -----------------------------------------
+
+#: directories whose requirements files pin something else than the stack the project ships
+#: against (a docs build, an example, a test fixture): chosen only when nothing else pins
+_ASIDE = ("docs", "doc", "examples", "example", "tests", "test", "benchmarks", "notebooks")
+_SKIP = (".git", "node_modules", "venv", "site-packages", "build", "dist", "__pycache__")
+_ONNX = re.compile(r"onnx|export", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PinCandidate:
+    """A place that pins torch exactly: `[tool.opsweep] pins` as (key, value), its rank
+    (lower is preferred) and the reason of that rank, in a reader's words."""
+
+    key: str
+    value: str
+    rank: int
+    why: str
+
+    @property
+    def where(self) -> str:
+        return self.value if self.key == "requirements" else PinSource(
+            "tox" if self.key == "tox-env" else "dependencies", self.value).where
+
+
+def pins_torch(entries: object) -> bool:
+    """Whether a list of requirement strings pins torch exactly (`torch==X.Y.Z`)."""
+    return isinstance(entries, list) and any(
+        isinstance(e, str) and (m := _PIN.match(e)) is not None
+        and normalize(m.group("name")) == "torch" for e in entries)
+
+
+def _rank(name: str, aside: bool) -> tuple[int, str]:
+    if aside:
+        return 2, "under a docs, examples or tests directory: it pins something else"
+    if _ONNX.search(name):
+        return 0, "its name says onnx or export"
+    return 1, "pins torch exactly"
+
+
+def pin_candidates(root: Path, data: Mapping) -> list[PinCandidate]:
+    """Every place of the repository at `root` (its parsed pyproject.toml: `data`) that pins
+    torch exactly, best first: a name that says onnx or export, then the rest, then files
+    under a docs, examples or tests directory."""
+    found: list[PinCandidate] = []
+    envs = _get(data, ("tool", "tox", "env"))
+    for env, body in (envs if isinstance(envs, dict) else {}).items():
+        if pins_torch(body.get("deps") if isinstance(body, dict) else None):
+            found.append(PinCandidate("tox-env", env, *_rank(env, False)))
+    arrays = [("project", _get(data, ("project", "dependencies")))]
+    for table, kind in ((("project", "optional-dependencies"), "optional"),
+                        (("dependency-groups",), "group")):
+        section = _get(data, table)
+        for name, entries in (section if isinstance(section, dict) else {}).items():
+            arrays.append((f"{kind}:{name}", entries))
+    for name, entries in arrays:
+        if pins_torch(entries):
+            found.append(PinCandidate("dependencies", name, *_rank(name, False)))
+    files = {p for pattern in ("**/*requirements*.txt", "requirements/*.txt",
+                               "**/constraints*.txt") for p in root.glob(pattern)}
+    for path in sorted(files):
+        parts = path.relative_to(root).parts
+        if any(p.startswith(".") or p in _SKIP for p in parts[:-1]):
+            continue
+        text = path.read_text("utf-8", "replace") if path.is_file() else ""
+        if pins_torch(_requirement_lines(text)):
+            relative = "/".join(parts)
+            found.append(PinCandidate("requirements", relative,
+                                      *_rank(relative, parts[0].lower() in _ASIDE)))
+    return sorted(found, key=lambda c: c.rank)
+
+
+def choose_pins(root: Path, data: Mapping) -> tuple[PinCandidate, str]:
+    """The pin source init writes, and why (one line): the best-ranked place that pins
+    torch; two equally good ones are a one-line error asking for --pins."""
+    found = pin_candidates(root, data)
+    if not found:
+        raise UsageError(f"{root}: no exact torch pin (torch==X.Y.Z) found in pyproject.toml or "
+                         "a requirements file; pass --pins FILE (or tox-env=ENV, "
+                         "dependencies=project)")
+    best = [c for c in found if c.rank == found[0].rank]
+    if len(best) > 1:
+        raise UsageError(f"{root}: torch is pinned in {len(best)} equally likely places ("
+                         + ", ".join(c.where for c in best) + "): name the one the project "
+                         "ships against with --pins FILE (or tox-env=ENV, dependencies=...)")
+    chosen, others = found[0], found[1:]
+    why = f"pins: {chosen.where} ({chosen.why}"
+    if others:
+        why += "; also pinning torch, not chosen: " + ", ".join(
+            f"{c.where} ({c.why})" for c in others)
+    return chosen, why + "; --pins FILE chooses another)"
