@@ -268,9 +268,11 @@ def main_raising(argv):
     import argparse
 
     from opsweep.cli import bot as bot_cli
+    from opsweep.cli.settings import Settings
     parser = argparse.ArgumentParser()
     bot_cli.add_parser(parser.add_subparsers(dest="cmd"))
     args = parser.parse_args(argv)
+    args.settings = Settings.read()  # as opsweep.cli.main does for every command
     return args.run(args)
 
 
