@@ -56,6 +56,11 @@ def advice(v: Verdict, verbose: bool = False) -> str:
     text = v.why
     if v.status == FAILING and v.failures:
         text = f"{v.why}; {stage_words(v.failures[0].stage)}"
+    if v.errors:
+        worst = max((c for _, c in v.errors), key=lambda c: c.max_abs)
+        tolerance = f" (rtol {worst.tolerance.rtol:g}, atol {worst.tolerance.atol:g})" \
+            if worst.tolerance else ""
+        text += f"; recorded error up to {_g(worst.max_abs)} absolute{tolerance}"
     if verbose and v.hint:
         text += f" [catalog: {v.hint}]"
     return text
