@@ -16,7 +16,7 @@ from opsweep.artifact.numerics import cell_text
 from opsweep.check.real import FAIL, NOT_REACHED, PASS, Reality
 from opsweep.check.table import FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIBUTABLE, Verdict
 from opsweep.check.uses import Capture
-from opsweep.check.advice import outcome
+from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
 
 AXES = ("export", "runtime", "numerics", "dynamic")
 FINE_P, FAILING_P, UNKNOWN_P = "fine", "failing", "unknown"
@@ -147,7 +147,6 @@ def gaps(report: Report) -> tuple[str, ...]:
 
 
 def _verdict_data(v: Verdict, opset: int) -> dict[str, Any]:
-    from opsweep.check.advice import failure_line, repro
     return {"op": v.use.op, "overload": v.use.overload, "dtype": v.use.dtype,
             "rank": v.use.rank, "count": v.use.count, "node": v.use.node, "status": v.status,
             "why": v.why, "hint": v.hint, "specs": list(v.specs), "passed": v.passed,
@@ -193,7 +192,6 @@ def _cell(text: str) -> str:
 def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) -> str:
     """The reports as markdown; `table` (check.stack.Table): the head naming the measured
     table and the installed stack; `verbose`: the spec author's hints too."""
-    from opsweep.check.advice import STATUS_WORDS, advice, failure_line, repro
     lines = [] if table is None else _markdown_head(table)
     for rep in reports:
         lines += [f"## {_cell(rep.name)}", ""]

@@ -96,7 +96,8 @@ class Table:
         table = (f"; the table was graded against {self.policy}" if self.policy
                  and self.policy != self.check_policy else "" if self.policy else
                  "; the table does not name the policy it was graded against")
-        return f"outputs compared at the tolerance policy {self.check_policy}{table}"
+        return (f"outputs compared at the tolerance policy {self.check_policy} (an element "
+                f"agrees when |onnxruntime - PyTorch| <= atol + rtol * |PyTorch|){table}")
 
     def lines(self) -> list[tuple[str, str]]:
         """(label, text) rows of the report's head."""

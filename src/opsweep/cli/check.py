@@ -18,6 +18,7 @@ from opsweep.cli.exits import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.settings import MODELS_SETTING, policy_file
 from opsweep.errors import DataFileError, UsageError
 from opsweep.files import DEFAULT, write_atomic
+from opsweep.policy import read as read_policy
 
 RECORD_VERSION = 1
 ARTIFACT_SETTING = "[tool.opsweep] artifact"
@@ -167,7 +168,6 @@ def table_of(artifact, path: Path, why: str, pyproject: Path, policy):
 
 
 def cmd_check(args) -> int:
-    from opsweep.policy import read as read_policy
     project = config.load(args.pyproject)
     sources = tuple(args.models) or project.models
     if not sources:
