@@ -101,7 +101,7 @@ def agreement_words(a: Agreement, policy: str) -> str:
     tolerance = "; ".join(f"{d}: rtol {r:g}, atol {t:g}" for d, r, t in a.tolerances) \
         or "compared exactly"
     seen = f"largest error {_g(a.max_abs)} absolute, {_g(a.max_rel)} relative" \
-        if a.max_abs == a.max_abs else "no value compared"
+        if a.max_abs is not None and a.max_rel is not None else "no value compared"
     if a.within:
         return f"{seen}; within the tolerance ({tolerance}; policy {policy})"
     counted = _COUNTED.search(a.differs)

@@ -44,8 +44,8 @@ class Agreement:
     and relative error over the elements finite on both sides, the tolerance of each
     floating output dtype, and why they do not agree ("" when they do)."""
 
-    max_abs: float
-    max_rel: float
+    max_abs: float | None  # None: no value was compared (a different output count, shape
+    max_rel: float | None  # or dtype)
     tolerances: tuple[tuple[str, float, float], ...]  # (dtype, rtol, atol)
     differs: str = ""
     nonfinite: bool = False  # a NaN or an infinity where PyTorch has none, or back
@@ -63,7 +63,7 @@ def agreement(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
                      if t.dtype.is_floating_point or t.dtype.is_complex})
     tolerances = tuple((d, t.rtol, t.atol) for d in dtypes if (t := tolerance(d)) is not None)
     if seen is None:  # a different output count, shape or dtype: no value was compared
-        return Agreement(float("nan"), float("nan"), tolerances, differs.message if differs else "")
+        return Agreement(None, None, tolerances, differs.message if differs else "")
     return Agreement(seen.max_abs, seen.max_rel, tolerances,
                      differs.message if differs else "", seen.nonfinite)
 
@@ -72,6 +72,8 @@ def _worse(a: Agreement | None, b: Agreement) -> Agreement:
     """Two comparisons of one export (at the example inputs, at the dynamic ones) as one."""
     if a is None:
         return b
+    if a.max_abs is None or b.max_abs is None or a.max_rel is None or b.max_rel is None:
+        return b if a.within else a
     return Agreement(max(a.max_abs, b.max_abs), max(a.max_rel, b.max_rel),
                      tuple(sorted(set(a.tolerances) | set(b.tolerances))), a.differs or b.differs,
                      a.nonfinite or b.nonfinite)
