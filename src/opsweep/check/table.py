@@ -129,10 +129,12 @@ def _failures(artifact: Artifact, names: Sequence[str], use: Use, dynamic: bool)
 def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: bool) -> Verdict:
     """`dynamic`: the model is exported with dynamic shapes, so the dynamic axis counts."""
     if use.op in excluded:
-        return Verdict(use, UNATTRIBUTABLE, f"no spec can measure it on its own: {excluded[use.op]}", ())
+        return Verdict(use, UNATTRIBUTABLE,
+                       f"no spec can measure it on its own: {excluded[use.op]}", ())
     result = artifact.operators.get(use.op)
     if result is None:
-        return Verdict(use, NOT_MEASURED, f"the table measures no aten::{use.op} at all", (), hint=f"add a spec of aten::{use.op} to the catalog "
+        return Verdict(use, NOT_MEASURED, f"the table measures no aten::{use.op} at all", (),
+                       hint=f"add a spec of aten::{use.op} to the catalog "
                        "(docs/adding_specs.md)")
     names = result.specs
     results = [artifact.specs[n] for n in names]
@@ -153,7 +155,8 @@ def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: 
     failures = tuple(_failures(artifact, names, use, dynamic))
     status = FAILING if passed < measured or failures else FINE
     where = f"{passed}/{measured} examples of {use.op} at {use.dtype} rank {use.rank} passed"
-    return Verdict(use, status, where, names, passed, measured, failures, errors=_errors(results, names, use))
+    return Verdict(use, status, where, names, passed, measured, failures,
+                   errors=_errors(results, names, use))
 
 
 def lookup(artifact: Artifact, uses: Iterable[Use], excluded: Mapping[str, str],

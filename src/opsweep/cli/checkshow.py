@@ -75,6 +75,10 @@ def model(console: Console, rep, verbose: bool) -> None:
                       "their repros)")
     for gap in rep.shown_gaps(verbose):
         console.print(f"Prediction vs reality: {gap}", markup=False)
+    hidden = rep.shown_gaps(True) != rep.shown_gaps()
+    if not verbose and (hidden or any(v.hint for v in rep.verdicts)):
+        console.print("(--verbose adds what a spec author would change so that the table could "
+                      "say more)")
     for c in rep.against or ():
         console.print(f"Against the other table: {c.op} at {c.dtype} rank {c.rank}: {c.new} "
                       f"in this table, {c.old} in the other", markup=False)
