@@ -228,7 +228,7 @@ def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) ->
 
 
 def _markdown_head(table) -> list[str]:
-    lines = [f"- **{label}:** {_cell(text)}" for label, text in table.lines()]
+    lines = [f"- **{label}:** {text}" for label, text in table.lines()]
     warning = table.warning()
     return ([f"> **Warning:** {warning}", ""] if warning else []) + lines + [""]
 
