@@ -258,3 +258,23 @@ def test_help_says_what_it_does_every_default_the_exit_codes_and_an_example(caps
     codes = re.findall(r"^  (\d)  ", text.split("exit codes:", 1)[1], re.M)
     assert sorted(map(int, codes)) == sorted({EXIT_OK, EXIT_ERROR, EXIT_USAGE})
     assert re.search(r"^examples:\n  opsweep check \S+:\S+", text, re.M)
+
+
+def test_the_projects_tolerance_policy_grades_the_real_export(outside, capsys):
+    """A project's [tool.opsweep] tolerance-policy is what the model's outputs are compared
+    at, and the head and the verdict name it: the diverging model, beyond opsweep's own
+    float32 tolerance, is within a lenient policy's."""
+    shutil.copyfile(ARTIFACT, outside / "measured.json")
+    shutil.copyfile(DIVERGING, outside / "diverging.py")
+    (outside / "lenient.json").write_text(json.dumps({
+        "name": "lenient", "version": 3, "overrides": [],
+        "defaults": {"float32": {"rtol": 0.0, "atol": 10.0}}}))
+    (outside / "pyproject.toml").write_text('[tool.opsweep]\nartifact = "measured.json"\n'
+                                            'tolerance-policy = "lenient.json"\n')
+    assert main(["check", "diverging.py:diverging"]) == EXIT_OK
+    text = _flat(capsys.readouterr().out)
+    assert "outputs compared at the tolerance policy lenient v3" in text
+    assert "within the tolerance (float32: rtol 0, atol 10; policy lenient v3)" in text
+    (outside / "pyproject.toml").write_text('[tool.opsweep]\nartifact = "measured.json"\n')
+    assert main(["check", "diverging.py:diverging"]) == EXIT_ERROR
+    assert f"policy {builtin().label})" in _flat(capsys.readouterr().out)
