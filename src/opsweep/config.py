@@ -153,6 +153,9 @@ class Config:
     pyproject: str = "pyproject.toml"
     #: the tolerance policy's file ("": opsweep's own; opsweep.policy)
     tolerance_policy: str = ""
+    #: the keys the project's ``[tool.opsweep]`` sets; None: its pyproject.toml has no
+    #: ``[tool.opsweep]`` (or there is no pyproject.toml): not a project opsweep measures
+    keys: frozenset[str] | None = field(default=None, compare=False)
 
     def targets(self, translations: Iterable[str] = (), torchscript: bool = False,
                 opsets: Iterable[int] = ()) -> tuple[Target, ...]:
@@ -200,7 +203,7 @@ def load(pyproject: str | Path = "pyproject.toml") -> Config:
         raise UsageError(f"{pyproject}: cannot read it: {str(exc).splitlines()[0]}") from None
     table = _get(data, ("tool", "opsweep"))
     if table is None:
-        table = {}
+        return Config(pins=PinSource(pyproject=pyproject.name), pyproject=pyproject.name)
     if not isinstance(table, dict):
         raise UsageError(f"{pyproject}: {TABLE} must be a table")
     return parse(table, pyproject)
@@ -248,7 +251,7 @@ def parse(table: dict, pyproject: Path) -> Config:
         data_dir=paths.get("data-dir", Config.data_dir), templates=paths.get("templates", ""),
         source_url=check.url("source-url", table), repo_url=check.url("repo-url", table),
         models=_models(check, table), pyproject=pyproject.name,
-        tolerance_policy=paths.get("tolerance-policy", ""))
+        tolerance_policy=paths.get("tolerance-policy", ""), keys=frozenset(table))
 
 
 def _pins(check: _Checker, value: object, pyproject: str) -> PinSource:

@@ -118,7 +118,7 @@ def test_the_command_json_and_exit_codes(tmp_path, capsys):
     # --no-export: the table alone; exit 1 as a use is measured failing
     assert main(["check", f"{MODELS}:resnet_half", "--no-export", "--markdown"]) == 1
     text = capsys.readouterr().out
-    assert "| export | unknown | not run |" in text and "measured failing" in text
+    assert "| export | unknown | not run |" in text and "tested, fails" in text
 
 
 def test_against_another_artifact_shows_the_uses_that_change(artifact):

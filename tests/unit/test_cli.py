@@ -93,6 +93,8 @@ def eager_fails():
     return {"model": torch.nn.Linear(3, 4), "inputs": (torch.ones(2, 5),)}
 def unknown_key():
     return {"model": torch.nn.Linear(3, 4), "inputs": (torch.ones(2, 3),), "shapes": 1}
+def no_inputs():
+    return {"model": torch.nn.Linear(3, 4)}
 '''
 
 
@@ -101,6 +103,7 @@ def unknown_key():
     ("wrong", "returned a int, not a dict"),
     ("eager_fails", "eager PyTorch cannot run it"),
     ("unknown_key", "unknown key 'shapes'"),
+    ("no_inputs", "'inputs' is a NoneType, not a tuple (give the positional inputs, or 'kwargs'"),
     ("missing", "has no callable 'missing'"),
 ])
 def test_check_names_the_model_on_bad_input(tmp_path, capsys, callable_, says):

@@ -3,8 +3,9 @@
 The callable's return contract (documented in docs/check.md) is a dict::
 
     {"model": torch.nn.Module,          # required
-     "inputs": tuple,                   # required: the positional example inputs
-     "kwargs": dict,                    # optional keyword example inputs
+     "inputs": tuple,                   # the positional example inputs (may be left out
+                                        # when "kwargs" gives them all)
+     "kwargs": dict,                    # optional keyword example inputs (input_ids=...)
      "dynamic_shapes": ...,             # optional: as torch.export takes it
      "dynamic_inputs": tuple,           # optional: inputs at other sizes, run on the dynamic export
      "name": str}                       # optional: how reports name the model
@@ -83,13 +84,16 @@ def _case(source: str, returned: Any) -> ModelCase:
     model, inputs = returned.get("model"), returned.get("inputs")
     if not isinstance(model, torch.nn.Module):
         raise ModelError(source, f"'model' is a {type(model).__name__}, not a torch.nn.Module")
-    if isinstance(inputs, torch.Tensor):
-        inputs = (inputs,)
-    if not isinstance(inputs, tuple):
-        raise ModelError(source, f"'inputs' is a {type(inputs).__name__}, not a tuple")
     kwargs = returned.get("kwargs") or {}
     if not isinstance(kwargs, Mapping):
         raise ModelError(source, f"'kwargs' is a {type(kwargs).__name__}, not a dict")
+    if inputs is None and kwargs:
+        inputs = ()  # keyword inputs only: model(input_ids=..., attention_mask=...)
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    if not isinstance(inputs, tuple):
+        raise ModelError(source, f"'inputs' is a {type(inputs).__name__}, not a tuple (give "
+                         "the positional inputs, or 'kwargs' for keyword ones)")
     more = returned.get("dynamic_inputs")
     if more is not None and not isinstance(more, tuple):
         raise ModelError(source, f"'dynamic_inputs' is a {type(more).__name__}, not a tuple")

@@ -7,13 +7,19 @@ error. When outputs differ, the first diverging node is found: every value of th
 decomposed graph that the ONNX model also names is computed in onnxruntime (the exporter's
 ``compute_values``: those values exposed as graph outputs) and in PyTorch (the same graph
 run node by node), and compared in graph order; the first beyond tolerance is named.
+
+Each comparison keeps what it saw (`Agreement`: the largest absolute and relative error, the
+tolerance of each output dtype under the tolerance policy, and why they differ when they
+do), for the model's numerics verdict and for its first diverging node alike.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import onnx
 import torch
@@ -21,9 +27,10 @@ from torch.utils import _pytree as pytree
 
 from opsweep.check.models import ModelCase
 from opsweep.engine.adapter import classify_export_error, error_line
-from opsweep.engine.runner import compare, flat_outputs, make_session, run_session
+from opsweep.engine.observe import measure
+from opsweep.engine.runner import flat_outputs, make_session, run_session
 from opsweep.model import Stage
-from opsweep.policy import builtin
+from opsweep.policy import Policy, builtin
 
 PASS, FAIL, NOT_REACHED = "pass", "fail", "not reached"
 _NODE = re.compile(r"translating node %(\w+) : .*?target=torch\.ops\.(\w+)\.(\w+)")
@@ -31,8 +38,53 @@ _DISPATCH = re.compile(r"OpOverload\(op='(\w+)\.(\w+)'")
 _ONNX_NODE = re.compile(r"op_type:(\w+), node name: (\w+)")
 
 
-#: The built-in policy's default tolerances (opsweep.policy), by dtype.
-TOLERANCES = builtin().for_spec(None)
+@dataclass(frozen=True)
+class Agreement:
+    """What one comparison of onnxruntime's values with PyTorch's saw: the largest absolute
+    and relative error over the elements finite on both sides, the tolerance of each
+    floating output dtype, and why they do not agree ("" when they do)."""
+
+    max_abs: float | None  # None: no value was compared (a different output count, shape
+    max_rel: float | None  # or dtype)
+    tolerances: tuple[tuple[str, float, float], ...]  # (dtype, rtol, atol)
+    differs: str = ""
+    nonfinite: bool = False  # a NaN or an infinity where PyTorch has none, or back
+
+    @property
+    def within(self) -> bool:
+        return not self.differs
+
+
+def agreement(expected: Sequence[torch.Tensor], actual: Sequence[torch.Tensor],
+              policy: Policy) -> Agreement:
+    tolerance = policy.for_spec(None)
+    differs, seen = measure(expected, actual, tolerance)
+    dtypes = sorted({str(t.dtype).removeprefix("torch.") for t in expected
+                     if t.dtype.is_floating_point or t.dtype.is_complex})
+    tolerances = tuple((d, t.rtol, t.atol) for d in dtypes if (t := tolerance(d)) is not None)
+    if seen is None:  # a different output count, shape or dtype: no value was compared
+        return Agreement(None, None, tolerances, differs.message if differs else "")
+    return Agreement(seen.max_abs, seen.max_rel, tolerances,
+                     differs.message if differs else "", seen.nonfinite)
+
+
+def _worse(a: Agreement | None, b: Agreement) -> Agreement:
+    """Two comparisons of one export (at the example inputs, at the dynamic ones) as one."""
+    if a is None:
+        return b
+    if a.max_abs is None or b.max_abs is None or a.max_rel is None or b.max_rel is None:
+        return b if a.within else a
+    return Agreement(max(a.max_abs, b.max_abs), max(a.max_rel, b.max_rel),
+                     tuple(sorted(set(a.tolerances) | set(b.tolerances))), a.differs or b.differs,
+                     a.nonfinite or b.nonfinite)
+
+
+class _Run(NamedTuple):
+    stage: str  # where the pipeline ended: ok, or the failing stage
+    error: str
+    program: object  # the ONNXProgram when it exported
+    failure: BaseException | None  # the exception that names the failed node
+    agreement: Agreement | None = None  # the last comparison (None: none was made)
 
 
 @dataclass(frozen=True)
@@ -52,6 +104,12 @@ class Reality:
     dynamic_error: str = ""
     seconds: float = 0.0  # the static export, checker and onnxruntime run
     search_seconds: float = 0.0  # the first-divergence search (only on a numerics failure)
+    #: what the model's outputs' comparison saw (None: it did not run)
+    agreement: Agreement | None = None
+    #: what the first diverging node's comparison saw (None: none was found)
+    divergence: Agreement | None = None
+    policy: str = ""  # the tolerance policy compared against (its label)
+    opset: int = 0  # the opset the model was exported at
 
     @property
     def ok(self) -> bool:
@@ -100,31 +158,33 @@ def export(case: ModelCase, opset: int, dynamic: bool = False):
                              verbose=False)
 
 
-def run(case: ModelCase, opset: int, dynamic: bool = False,
-        inputs: tuple | None = None) -> tuple[str, str, object, BaseException | None]:
-    """(stage, error, the ONNXProgram when it exported, the exception that names the failed
-    node) of one export, run at the example inputs (and at `inputs`) and compared."""
+def run(case: ModelCase, opset: int, dynamic: bool = False, inputs: tuple | None = None,
+        policy: Policy | None = None) -> _Run:
+    """One export, run at the example inputs (and at `inputs`) and compared at `policy`'s
+    tolerances (the built-in policy's when None)."""
+    policy = policy or builtin()
     try:
         program = export(case, opset, dynamic)
     except Exception as exc:
-        return classify_export_error(exc).value, error_line(exc), None, exc
+        return _Run(classify_export_error(exc).value, error_line(exc), None, exc)
     try:
         onnx.checker.check_model(program.model_proto, full_check=True)
     except Exception as exc:
-        return Stage.CHECKER.value, error_line(exc), program, exc
+        return _Run(Stage.CHECKER.value, error_line(exc), program, exc)
     try:
         session = make_session(program.model_proto)
     except Exception as exc:
-        return Stage.RUNTIME.value, error_line(exc), program, exc
+        return _Run(Stage.RUNTIME.value, error_line(exc), program, exc)
+    seen = None
     for these in (case.inputs,) if inputs is None else (case.inputs, inputs):
         try:
             actual = run_session(session, _flat(case, these))
         except Exception as exc:
-            return Stage.RUNTIME.value, error_line(exc), program, exc
-        differs = compare(_expected(case, these), actual, TOLERANCES)
-        if differs is not None:
-            return Stage.NUMERICS.value, differs.message, program, None
-    return Stage.OK.value, "", program, None
+            return _Run(Stage.RUNTIME.value, error_line(exc), program, exc, seen)
+        seen = _worse(seen, agreement(_expected(case, these), actual, policy))
+        if not seen.within:
+            return _Run(Stage.NUMERICS.value, seen.differs, program, None, seen)
+    return _Run(Stage.OK.value, "", program, None, seen)
 
 
 def _axes(stage: str) -> tuple[str, str, str]:
@@ -135,32 +195,34 @@ def _axes(stage: str) -> tuple[str, str, str]:
     return (PASS if at.exported else FAIL), runtime, numerics
 
 
-def reality(case: ModelCase, opset: int, search: bool = True) -> tuple[Reality, object]:
+def reality(case: ModelCase, opset: int, search: bool = True,
+            policy: Policy | None = None) -> tuple[Reality, object]:
     """What really happens, and the static export's ONNXProgram (None when it failed).
 
     A model with dynamic_shapes is exported as its user exports it, with them, and run at
     its example inputs and its dynamic_inputs; only when that does not go all the way is
     it exported a second time without them, which tells a dynamic-only failure apart."""
+    policy = policy or builtin()
     started = time.perf_counter()
-    dynamic = dynamic_stage = dynamic_error = None
+    dynamic = dynamic_run = None
     if case.dynamic_shapes is not None:
-        dynamic_stage, dynamic_error, program, failure = run(case, opset, True,
-                                                             case.dynamic_inputs)
-        stage, error = dynamic_stage, dynamic_error
-    if dynamic_stage != Stage.OK.value:
-        stage, error, program, failure = run(case, opset)
+        dynamic_run = done = run(case, opset, True, case.dynamic_inputs, policy)
+    if dynamic_run is None or dynamic_run.stage != Stage.OK.value:
+        done = run(case, opset, policy=policy)
     seconds = time.perf_counter() - started
-    if dynamic_stage is not None:
+    if dynamic_run is not None:
         # the dynamic axis passes when the dynamic export gets as far as the static one
-        dynamic = PASS if Stage(dynamic_stage).depth >= Stage(stage).depth else FAIL
-    node, op = _failed_node(failure) if failure is not None else ("", "")
-    search_seconds = 0.0
-    if stage == Stage.NUMERICS.value and search:
+        dynamic = PASS if Stage(dynamic_run.stage).depth >= Stage(done.stage).depth else FAIL
+    node, op = _failed_node(done.failure) if done.failure is not None else ("", "")
+    search_seconds, divergence = 0.0, None
+    if done.stage == Stage.NUMERICS.value and search:
         begun = time.perf_counter()
-        node, op = first_divergence(case, program)
+        node, op, divergence = first_divergence(case, done.program, policy)
         search_seconds = time.perf_counter() - begun
-    return Reality(*_axes(stage), dynamic, stage, error, node, op, dynamic_stage or "",
-                   dynamic_error or "", seconds, search_seconds), program
+    return Reality(*_axes(done.stage), dynamic, done.stage, done.error, node, op,
+                   dynamic_run.stage if dynamic_run else "",
+                   dynamic_run.error if dynamic_run else "", seconds, search_seconds,
+                   done.agreement, divergence, policy.label, opset), done.program
 
 
 class _Recorder(torch.fx.Interpreter):
@@ -175,9 +237,12 @@ class _Recorder(torch.fx.Interpreter):
         return value
 
 
-def first_divergence(case: ModelCase, program) -> tuple[str, str]:
-    """(node, aten operator) of the first value of the decomposed graph whose onnxruntime
-    value differs from PyTorch's beyond tolerance; ("", "") when none is found."""
+def first_divergence(case: ModelCase, program,
+                     policy: Policy | None = None) -> tuple[str, str, Agreement | None]:
+    """(node, aten operator, what its comparison saw) of the first value of the decomposed
+    graph whose onnxruntime value differs from PyTorch's beyond tolerance; ("", "", None)
+    when none is found."""
+    policy = policy or builtin()
     ep = program.exported_program
     module = ep.module()
     recorder = _Recorder(module)
@@ -186,19 +251,21 @@ def first_divergence(case: ModelCase, program) -> tuple[str, str]:
     known = {o for n in program.model_proto.graph.node for o in n.output}
     names = [n for n in recorder.values if n in known]
     if not names:
-        return "", ""
+        return "", "", None
     try:
         computed = program.compute_values(names, tuple(_clone(t) for t in case.inputs),
                                           dict(case.kwargs) or None)
     except Exception:
-        return "", ""
+        return "", "", None
     targets = {n.name: n.target for n in module.graph.nodes}
     for name, got in zip(names, computed):
         want = recorder.values[name]
         if tuple(want.shape) != tuple(got.shape):
             continue  # a value the exporter laid out differently is not evidence
         got = got.to(want.dtype) if got.dtype != want.dtype else got
-        if compare([want], [got], TOLERANCES) is not None:
+        seen = agreement([want], [got], policy)
+        if not seen.within:
             target = targets.get(name)
-            return name, getattr(getattr(target, "overloadpacket", None), "__name__", str(target))
-    return "", ""
+            op = getattr(getattr(target, "overloadpacket", None), "__name__", str(target))
+            return name, op, seen
+    return "", "", None

@@ -12,13 +12,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from opsweep.artifact.numerics import cell_text
 from opsweep.check.real import FAIL, NOT_REACHED, PASS, Reality
 from opsweep.check.table import FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIBUTABLE, Verdict
 from opsweep.check.uses import Capture
-from opsweep.page.snippets import snippet
+from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
 
 AXES = ("export", "runtime", "numerics", "dynamic")
 FINE_P, FAILING_P, UNKNOWN_P = "fine", "failing", "unknown"
+COULD_NOT_SAY = "The table could not say"
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,11 @@ class Report:
     @property
     def gaps(self) -> tuple[str, ...]:
         return gaps(self)
+
+    def shown_gaps(self, verbose: bool = False) -> tuple[str, ...]:
+        """The gaps a report shows: where the table and the model disagree; where the table
+        could not say (what measuring more would close) only with `verbose`."""
+        return tuple(g for g in self.gaps if verbose or not g.startswith(COULD_NOT_SAY))
 
     @property
     def failed(self) -> bool:
@@ -133,18 +140,25 @@ def gaps(report: Report) -> tuple[str, ...]:
                            "the gap.")
                 continue
             verb = "passes" if got == PASS else "fails"
-            out.append(f"The table could not say for {axis} ({len(missing)} uses not measured: "
+            out.append(f"{COULD_NOT_SAY} for {axis} ({len(missing)} uses not measured: "
                        f"{names}{', …' if len(missing) > 4 else ''}); the model {verb} {axis}"
                        f"{where if got == FAIL else ''}: measuring those uses would close the gap.")
     return tuple(out)
 
 
-def _verdict_data(v: Verdict) -> dict[str, Any]:
+def _verdict_data(v: Verdict, opset: int) -> dict[str, Any]:
     return {"op": v.use.op, "overload": v.use.overload, "dtype": v.use.dtype,
             "rank": v.use.rank, "count": v.use.count, "node": v.use.node, "status": v.status,
-            "why": v.why, "specs": list(v.specs), "passed": v.passed, "measured": v.measured,
-            "failures": [{**asdict(f), "snippet": snippet(f.spec, f.example, dynamic=f.dynamic)}
-                         for f in v.failures]}
+            "why": v.why, "hint": v.hint, "specs": list(v.specs), "passed": v.passed,
+            "measured": v.measured,
+            "failures": [{**asdict(f), "says": failure_line(v, f), "snippet": repro(f, opset)}
+                         for f in v.failures],
+            "errors": {spec: cell_text(c) for spec, c in v.errors}}
+
+
+def opset_of(report: Report) -> int:
+    """The opset the model is (or would be) exported at: the table's."""
+    return int(report.fingerprint.get("opset") or 0)
 
 
 def to_data(report: Report) -> dict[str, Any]:
@@ -153,11 +167,12 @@ def to_data(report: Report) -> dict[str, Any]:
         "name": report.name, "source": report.source, "fingerprint": dict(report.fingerprint),
         "capture": {"error": c.error, "capture_seconds": round(c.capture_seconds, 3),
                     "decompose_seconds": round(c.decompose_seconds, 3), "other": list(c.other)},
-        "uses": [_verdict_data(v) for v in report.verdicts],
+        "uses": [_verdict_data(v, opset_of(report)) for v in report.verdicts],
         "counts": {s: sum(v.status == s for v in report.verdicts) for s in STATUSES},
         "prediction": report.prediction,
         "verdict": None if report.reality is None else _real(report.reality),
         "reality": None if report.reality is None else asdict(report.reality),
+        "outcome": [] if report.reality is None else outcome(report.reality),
         "gaps": list(report.gaps), "failed": report.failed,
         **({} if report.against is None else {"against": [asdict(c) for c in report.against]})}
 
@@ -174,8 +189,10 @@ def _cell(text: str) -> str:
     return "`" + str(text).replace("`", "'").replace("|", "/").replace("\n", " ") + "`"
 
 
-def to_markdown(reports: Sequence[Report]) -> str:
-    lines = []
+def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) -> str:
+    """The reports as markdown; `table` (check.stack.Table): the head naming the measured
+    table and the installed stack; `verbose`: the spec author's hints too."""
+    lines = [] if table is None else _markdown_head(table)
     for rep in reports:
         lines += [f"## {_cell(rep.name)}", ""]
         if rep.capture.error:
@@ -184,31 +201,36 @@ def to_markdown(reports: Sequence[Report]) -> str:
         real = _real(rep.reality) if rep.reality else {}
         for axis, said in rep.prediction.items():
             lines.append(f"| {axis} | {said} | {real.get(axis, 'not run')} |")
-        if rep.reality and rep.reality.error:
-            node = f" at node {_cell(rep.reality.node)}" if rep.reality.node else ""
-            lines += ["", f"Real outcome: {rep.reality.stage}{node}: {_cell(rep.reality.error)}"]
-        lines += ["", "| operator | dtype | rank | uses | table | detail |",
+        if rep.reality:
+            lines += ["", *(f"**{text}**" if i == 0 else text
+                            for i, text in enumerate(outcome(rep.reality)))]
+        lines += ["", "| operator | dtype | rank | calls | table | what the table says |",
                   "| --- | --- | --- | --- | --- | --- |"]
         order = sorted(rep.verdicts, key=lambda v: (STATUSES.index(v.status), v.use.key))
         for v in order:
             lines.append(f"| {_cell(v.use.op)} | {v.use.dtype} | {v.use.rank} | {v.use.count} | "
-                         f"{label(v)} | {_cell(v.why)} |")
+                         f"{STATUS_WORDS[v.status]} | {_cell(advice(v, verbose))} |")
         if rep.capture.other:
-            lines += ["", "Not aten operators (unattributable): "
+            lines += ["", "Not aten operators (untestable): "
                       + ", ".join(_cell(o) for o in rep.capture.other)]
         for v in order:
             for f in v.failures:
-                lines += ["", (f"{_cell(v.use.op)} {f.axis} fails at {f.stage}: {_cell(f.error)} "
-                               f"(smallest: {_cell(f.example)}, spec {_cell(f.spec)})"), "",
-                          "```python", snippet(f.spec, f.example, dynamic=f.dynamic).rstrip(), "```"]
-        for gap in rep.gaps:
+                lines += ["", _cell(failure_line(v, f)), "", "```python",
+                          repro(f, opset_of(rep)).rstrip(), "```"]
+        for gap in rep.shown_gaps(verbose):
             lines += ["", f"**Prediction vs reality:** {gap}"]
         if rep.against is not None:
             lines += ["", f"Against the other artifact: {len(rep.against)} uses change verdict"]
-            lines += [f"- {_cell(c.op)} {c.dtype} rank {c.rank}: {c.old} → {c.new}"
-                      for c in rep.against]
+            lines += [f"- {_cell(c.op)} at {c.dtype} rank {c.rank}: {c.new} in this table, "
+                      f"{c.old} in the other" for c in rep.against]
         lines.append("")
     return "\n".join(lines)
+
+
+def _markdown_head(table) -> list[str]:
+    lines = [f"- **{label}:** {text}" for label, text in table.lines()]
+    warning = table.warning()
+    return ([f"> **Warning:** {warning}", ""] if warning else []) + lines + [""]
 
 
 __all__ = ["FAIL", "FINE", "NOT_REACHED", "PASS", "Report", "against", "to_data", "to_markdown"]

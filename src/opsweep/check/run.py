@@ -11,14 +11,18 @@ from opsweep.check.real import reality
 from opsweep.check.report import Report, against
 from opsweep.check.table import lookup
 from opsweep.check.uses import capture, from_export
+from opsweep.policy import Policy
 
 
 def check(case: ModelCase, artifact: Artifact, excluded: Mapping[str, str], *,
-          export: bool = True, other: Artifact | None = None, search: bool = True) -> Report:
+          export: bool = True, other: Artifact | None = None, search: bool = True,
+          policy: Policy | None = None) -> Report:
     """One model against the artifact (and `other`, for --against); `export`: also the
-    real public export (steps 3 and 4)."""
+    real public export (steps 3 and 4), at the artifact's opset (so that the export and
+    the table it is set against compare), its outputs compared at `policy`'s tolerances
+    (the built-in policy's when None)."""
     opset = artifact.fingerprint.opset
-    real, program = reality(case, opset, search) if export else (None, None)
+    real, program = reality(case, opset, search, policy) if export else (None, None)
     # a public export that got through translation already holds the decomposed program
     captured = from_export(program) if program is not None else capture(case, opset)
     dynamic = case.dynamic_shapes is not None

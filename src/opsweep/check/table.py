@@ -8,6 +8,11 @@ rank and every such example went all the way; *measured failing* when any of the
 artifact from before outcome counts cannot tell, so its uses are never taken for fine);
 *unattributable* when the catalog excludes the operator (no spec can measure it), with the
 reason. Never silently fine.
+
+A verdict's `why` says it in the model owner's words ("untested: the table never measured
+add at bfloat16 rank 4"); its `hint` is what a spec author would change to measure it
+("widen add's ranks"), shown with ``--verbose``; `errors` are the error the artifact
+recorded at the use's cell (schema 6), with the tolerance each was graded at.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from dataclasses import dataclass
 
 from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import FAILS, FailureGroup
+from opsweep.artifact.numerics import CellError
 from opsweep.artifact.results import SpecResult
 from opsweep.check.uses import Use
 from opsweep.model import DTYPE_TAGS, UNGRADED, Stage
@@ -51,6 +57,10 @@ class Verdict:
     passed: int = 0  # examples of the specs at this dtype and rank that went all the way
     measured: int = 0  # graded examples at this dtype and rank
     failures: tuple[Failure, ...] = ()
+    #: what a spec author would change so the table says more ("" when nothing)
+    hint: str = ""
+    #: the error the artifact recorded at this use's (dtype, rank) per spec: (spec, cell)
+    errors: tuple[tuple[str, CellError], ...] = ()
 
 
 def axis_of(stage: Stage) -> str:
@@ -61,16 +71,24 @@ def _tag(dtype: str) -> str:
     return DTYPE_TAGS.get(dtype, dtype)
 
 
-def _not_drawn(results: Sequence[SpecResult], use: Use, names: Sequence[str]) -> str:
-    """Why a use is not measured though specs cover its operator: which ranks its dtype was
-    drawn at, or that the dtype never was (and what to widen)."""
+def _not_drawn(results: Sequence[SpecResult], use: Use, names: Sequence[str]) -> tuple[str, str]:
+    """(why, hint) of a use that is not measured though specs cover its operator: which
+    ranks its dtype was drawn at, or that the dtype never was (and what to widen)."""
     ranks = sorted({c.rank for r in results for c in r.outcomes or ()
                     if c.dtype == use.dtype and c.stage not in UNGRADED})
-    here = f"{_tag(use.dtype)} rank {use.rank} never drawn"
+    here = f"the table never measured {use.op} at {use.dtype} rank {use.rank}"
     if ranks:
-        return f"{here} ({_tag(use.dtype)} drawn at rank {','.join(map(str, ranks))}): " \
-               f"widen {names[0]}'s ranks"
-    return f"{here} ({_tag(use.dtype)} never drawn by {', '.join(names)}): widen its dtypes"
+        at = ", ".join(map(str, ranks))
+        return (f"{here} ({use.dtype} at rank {at} only)",
+                f"widen {names[0]}'s ranks ({_tag(use.dtype)} drawn at rank {at})")
+    return (f"{here} (never at {use.dtype})",
+            f"widen the dtypes of {', '.join(names)} ({_tag(use.dtype)} never drawn)")
+
+
+def _errors(results: Sequence[SpecResult], names: Sequence[str],
+            use: Use) -> tuple[tuple[str, CellError], ...]:
+    return tuple((name, c) for name, r in zip(names, results) for c in r.errors or ()
+                 if c.dtype == use.dtype and c.rank == use.rank)
 
 
 _OVERLOAD = re.compile(r"OpOverload\(op='aten\.(\w+)', overload='(\w+)'\)")
@@ -111,16 +129,19 @@ def _failures(artifact: Artifact, names: Sequence[str], use: Use, dynamic: bool)
 def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: bool) -> Verdict:
     """`dynamic`: the model is exported with dynamic shapes, so the dynamic axis counts."""
     if use.op in excluded:
-        return Verdict(use, UNATTRIBUTABLE, f"excluded from the catalog: {excluded[use.op]}", ())
+        return Verdict(use, UNATTRIBUTABLE,
+                       f"no spec can measure it on its own: {excluded[use.op]}", ())
     result = artifact.operators.get(use.op)
     if result is None:
-        return Verdict(use, NOT_MEASURED, f"no spec measures aten::{use.op}: add one to the "
-                       "catalog", ())
+        return Verdict(use, NOT_MEASURED, f"the table measures no aten::{use.op} at all", (),
+                       hint=f"add a spec of aten::{use.op} to the catalog "
+                       "(docs/adding_specs.md)")
     names = result.specs
     results = [artifact.specs[n] for n in names]
     if any(r.outcomes is None for r in results):
-        return Verdict(use, NOT_MEASURED, "the artifact predates outcome counts (schema 5): "
-                       "measure again to tell drawn from not drawn", names)
+        return Verdict(use, NOT_MEASURED, "the table predates counts per dtype and rank "
+                       "(schema 5): it cannot tell", names, hint="measure again to tell drawn from "
+                       "not drawn")
     graded = [c for r in results for c in r.outcomes or ()
               if c.dtype == use.dtype and c.rank == use.rank and c.stage not in UNGRADED]
     # failing examples of another overload (named by their error) are not this use's
@@ -129,11 +150,13 @@ def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: 
     measured = sum(c.count for c in graded) - elsewhere
     passed = sum(c.count for c in graded if c.stage is Stage.OK)
     if not measured:
-        return Verdict(use, NOT_MEASURED, _not_drawn(results, use, names), names)
+        why, hint = _not_drawn(results, use, names)
+        return Verdict(use, NOT_MEASURED, why, names, hint=hint)
     failures = tuple(_failures(artifact, names, use, dynamic))
     status = FAILING if passed < measured or failures else FINE
-    where = f"{passed}/{measured} examples at {_tag(use.dtype)} rank {use.rank} passed"
-    return Verdict(use, status, where, names, passed, measured, failures)
+    where = f"{passed}/{measured} examples of {use.op} at {use.dtype} rank {use.rank} passed"
+    return Verdict(use, status, where, names, passed, measured, failures,
+                   errors=_errors(results, names, use))
 
 
 def lookup(artifact: Artifact, uses: Iterable[Use], excluded: Mapping[str, str],

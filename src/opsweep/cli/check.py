@@ -2,47 +2,101 @@
 
 Exit 0 when every model exports, runs and matches (with --no-export: when no use is
 measured failing), 1 when one does not, 2 for bad input (a model that cannot be loaded
-or run, a bad artifact or setting), with one line naming it.
+or run, no measured table, a bad artifact or setting), with one line naming it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
+from opsweep import config
 from opsweep.artifact import data as art
-from opsweep.cli.settings import MODELS_SETTING, models
-from opsweep.errors import UsageError
+from opsweep.cli.exits import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from opsweep.cli.settings import MODELS_SETTING, policy_file
+from opsweep.errors import DataFileError, UsageError
 from opsweep.files import DEFAULT, write_atomic
+from opsweep.policy import read as read_policy
 
 RECORD_VERSION = 1
+ARTIFACT_SETTING = "[tool.opsweep] artifact"
+#: where a measured table comes from, for the error that finds none
+WHERE = ("pass --artifact FILE, the JSON artifact a sweep writes (opsweep's own, measured at "
+         "its pinned torch, is docs/onnx_support_measured.json in opsweep's repository), or "
+         f"set {ARTIFACT_SETTING} in your pyproject.toml")
+
+DESCRIPTION = """\
+Check your own models against opsweep's measured table, then export them for real.
+
+For each MODEL it captures and decomposes the model as torch.onnx.export(dynamo=True)
+does, looks every aten operator it uses up in the measured table at the dtype and rank
+it is called with (tested and passing, tested and failing, untested), then exports the
+model with the public call at the table's opset, runs onnx.checker and onnxruntime, and
+compares the outputs with PyTorch's at the tolerance policy's tolerances. The report
+names the torch that measured the table and the torch installed (loudly when they
+differ), what fails and how, and a repro for each failing operator."""
+
+EPILOG = f"""\
+exit codes:
+  {EXIT_OK}  every model exports, runs and matches PyTorch (with --no-export: no operator
+     the models use is measured failing)
+  {EXIT_ERROR}  a model does not (with --no-export: an operator it uses is measured failing,
+     or it cannot be captured)
+  {EXIT_USAGE}  bad input, one line naming it: a model that cannot be imported, built or run
+     in eager PyTorch, no measured table, an unreadable artifact, a bad [tool.opsweep]
+
+examples:
+  opsweep check my_models.py:build_bert
+  opsweep check mypkg.models:build --artifact onnx_support_measured.json
+  opsweep check my_models.py:build_bert --against new_torch_artifact.json --verbose
+
+docs/check.md has recipes for Hugging Face and torchvision models."""
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("check", help="check your models against the measured table, then "
-                       "export them for real (exit 1 when one fails)")
+                       "export them for real (exit 1 when one fails)",
+                       description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("models", nargs="*", metavar="MODEL",
-                   help=f"module:callable or a .pt2 file (default: {MODELS_SETTING})")
-    p.add_argument("--artifact", type=Path, default=Path(DEFAULT.artifact))
+                   help="module:callable (a dotted module or a .py file; the callable takes "
+                        "no argument and returns {'model': ..., 'inputs': ..., 'kwargs': ...}) "
+                        f"or a .pt2 file (default: the project's {MODELS_SETTING})")
+    p.add_argument("--artifact", type=Path, default=None, metavar="FILE",
+                   help=f"the measured table to check against (default: the project's "
+                        f"{ARTIFACT_SETTING}, {DEFAULT.artifact} when it sets none; without "
+                        "a [tool.opsweep] the option is required)")
     p.add_argument("--against", type=Path, default=None, metavar="OTHER_ARTIFACT",
-                   help="also show the uses whose verdict differs in this artifact")
+                   help="also show the uses whose verdict differs in this artifact, one "
+                        "measured at other pins, e.g. the torch you mean to bump to (an "
+                        "artifact, not a history record; default: none)")
     p.add_argument("--no-export", action="store_true",
-                   help="the table lookup alone (no real export)")
-    p.add_argument("--json", action="store_true", help="JSON on stdout")
-    p.add_argument("--markdown", action="store_true", help="markdown on stdout")
+                   help="the table lookup alone, no real export (default: export too)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also what a spec author would change so the table could say more "
+                        "(default: off)")
+    p.add_argument("--json", action="store_true",
+                   help="JSON on stdout instead of the terminal report (default: off)")
+    p.add_argument("--markdown", action="store_true",
+                   help="markdown on stdout instead of the terminal report (default: off)")
     p.add_argument("--record", type=Path, default=None, metavar="FILE",
-                   help="also write the JSON record here (what the bot diffs)")
-    p.add_argument("--pyproject", type=Path, default=Path(DEFAULT.pyproject))
+                   help="also write the JSON record here, what the bot diffs (default: none)")
+    p.add_argument("--pyproject", type=Path, default=Path(DEFAULT.pyproject),
+                   help="the project whose [tool.opsweep] gives the defaults "
+                        f"(default: {DEFAULT.pyproject} in the current directory)")
 
 
-def record_data(reports) -> dict:
+def record_data(reports, table=None) -> dict:
     # the check package: torch, the exporter
     from opsweep.check.report import to_data
-    return {"models_version": RECORD_VERSION, "models": [to_data(r) for r in reports]}
+    head = {} if table is None else {"table": table.to_data()}
+    return {"models_version": RECORD_VERSION, **head,
+            "models": [to_data(r) for r in reports]}
 
 
-def run_checks(sources, artifact, other=None, export: bool = True):
+def run_checks(sources, artifact, other=None, export: bool = True, policy=None):
     # the check package: torch, the exporter, onnxruntime
     from opsweep.catalog.load import exclusions
     from opsweep.check.models import load_model
@@ -53,17 +107,79 @@ def run_checks(sources, artifact, other=None, export: bool = True):
     quiet_runtime()
     excluded = exclusions()
     cases = [load_model(s) for s in sources]  # every model loads before any is checked
-    return [check(c, artifact, excluded, export=export, other=other) for c in cases]
+    return [check(c, artifact, excluded, export=export, other=other, policy=policy)
+            for c in cases]
+
+
+def artifact_path(explicit: Path | None, pyproject: Path) -> tuple[Path, str]:
+    """The measured table to check against and why that one: --artifact, else the
+    project's (its [tool.opsweep] artifact, relative to the pyproject's directory); a
+    one-line UsageError saying what to pass when there is none."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise UsageError(f"--artifact {explicit}: no such file; {WHERE}")
+        return explicit, "--artifact"
+    project = config.load(pyproject)
+    if project.keys is None:
+        here = f"{pyproject} has no [tool.opsweep]" if pyproject.is_file() else \
+            f"there is no {pyproject} here"
+        raise UsageError(f"no measured table to check against: {here}; {WHERE}")
+    path = pyproject.parent / project.artifact
+    why = (f"{ARTIFACT_SETTING} in {pyproject}" if "artifact" in project.keys
+           else f"the default artifact of a [tool.opsweep] project, {pyproject}")
+    if not path.is_file():
+        raise UsageError(f"no measured table at {path} ({why}): measure it with `opsweep "
+                         f"sweep` (docs/adopting.md), or pass --artifact FILE")
+    return path, why
+
+
+def load_table(path: Path, option: str):
+    """The artifact at `path`; one that cannot be read, or a history record given for one,
+    is bad input (exit 2) in one line."""
+    try:
+        return art.load(path)
+    except DataFileError as exc:
+        if _is_history_record(path):
+            raise UsageError(
+                f"{option} {path}: a history record (grades per operator), not an artifact: "
+                "check joins on the artifact's counts per dtype and rank; pass the artifact "
+                "measured at those pins (onnx_support_measured.json, e.g. from the commit "
+                "that measured them)") from None
+        raise UsageError(f"{option}: {exc}") from None
+
+
+def _is_history_record(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "history_version" in data
+
+
+def table_of(artifact, path: Path, why: str, pyproject: Path, policy):
+    # the check package: torch (only once models are to be checked)
+    from opsweep.check.stack import Table, measured_by
+    project = config.load(pyproject)
+    records = [path.parent / "history"]
+    if project.keys is not None:
+        records.append(pyproject.parent / project.history_dir)
+    return Table(str(path), why, dict(vars(artifact.fingerprint)),
+                 measured_by(artifact, records), artifact.policy, policy.label)
 
 
 def cmd_check(args) -> int:
-    sources = tuple(args.models) or models(args.pyproject)
+    project = config.load(args.pyproject)
+    sources = tuple(args.models) or project.models
     if not sources:
         raise UsageError(f"no MODEL given and no {MODELS_SETTING} in {args.pyproject}")
-    artifact = art.load(args.artifact)
-    other = art.load(args.against) if args.against else None
-    reports = run_checks(sources, artifact, other, not args.no_export)
-    data = record_data(reports)
+    path, why = artifact_path(args.artifact, args.pyproject)
+    artifact = load_table(path, "--artifact")
+    other = load_table(args.against, "--against") if args.against else None
+    tolerance = project.tolerance_policy
+    policy = read_policy(policy_file(str(args.pyproject.parent / tolerance)) if tolerance else "")
+    reports = run_checks(sources, artifact, other, not args.no_export, policy)
+    table = table_of(artifact, path, why, args.pyproject, policy)
+    data = record_data(reports, table)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     if args.record:
         write_atomic(args.record, text.encode("utf-8"))
@@ -71,50 +187,8 @@ def cmd_check(args) -> int:
         sys.stdout.write(text)
     elif args.markdown:
         from opsweep.check.report import to_markdown  # the check package: torch
-        sys.stdout.write(to_markdown(reports))
+        sys.stdout.write(to_markdown(reports, table, verbose=args.verbose))
     else:
-        show(reports)
-    return 1 if any(r.failed for r in reports) else 0
-
-
-def show(reports) -> None:
-    """The terminal table: one screen per model."""
-    # rich: the terminal display only
-    from rich.console import Console
-    from rich.table import Table
-
-    from opsweep.check.report import label  # the check package: torch
-    from opsweep.check.table import STATUSES
-    console = Console(width=max(Console().width, 120))
-    for rep in reports:
-        real = rep.reality
-        head = Table(title=f"{rep.name} ({rep.source})", show_lines=False)
-        for column in ("axis", "table predicts", "real export"):
-            head.add_column(column)
-        values = {} if real is None else {"export": real.export, "runtime": real.runtime,
-                                          "numerics": real.numerics, "dynamic": real.dynamic}
-        for axis, said in rep.prediction.items():
-            head.add_row(axis, said, values.get(axis) or "not run")
-        console.print(head)
-        if rep.capture.error:
-            console.print(f"capture failed: {rep.capture.error}", markup=False)
-        if real is not None and real.error:
-            node = f" at node {real.node} (aten::{real.op})" if real.node else ""
-            console.print(f"real: {real.stage}{node}: {real.error}", markup=False)
-        uses = Table(show_lines=False)
-        for column in ("operator", "dtype", "rank", "uses", "table", "detail"):
-            uses.add_column(column, overflow="fold")
-        for v in sorted(rep.verdicts, key=lambda v: (STATUSES.index(v.status), v.use.key)):
-            uses.add_row(v.use.op, v.use.dtype, str(v.use.rank), str(v.use.count), label(v),
-                         _short(v.failures[0].error if v.failures else v.why))
-        console.print(uses)
-        if rep.capture.other:
-            console.print("unattributable (not aten): " + ", ".join(rep.capture.other), markup=False)
-        for gap in rep.gaps:
-            console.print(f"prediction vs reality: {gap}", markup=False)
-        for c in rep.against or ():
-            console.print(f"against: {c.op} {c.dtype} rank {c.rank}: {c.old} → {c.new}", markup=False)
-
-
-def _short(text: str, most: int = 100) -> str:
-    return text if len(text) <= most else text[: most - 1] + "…"
+        from opsweep.cli.checkshow import show  # rich: the terminal display only
+        show(reports, table, verbose=args.verbose)
+    return EXIT_ERROR if any(r.failed for r in reports) else EXIT_OK
