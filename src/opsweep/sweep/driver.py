@@ -150,7 +150,7 @@ def drawn(spec: OpSpec, digest: str, config: SweepConfig) -> list:
     profile = config.profile
     if config.cache is None or not profile.derandomize:
         return draw_examples(spec, profile)
-    key = draws_key(spec.name, digest, profile.name, profile.max_examples)
+    key = draws_key(spec.name, digest, profile.name, profile.max_examples, profile.cells)
     examples = load_draws(config.cache, key)
     if examples is None:
         examples = draw_examples(spec, profile)

@@ -1,0 +1,236 @@
+"""A spec's cells: every (dtype, rank) its operator accepts, and the empty tensor.
+
+An example is filed under its first tensor's dtype and rank (`Example.dtype`,
+`Example.rank`); `opsweep check` joins a model's operator uses with the table there, so a
+cell no example lands in is a question the table cannot answer. A spec's *cell universe*
+is each dtype it lists (or, when its first tensor is not the one whose dtype it lists, the
+dtypes its draws file examples under) at every rank from 0 to its top rank (the upper end
+of the spec's ``ranks``: the operator's natural top, ``OpSpec.top`` says why), and one
+empty cell (a zero-size side) at the first dtype.
+
+Each cell is reached, in this order of preference:
+
+1. by the spec's own draws (``drawn``): measured by the sweep as any example;
+2. by a longer search of the spec's own strategy (derandomized, another seed), keeping the
+   first example of each missing cell; it is asked of eager PyTorch once;
+3. by retyping (a drawn example at that rank with its first tensor's dtype swapped, on
+   every tensor of that dtype) or emptying (the first tensor's leading side set to 0, and
+   the aligned side of every tensor sharing it): asked of eager once as well.
+
+Eager's answer decides: ``added`` (it runs: the example joins the draw), ``refused`` (a
+searched or retyped example eager refuses: the operator refuses the cell, with eager's
+error; retyping swaps the dtype of every operand that shares it, from an example of the
+same dtype class where one exists, so partners stay consistent) or ``unsettled`` (an
+emptied example eager refuses: the rewrite of the shapes, not the operator, may be at
+fault; the spec's strategy should draw empty tensors itself to settle it).
+A rank the strategy never draws at any dtype is ``unreachable``: a gap of the spec.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from opsweep.coverage import dtype_class
+from opsweep.model import DTYPE_TAGS, FLOAT_DTYPES, Example, OpSpec, TensorArg
+
+#: How many further examples the search draws at most, per spec with a cell missing.
+SEARCH = 60
+
+#: a cell's statuses (module docstring)
+DRAWN, ADDED, REFUSED, UNSETTLED, UNREACHABLE = (
+    "drawn", "added", "refused", "unsettled", "unreachable")
+STATUSES = (DRAWN, ADDED, REFUSED, UNSETTLED, UNREACHABLE)
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    dtype: str
+    rank: int
+    empty: bool = False
+
+    @property
+    def label(self) -> str:
+        tag = DTYPE_TAGS.get(self.dtype, self.dtype)
+        return f"{tag}/{self.rank}" + ("/empty" if self.empty else "")
+
+
+def cell_of(example: Example) -> Cell | None:
+    """The cell an example is filed under (None: it has no tensor)."""
+    tensors = example.tensors
+    if not tensors:
+        return None
+    first = tensors[0]
+    return Cell(first.dtype, first.rank, first.rank > 0 and first.numel == 0)
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """A spec's cells under a profile: each cell's status, the example standing for it
+    (None: unreachable), and eager's error line for a refused or unsettled one."""
+
+    spec: str
+    status: dict[Cell, str] = field(default_factory=dict)
+    example: dict[Cell, Example | None] = field(default_factory=dict)
+    error: dict[Cell, str] = field(default_factory=dict)
+    #: how the added example was made: "search", "retyped" or "emptied"
+    how: dict[Cell, str] = field(default_factory=dict)
+
+    @property
+    def added(self) -> list[Example]:
+        return [e for c, e in self.example.items() if self.status[c] == ADDED and e is not None]
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.status.values() if s == status)
+
+
+def universe(spec: OpSpec, drawn: Sequence[Example]) -> list[Cell]:
+    """The cells `spec` should answer for (module docstring); empty when no drawn example
+    has a tensor (a creation operator: its dtype and rank are arguments, not inputs)."""
+    filed = [c.dtype for c in map(cell_of, drawn) if c is not None]
+    if not filed:
+        return []
+    listed = list(spec.dtypes)
+    dtypes = listed if set(filed) <= set(listed) else list(dict.fromkeys(filed))
+    top = spec.ranks[1]
+    cells = [Cell(d, r) for d in dtypes for r in range(top + 1)]
+    return cells + [Cell(dtypes[0], max(1, spec.ranks[0]), True)]
+
+
+def retyped(example: Example, dtype: str) -> Example:
+    """`example` with every tensor of its first tensor's dtype made `dtype` (element choices,
+    the float edge values, are kept for float targets only)."""
+    source = example.dtype
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, TensorArg) and value.dtype == source:
+            keep = value.choices if dtype in FLOAT_DTYPES else None
+            return replace(value, dtype=dtype, choices=keep)
+        if isinstance(value, (list, tuple)):
+            return type(value)(swap(v) for v in value)
+        return value
+    return Example(swap(example.args), tuple((k, swap(v)) for k, v in example.kwargs),
+                   example.init, example.seed)
+
+
+def emptied(example: Example) -> Example | None:
+    """`example` with its first tensor's leading side set to 0, and the side aligned with it
+    (from the right, as broadcasting aligns) of every other tensor that has the same side;
+    None when the first tensor has rank 0."""
+    first = example.tensors[0]
+    if first.rank == 0:
+        return None
+    from_end, side = first.rank, first.shape[0]
+
+    def zero(value: Any) -> Any:
+        if isinstance(value, TensorArg) and value.rank >= from_end \
+                and value.shape[value.rank - from_end] == side:
+            at = value.rank - from_end
+            return replace(value, shape=value.shape[:at] + (0,) + value.shape[at + 1:])
+        if isinstance(value, (list, tuple)):
+            return type(value)(zero(v) for v in value)
+        return value
+    return Example(zero(example.args), tuple((k, zero(v)) for k, v in example.kwargs),
+                   example.init, example.seed)
+
+
+def _first(examples: Iterable[Example]) -> dict[Cell, Example]:
+    out: dict[Cell, Example] = {}
+    for example in examples:
+        cell = cell_of(example)
+        if cell is not None:
+            out.setdefault(cell, example)
+    return out
+
+
+def plan_cells(spec: OpSpec, drawn: Sequence[Example],
+               search: Callable[[set[Cell]], list[Example]],
+               probe: Callable[[OpSpec, Example], str | None]) -> CellPlan:
+    """Each cell of `spec`'s universe: held by `drawn`, else searched (`search(missing)`
+    draws more from the strategy), else retyped or emptied, and `probe`d (eager's error
+    line or None) where the example is new."""
+    plan = CellPlan(spec.name)
+    cells = universe(spec, drawn)
+    have = _first(drawn)
+    low = spec.ranks[0]  # below it the strategy draws nothing: not searched for
+    missing = {c for c in cells if c not in have and not c.empty and c.rank >= low}
+    found = _first(search(missing)) if missing else {}
+    pool = {**found, **have}
+    by_rank: dict[int, Example] = {}
+    by_kind: dict[tuple[str, int], Example] = {}  # (dtype class, rank): retype within a class
+    for cell, example in sorted(pool.items()):
+        if not cell.empty:
+            by_rank.setdefault(cell.rank, example)
+            by_kind.setdefault((dtype_class(cell.dtype), cell.rank), example)
+    empties = sorted(c for c in have if c.empty)
+    if cells and cells[-1].empty and empties:  # a drawn empty example stands for it
+        cells[-1] = empties[0]
+    elif cells and cells[-1].empty:
+        ranks = sorted(r for r in by_rank if r >= cells[-1].rank) or sorted(by_rank)
+        if ranks:  # the empty cell at the lowest rank (from 1) some example has
+            cells[-1] = Cell(cells[-1].dtype, max(ranks[0], 1), True)
+    for cell in cells:
+        if cell in have:
+            plan.status[cell], plan.example[cell] = DRAWN, have[cell]
+            continue
+        example, how = found.get(cell), "search"
+        if example is None and not cell.empty and cell.rank in by_rank:
+            base = by_kind.get((dtype_class(cell.dtype), cell.rank), by_rank[cell.rank])
+            example, how = retyped(base, cell.dtype), "retyped"
+        elif example is None and cell.empty and cell.rank in by_rank:
+            example, how = emptied(retyped(by_rank[cell.rank], cell.dtype)), "emptied"
+        if example is None:
+            plan.status[cell], plan.example[cell] = UNREACHABLE, None
+            continue
+        plan.example[cell], plan.how[cell] = example, how
+        error = probe(spec, example)
+        if error is None:
+            plan.status[cell] = ADDED
+        else:
+            plan.status[cell] = UNSETTLED if how == "emptied" else REFUSED
+            plan.error[cell] = error
+    return plan
+
+
+def search_seed(name: str) -> int:
+    """The derandomized search's seed: another stream than the spec's own draw."""
+    return zlib.crc32(("cells:" + name).encode())
+
+
+# --- the report: `opsweep coverage --cells` -----------------------------------------------
+
+def summary(plan: CellPlan) -> dict[str, Any]:
+    """The plan as JSON-ready data: counts, and the cells of each status by label."""
+    by: dict[str, list[str]] = {s: [] for s in STATUSES}
+    for cell in sorted(plan.status):
+        by[plan.status[cell]].append(cell.label)
+    return {"spec": plan.spec,
+            "accepted": plan.count(DRAWN) + plan.count(ADDED),
+            "counts": {s: len(v) for s, v in by.items()},
+            "cells": by,
+            "errors": {c.label: plan.error[c] for c in sorted(plan.error)},
+            "how": {c.label: plan.how[c] for c in sorted(plan.how)}}
+
+
+def describe(plan: CellPlan) -> list[str]:
+    """A few lines: the counts, the cells not drawn by the spec itself, each refusal with
+    eager's error (the first of each error in full, the rest of it by label)."""
+    data = summary(plan)
+    counts = data["counts"]
+    if not plan.status:
+        return [f"{plan.spec}: no tensor input (a creation operator): no cells"]
+    lines = [f"{plan.spec}: {data['accepted']} accepted ({counts[DRAWN]} drawn, "
+             f"{counts[ADDED]} added), {counts[REFUSED]} refused, {counts[UNSETTLED]} "
+             f"unsettled, {counts[UNREACHABLE]} unreachable"]
+    for status in (ADDED, UNREACHABLE):
+        if data["cells"][status]:
+            lines.append(f"    {status:<11} {' '.join(data['cells'][status])}")
+    for status in (REFUSED, UNSETTLED):
+        errors: dict[str, list[str]] = {}
+        for label in data["cells"][status]:
+            errors.setdefault(data["errors"][label], []).append(label)
+        for error, labels in errors.items():
+            lines.append(f"    {status:<11} {' '.join(labels)}: {error}")
+    return lines
