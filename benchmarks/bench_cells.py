@@ -8,6 +8,7 @@ time (eager's probes included) and the wall time of a sweep of the sample, both 
 --jobs workers, no cache (the main command's work on these specs). Prints the ratios.
 
     python benchmarks/bench_cells.py [--jobs 2] [--specs NAME ...] [--draw-only]
+    python benchmarks/bench_cells.py --catalog   # every spec, drawing only: the cell counts
 """
 
 from __future__ import annotations
@@ -47,15 +48,25 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--specs", nargs="*", default=SAMPLE)
     parser.add_argument("--draw-only", action="store_true", help="no sweep, drawing only")
+    parser.add_argument("--catalog", action="store_true",
+                        help="every spec of the catalog, drawing only")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     catalog = load_catalog(check_draws=False)
-    specs = [catalog.specs[n] for n in args.specs]
-    accepted = {}
+    names = list(catalog.specs) if args.catalog else args.specs
+    specs = [catalog.specs[n] for n in names]
+    args.draw_only |= args.catalog
+    accepted, statuses = {}, dict.fromkeys(C.STATUSES, 0)
+    start = time.perf_counter()
     for s in specs:
         plan = plan_for(s, WITH)
         accepted[s.name] = {c for c, v in plan.status.items() if v in (C.DRAWN, C.ADDED)}
+        for status in C.STATUSES:
+            statuses[status] += plan.count(status)
+    planning = time.perf_counter() - start
     total = sum(map(len, accepted.values()))
+    print("cells: " + ", ".join(f"{n} {s}" for s, n in statuses.items())
+          + f" (planned in {planning:.1f} s)")
     rows = {}
     for name, profile in (("without", WITHOUT), ("with", WITH)):
         examples, signatures, held, seconds = drawing(specs, profile)

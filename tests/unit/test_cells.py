@@ -54,20 +54,45 @@ def _plan(spec_, drawn, found=(), refuse=lambda e: None):
     return C.plan_cells(spec_, drawn, lambda missing: list(found), lambda s, e: refuse(e))
 
 
-def test_each_cell_is_drawn_searched_retyped_or_unreachable_and_eager_decides():
+def test_each_cell_is_drawn_searched_retyped_reranked_or_emptied_and_eager_decides():
     s = unary("f", fn=torch.sin, dtypes=("float32", "int64"), min_rank=1, max_rank=2)
-    drawn = [ex((2,)), ex((2, 2))]
-    found = [ex((3, 3), dtype="int64")]
-    plan = _plan(s, drawn, found,
-                 refuse=lambda e: "RuntimeError: no int" if e.dtype == "int64" else None)
+    drawn = [ex((2,))]
+    searched = []
+
+    def search(ranks):
+        searched.append(ranks)
+        return [ex((3, 3), dtype="int64")]
+    plan = C.plan_cells(s, drawn, search,
+                        lambda _, e: "RuntimeError: no int" if e.dtype == "int64" else None)
+    assert searched == [{2}]  # the declared rank no drawn example has
     status = {c.label: v for c, v in plan.status.items()}
-    assert status["f32/1"] == status["f32/2"] == C.DRAWN
-    assert status["i64/2"] == C.REFUSED  # a strategy draw eager refuses: the operator's no
+    assert status["f32/1"] == C.DRAWN
+    assert status["i64/2"] == C.REFUSED and plan.how[C.Cell("int64", 2)] == "search"
     assert status["i64/1"] == C.REFUSED and plan.how[C.Cell("int64", 1)] == "retyped"
-    assert status["f32/0"] == status["i64/0"] == C.UNREACHABLE  # the strategy draws no rank 0
+    assert status["f32/2"] == C.ADDED and plan.how[C.Cell("float32", 2)] == "retyped"
+    # the strategy draws no rank 0 (declared ranks 1..2): reranked from rank 1, eager's yes
+    # says the spec should widen (never added: outside its declaration), its no is not the
+    # operator's (the rewrite may be at fault)
+    assert status["f32/0"] == C.OUTSIDE and plan.how[C.Cell("float32", 0)] == "reranked"
+    assert status["i64/0"] == C.UNSETTLED
     assert status["f32/1/empty"] == C.ADDED and plan.how[C.Cell("float32", 1, True)] == "emptied"
     assert plan.error[C.Cell("int64", 2)] == "RuntimeError: no int"
-    assert plan.added == [C.emptied(drawn[0])]
+    assert plan.added == [C.retyped(search({2})[0], "float32"), C.emptied(drawn[0])]
+
+
+def test_a_declared_rank_the_strategy_never_draws_is_reranked_and_added_when_eager_runs_it():
+    s = unary("f", fn=torch.sin, dtypes=("float32",), max_rank=2)
+    plan = C.plan_cells(s, [ex((2,)), ex(())], lambda ranks: [], lambda _, e: None)
+    assert plan.status[C.Cell("float32", 2)] == C.ADDED
+    assert plan.example[C.Cell("float32", 2)].tensors[0].shape == (2, 2)
+
+
+def test_reranking_trims_from_the_left_or_prepends_and_leaves_other_dtypes():
+    e = Example((TensorArg((3, 4), "float32"), TensorArg((4,), "float32"),
+                 TensorArg((5, 6), "int64")))
+    assert [t.shape for t in C.reranked(e, 0).tensors] == [(), (), (5, 6)]
+    assert [t.shape for t in C.reranked(e, 1).tensors] == [(4,), (4,), (5, 6)]
+    assert [t.shape for t in C.reranked(e, 3).tensors] == [(2, 3, 4), (4,), (5, 6)]
 
 
 def test_covering_adds_the_cells_and_gives_up_redundant_random_draws():

@@ -11,19 +11,27 @@ empty cell (a zero-size side) at the first dtype.
 Each cell is reached, in this order of preference:
 
 1. by the spec's own draws (``drawn``): measured by the sweep as any example;
-2. by a longer search of the spec's own strategy (derandomized, another seed), keeping the
-   first example of each missing cell; it is asked of eager PyTorch once;
+2. by a longer search of the spec's own strategy (derandomized, another seed) when a rank
+   the spec declares has no drawn example, keeping the first example of each cell it
+   reaches; it is asked of eager PyTorch once;
 3. by retyping (a drawn example at that rank with its first tensor's dtype swapped, on
-   every tensor of that dtype) or emptying (the first tensor's leading side set to 0, and
-   the aligned side of every tensor sharing it): asked of eager once as well.
+   every tensor of that dtype), reranking (the nearest rank's example with the sides of
+   its first tensor's dtype trimmed from the left, or 2s prepended) or emptying (the
+   first tensor's leading side set to 0, and the aligned side of every tensor sharing
+   it): asked of eager once as well.
 
 Eager's answer decides: ``added`` (it runs: the example joins the draw), ``refused`` (a
 searched or retyped example eager refuses: the operator refuses the cell, with eager's
 error; retyping swaps the dtype of every operand that shares it, from an example of the
-same dtype class where one exists, so partners stay consistent) or ``unsettled`` (an
-emptied example eager refuses: the rewrite of the shapes, not the operator, may be at
-fault; the spec's strategy should draw empty tensors itself to settle it).
-A rank the strategy never draws at any dtype is ``unreachable``: a gap of the spec.
+same dtype class where one exists, so partners stay consistent) or ``unsettled`` (a
+reranked or emptied example eager refuses: the rewrite of the shapes, not the operator,
+may be at fault, e.g. a `dim` or a partner no longer fits; the spec's strategy should
+draw the cell itself to settle it, or its ``ranks`` say the operator takes no such rank).
+A rank below the spec's declared ``ranks`` that eager accepts is ``outside``: never added
+(a drawn example stays inside its spec's declaration, a catalog invariant), it tells the
+spec's author to widen the strategy and its ``ranks``.
+A cell with no example at all (the spec draws nothing with a tensor at any rank) is
+``unreachable``.
 """
 
 from __future__ import annotations
@@ -36,13 +44,17 @@ from typing import Any
 from opsweep.coverage import dtype_class
 from opsweep.model import DTYPE_TAGS, FLOAT_DTYPES, Example, OpSpec, TensorArg
 
-#: How many further examples the search draws at most, per spec with a cell missing.
-SEARCH = 60
+#: How many further examples the search draws at most, per spec with a rank missing (a
+#: hypothesis draw costs about as much as eager's answer on a small example; a rank the
+#: strategy draws rarely is found within a few tens of draws, dtypes are retyped instead)
+SEARCH = 30
 
 #: a cell's statuses (module docstring)
-DRAWN, ADDED, REFUSED, UNSETTLED, UNREACHABLE = (
-    "drawn", "added", "refused", "unsettled", "unreachable")
-STATUSES = (DRAWN, ADDED, REFUSED, UNSETTLED, UNREACHABLE)
+DRAWN, ADDED, REFUSED, UNSETTLED, OUTSIDE, UNREACHABLE = (
+    "drawn", "added", "refused", "unsettled", "outside", "unreachable")
+STATUSES = (DRAWN, ADDED, REFUSED, UNSETTLED, OUTSIDE, UNREACHABLE)
+#: the rewrites of an example's shapes: eager refusing one may be the rewrite's fault
+REWRITES = ("emptied", "reranked")
 
 
 @dataclass(frozen=True, order=True)
@@ -136,6 +148,26 @@ def emptied(example: Example) -> Example | None:
                    example.init, example.seed)
 
 
+def reranked(example: Example, rank: int) -> Example:
+    """`example` at another rank: every tensor of its first tensor's dtype longer than
+    `rank` keeps its trailing `rank` sides (broadcasting aligns from the right), or, to
+    go up, every tensor of the first tensor's rank gains leading sides of 2."""
+    first = example.tensors[0]
+
+    def fit(value: Any) -> Any:
+        if isinstance(value, TensorArg) and value.dtype == first.dtype:
+            if rank < first.rank and value.rank > rank:
+                return replace(value, shape=value.shape[value.rank - rank:])
+            if rank > first.rank and value.rank == first.rank:
+                return replace(value, shape=(2,) * (rank - first.rank) + value.shape)
+            return value
+        if isinstance(value, (list, tuple)):
+            return type(value)(fit(v) for v in value)
+        return value
+    return Example(fit(example.args), tuple((k, fit(v)) for k, v in example.kwargs),
+                   example.init, example.seed)
+
+
 def _first(examples: Iterable[Example]) -> dict[Cell, Example]:
     out: dict[Cell, Example] = {}
     for example in examples:
@@ -146,16 +178,18 @@ def _first(examples: Iterable[Example]) -> dict[Cell, Example]:
 
 
 def plan_cells(spec: OpSpec, drawn: Sequence[Example],
-               search: Callable[[set[Cell]], list[Example]],
+               search: Callable[[set[int]], list[Example]],
                probe: Callable[[OpSpec, Example], str | None]) -> CellPlan:
-    """Each cell of `spec`'s universe: held by `drawn`, else searched (`search(missing)`
-    draws more from the strategy), else retyped or emptied, and `probe`d (eager's error
-    line or None) where the example is new."""
+    """Each cell of `spec`'s universe: held by `drawn`, else searched (`search(ranks)`
+    draws more from the strategy until it has drawn each rank no drawn example has), else
+    retyped, reranked or emptied, and `probe`d (eager's error line or None) where the
+    example is new."""
     plan = CellPlan(spec.name)
     cells = universe(spec, drawn)
     have = _first(drawn)
     low = spec.ranks[0]  # below it the strategy draws nothing: not searched for
-    missing = {c for c in cells if c not in have and not c.empty and c.rank >= low}
+    ranks = {c.rank for c in have if not c.empty}
+    missing = {r for r in range(low, spec.ranks[1] + 1) if r not in ranks}
     found = _first(search(missing)) if missing else {}
     pool = {**found, **have}
     by_rank: dict[int, Example] = {}
@@ -179,6 +213,10 @@ def plan_cells(spec: OpSpec, drawn: Sequence[Example],
         if example is None and not cell.empty and cell.rank in by_rank:
             base = by_kind.get((dtype_class(cell.dtype), cell.rank), by_rank[cell.rank])
             example, how = retyped(base, cell.dtype), "retyped"
+        elif example is None and not cell.empty and by_rank:
+            near = min(by_rank, key=lambda r: (abs(r - cell.rank), r))
+            base = by_kind.get((dtype_class(cell.dtype), near), by_rank[near])
+            example, how = reranked(retyped(base, cell.dtype), cell.rank), "reranked"
         elif example is None and cell.empty and cell.rank in by_rank:
             example, how = emptied(retyped(by_rank[cell.rank], cell.dtype)), "emptied"
         if example is None:
@@ -186,10 +224,10 @@ def plan_cells(spec: OpSpec, drawn: Sequence[Example],
             continue
         plan.example[cell], plan.how[cell] = example, how
         error = probe(spec, example)
-        if error is None:
-            plan.status[cell] = ADDED
+        if error is None:  # below the declared ranks: the spec's to widen, not ours to add
+            plan.status[cell] = OUTSIDE if cell.rank < low else ADDED
         else:
-            plan.status[cell] = UNSETTLED if how == "emptied" else REFUSED
+            plan.status[cell] = UNSETTLED if how in REWRITES else REFUSED
             plan.error[cell] = error
     return plan
 
@@ -223,8 +261,9 @@ def describe(plan: CellPlan) -> list[str]:
         return [f"{plan.spec}: no tensor input (a creation operator): no cells"]
     lines = [f"{plan.spec}: {data['accepted']} accepted ({counts[DRAWN]} drawn, "
              f"{counts[ADDED]} added), {counts[REFUSED]} refused, {counts[UNSETTLED]} "
-             f"unsettled, {counts[UNREACHABLE]} unreachable"]
-    for status in (ADDED, UNREACHABLE):
+             f"unsettled, {counts[OUTSIDE]} outside its ranks, {counts[UNREACHABLE]} "
+             "unreachable"]
+    for status in (ADDED, OUTSIDE, UNREACHABLE):
         if data["cells"][status]:
             lines.append(f"    {status:<11} {' '.join(data['cells'][status])}")
     for status in (REFUSED, UNSETTLED):

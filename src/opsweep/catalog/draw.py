@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from opsweep.catalog.cells import SEARCH, Cell, CellPlan, cell_of, plan_cells, search_seed
+from opsweep.catalog.cells import SEARCH, CellPlan, cell_of, plan_cells, search_seed
+from opsweep.catalog.eager import eager_error
 from opsweep.coverage import dtype_class, plain_classes
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import Example, OpSpec
@@ -94,13 +95,12 @@ def draw_examples(spec: OpSpec, profile: Profile) -> list[Example]:
 def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None) -> CellPlan:
     """`spec`'s cells under `profile` (opsweep.catalog.cells), eager asked once per new
     cell; `drawn`: the profile's own hypothesis draws, when already made."""
-    from opsweep.catalog.eager import eager_error  # torch: drawing alone needs none
     if drawn is None:
         drawn = _hypothesis_draws(spec, profile.max_examples, profile.derandomize,
                                   zlib.crc32(spec.name.encode()))
 
-    def search(missing: set[Cell]) -> list[Example]:
-        return _hypothesis_draws(spec, SEARCH, True, search_seed(spec.name), until=missing)
+    def search(ranks: set[int]) -> list[Example]:
+        return _hypothesis_draws(spec, SEARCH, True, search_seed(spec.name), until=ranks)
     return plan_cells(spec, drawn, search, eager_error)
 
 
@@ -109,8 +109,8 @@ class _Found(Exception):
 
 
 def _hypothesis_draws(spec: OpSpec, count: int, derandomize: bool, salt: int,
-                      until: set[Cell] | None = None) -> list[Example]:
-    """`count` examples of the spec's strategy (fewer: every cell of `until` was reached)."""
+                      until: set[int] | None = None) -> list[Example]:
+    """`count` examples of the spec's strategy (fewer: every rank of `until` was drawn)."""
     drawn: list[Example] = []
     left = set(until or ())
 
@@ -122,7 +122,7 @@ def _hypothesis_draws(spec: OpSpec, count: int, derandomize: bool, salt: int,
         if until is not None and not left:
             raise _Found
         drawn.append(example)
-        left.discard(cell_of(example))  # type: ignore[arg-type]
+        left.discard(example.rank)
         if until is not None and not left:
             raise _Found
 

@@ -5,21 +5,19 @@ functions, so a probed example and a measured one see the same values."""
 from __future__ import annotations
 
 import re
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from opsweep.model import Example, OpSpec, TensorArg
 
-_DTYPES = {name: getattr(torch, name) for name in (
-    "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
-    "int64", "int32", "int16", "int8", "uint8", "bool")}
+if TYPE_CHECKING:
+    import torch
 
 
 # --- inputs -----------------------------------------------------------------
 
 def make_tensor(arg: TensorArg, generator: torch.Generator) -> torch.Tensor:
-    dtype = _DTYPES[arg.dtype]
+    import torch  # the catalog's loading (and a quick `check --no-export`) needs no torch
+    dtype = getattr(torch, arg.dtype)
     shape = arg.shape
     if arg.choices:
         pool = torch.tensor(arg.choices, dtype=torch.float64)
@@ -55,6 +53,7 @@ def _materialize(value: Any, generator: torch.Generator) -> Any:
 
 def materialize(example: Example) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Concrete (args, kwargs) for an example, deterministic in its seed."""
+    import torch  # the catalog's loading (and a quick `check --no-export`) needs no torch
     generator = torch.Generator().manual_seed(example.seed)
     args = tuple(_materialize(a, generator) for a in example.args)
     kwargs = {k: _materialize(v, generator) for k, v in example.kwargs}
@@ -68,9 +67,11 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
 def eager_error(spec: OpSpec, example: Example) -> str | None:
     """None when eager PyTorch runs `example` through the spec's call, else its error as one
-    line (``Type: first line``, addresses masked): the operator refusing the cell."""
+    line (``Type: first line``, addresses masked): the operator refusing the cell. Making
+    the inputs is opsweep's part: an error there is raised, never taken for a refusal."""
+    import torch  # the catalog's loading (and a quick `check --no-export`) needs no torch
+    args, kwargs = materialize(example)
     try:
-        args, kwargs = materialize(example)
         if spec.module is not None:
             torch.manual_seed(example.seed)
             target = spec.module(**dict(example.init)).eval()

@@ -413,6 +413,7 @@ def _cell_coverage(specs, as_json: bool) -> int:
         print(f"cells: {totals[cells.DRAWN] + totals[cells.ADDED]} accepted "
               f"({totals[cells.DRAWN]} drawn, {totals[cells.ADDED]} added), "
               f"{totals[cells.REFUSED]} refused, {totals[cells.UNSETTLED]} unsettled, "
+              f"{totals[cells.OUTSIDE]} outside their spec's ranks, "
               f"{totals[cells.UNREACHABLE]} unreachable")
     return EXIT_OK
 

@@ -19,7 +19,7 @@ import onnxruntime as ort
 import torch
 from torch.utils import _pytree as pytree
 
-from opsweep.catalog.eager import _DTYPES, make_tensor, materialize  # noqa: F401  (re-exported)
+from opsweep.catalog.eager import make_tensor, materialize  # noqa: F401  (re-exported)
 from opsweep.engine.adapter import BaseExporter, error_line
 from opsweep.engine.cache import Entry, restore_trace, trace_data
 from opsweep.engine.observe import Difference, compare, measure, worse  # noqa: F401  (re-exported)
