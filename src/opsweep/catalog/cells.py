@@ -108,6 +108,8 @@ def universe(spec: OpSpec, drawn: Sequence[Example]) -> list[Cell]:
     dtypes = listed if set(filed) <= set(listed) else list(dict.fromkeys(filed))
     top = spec.ranks[1]
     cells = [Cell(d, r) for d in dtypes for r in range(top + 1)]
+    if top == 0:  # a 0-d tensor has no side to empty
+        return cells
     return cells + [Cell(dtypes[0], max(1, spec.ranks[0]), True)]
 
 

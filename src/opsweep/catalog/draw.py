@@ -7,7 +7,6 @@ draws eight times as many examples, randomly.
 
 from __future__ import annotations
 
-import sys
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -105,7 +104,7 @@ def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None)
 
 
 class _Found(Exception):
-    """Every cell searched for is found: the search stops."""
+    """Every rank searched for is drawn: the search stops."""
 
 
 def _hypothesis_draws(spec: OpSpec, count: int, derandomize: bool, salt: int,
@@ -131,9 +130,10 @@ def _hypothesis_draws(spec: OpSpec, count: int, derandomize: bool, salt: int,
     try:
         with source_independent():
             collect()
-    except (UsageError, _Found):
-        if not isinstance(sys.exc_info()[1], _Found):
-            raise
+    except _Found:
+        pass
+    except UsageError:
+        raise
     except Exception as exc:
         raise SpecError(spec.name, f"drawing examples raised {type(exc).__name__}: {exc}",
                         source=spec.source) from exc
