@@ -192,9 +192,17 @@ def _redundant(example: Example, rest: list[Example], keys: Sequence[str],
                hold_cells: bool) -> bool:
     here = dtype_class(example.dtype)
     peers = [e for e in rest if dtype_class(e.dtype) == here]
-    if hold_cells and cell_of(example) not in {cell_of(e) for e in rest}:
-        return False
+    if hold_cells and (cell_of(example) not in {cell_of(e) for e in rest}
+                       or not _plain(example) <= {f for e in rest for f in _plain(e)}):
+        return False  # a cell's only example, or a value class no other draw has
     return bool(peers) and _features(example, keys) <= {f for e in peers for f in _features(e, keys)}
+
+
+def _plain(example: Example) -> set[tuple[str, str]]:
+    """The value classes of every plain argument, positional (by place) and keyword alike:
+    what the argument bar measures, so a draw holding one no other draw has is kept."""
+    named = [(f"#{i}", v) for i, v in enumerate(example.args)] + list(example.kwargs)
+    return {(k, c) for k, v in named for c in plain_classes(v) or ()}
 
 
 def _copies(drawn: list[Example], keys: Sequence[str]) -> list[Example]:
