@@ -196,31 +196,22 @@ def plan_cells(spec: OpSpec, drawn: Sequence[Example],
     pool = {**found, **have}
     by_rank: dict[int, Example] = {}
     by_kind: dict[tuple[str, int], Example] = {}  # (dtype class, rank): retype within a class
-    for cell, example in sorted(pool.items()):
-        if not cell.empty:
-            by_rank.setdefault(cell.rank, example)
-            by_kind.setdefault((dtype_class(cell.dtype), cell.rank), example)
+    for held, e in sorted(pool.items()):
+        if not held.empty:
+            by_rank.setdefault(held.rank, e)
+            by_kind.setdefault((dtype_class(held.dtype), held.rank), e)
     empties = sorted(c for c in have if c.empty)
     if cells and cells[-1].empty and empties:  # a drawn empty example stands for it
         cells[-1] = empties[0]
     elif cells and cells[-1].empty:
-        ranks = sorted(r for r in by_rank if r >= cells[-1].rank) or sorted(by_rank)
-        if ranks:  # the empty cell at the lowest rank (from 1) some example has
-            cells[-1] = Cell(cells[-1].dtype, max(ranks[0], 1), True)
+        at = sorted(r for r in by_rank if r >= cells[-1].rank) or sorted(by_rank)
+        if at:  # the empty cell at the lowest rank (from 1) some example has
+            cells[-1] = Cell(cells[-1].dtype, max(at[0], 1), True)
     for cell in cells:
         if cell in have:
             plan.status[cell], plan.example[cell] = DRAWN, have[cell]
             continue
-        example, how = found.get(cell), "search"
-        if example is None and not cell.empty and cell.rank in by_rank:
-            base = by_kind.get((dtype_class(cell.dtype), cell.rank), by_rank[cell.rank])
-            example, how = retyped(base, cell.dtype), "retyped"
-        elif example is None and not cell.empty and by_rank:
-            near = min(by_rank, key=lambda r: (abs(r - cell.rank), r))
-            base = by_kind.get((dtype_class(cell.dtype), near), by_rank[near])
-            example, how = reranked(retyped(base, cell.dtype), cell.rank), "reranked"
-        elif example is None and cell.empty and cell.rank in by_rank:
-            example, how = emptied(retyped(by_rank[cell.rank], cell.dtype)), "emptied"
+        example, how = _made(cell, found, by_rank, by_kind)
         if example is None:
             plan.status[cell], plan.example[cell] = UNREACHABLE, None
             continue
@@ -232,6 +223,23 @@ def plan_cells(spec: OpSpec, drawn: Sequence[Example],
             plan.status[cell] = UNSETTLED if how in REWRITES else REFUSED
             plan.error[cell] = error
     return plan
+
+
+def _made(cell: Cell, found: dict[Cell, Example], by_rank: dict[int, Example],
+          by_kind: dict[tuple[str, int], Example]) -> tuple[Example | None, str]:
+    """The example standing for a cell no drawn example holds, and how it was made."""
+    if cell in found:
+        return found[cell], "search"
+    if not cell.empty and cell.rank in by_rank:
+        base = by_kind.get((dtype_class(cell.dtype), cell.rank), by_rank[cell.rank])
+        return retyped(base, cell.dtype), "retyped"
+    if not cell.empty and by_rank:
+        near = min(by_rank, key=lambda r: (abs(r - cell.rank), r))
+        base = by_kind.get((dtype_class(cell.dtype), near), by_rank[near])
+        return reranked(retyped(base, cell.dtype), cell.rank), "reranked"
+    if cell.empty and cell.rank in by_rank:
+        return emptied(retyped(by_rank[cell.rank], cell.dtype)), "emptied"
+    return None, ""
 
 
 def search_seed(name: str) -> int:
