@@ -199,9 +199,11 @@ def _redundant(example: Example, rest: list[Example], keys: Sequence[str],
 
 
 def _plain(example: Example) -> set[tuple[str, str]]:
-    """The value classes of every plain argument, positional (by place) and keyword alike:
-    what the argument bar measures, so a draw holding one no other draw has is kept."""
-    named = [(f"#{i}", v) for i, v in enumerate(example.args)] + list(example.kwargs)
+    """The value classes of every plain argument, positional (by place among as many: the
+    call's overload) and keyword alike: what the argument bar measures, so a draw holding
+    one no other draw has is kept."""
+    n = len(example.args)
+    named = [(f"#{i}/{n}", v) for i, v in enumerate(example.args)] + list(example.kwargs)
     return {(k, c) for k, v in named for c in plain_classes(v) or ()}
 
 

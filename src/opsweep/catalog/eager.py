@@ -5,6 +5,7 @@ functions, so a probed example and a measured one see the same values."""
 from __future__ import annotations
 
 import re
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from opsweep.model import Example, OpSpec, TensorArg
@@ -72,12 +73,14 @@ def eager_error(spec: OpSpec, example: Example) -> str | None:
     import torch  # the catalog's loading (and a quick `check --no-export`) needs no torch
     args, kwargs = materialize(example)
     try:
-        if spec.module is not None:
-            torch.manual_seed(example.seed)
-            target = spec.module(**dict(example.init)).eval()
-        else:
-            target = spec.fn
-        target(*args, **kwargs)  # as the sweep's reference runs it: grad mode as is
+        with warnings.catch_warnings():  # a draw prints nothing: eager's warnings are its own
+            warnings.simplefilter("ignore")
+            if spec.module is not None:
+                torch.manual_seed(example.seed)
+                target = spec.module(**dict(example.init)).eval()
+            else:
+                target = spec.fn
+            target(*args, **kwargs)  # as the sweep's reference runs it: grad mode as is
     except Exception as exc:  # the operator's refusal, whatever its type
         text = str(exc).strip()
         first = _ADDRESS.sub("0x…", text.splitlines()[0]) if text else ""
