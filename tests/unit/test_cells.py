@@ -68,7 +68,9 @@ def test_each_cell_is_drawn_searched_retyped_reranked_or_emptied_and_eager_decid
     status = {c.label: v for c, v in plan.status.items()}
     assert status["f32/1"] == C.DRAWN
     assert status["i64/2"] == C.REFUSED and plan.how[C.Cell("int64", 2)] == "search"
-    assert status["i64/1"] == C.REFUSED and plan.how[C.Cell("int64", 1)] == "retyped"
+    # a retyped example eager refuses: the retyping may be at fault (an index that shared
+    # the dtype), so not the operator's refusal
+    assert status["i64/1"] == C.UNSETTLED and plan.how[C.Cell("int64", 1)] == "retyped"
     assert status["f32/2"] == C.ADDED and plan.how[C.Cell("float32", 2)] == "retyped"
     # the strategy draws no rank 0 (declared ranks 1..2): reranked from rank 1, eager's yes
     # says the spec should widen (never added: outside its declaration), its no is not the
@@ -128,12 +130,12 @@ def test_the_ci_draw_holds_every_accepted_cell_and_is_deterministic():
     assert len(draw_examples(s, PROFILES["nightly"])) >= 25  # nightly: no cells, as before
 
 
-def test_a_spec_whose_operator_refuses_a_dtype_records_eagers_error():
+def test_a_cell_eager_refuses_records_eagers_error_and_is_not_drawn():
     s = binary("bitwise_and", dtypes=("int64",), scalar_other=False, max_rank=1)
     s = spec("bitwise_and", s.examples, fn=torch.bitwise_and, dtypes=("int64", "float32"),
              ranks=(0, 1))  # the strategy draws int64 only: float32 cells are retyped
     plan = plan_for(s, PROFILES["ci"])
-    refused = [c for c, v in plan.status.items() if v == C.REFUSED]
+    refused = [c for c, v in plan.status.items() if v == C.UNSETTLED]  # retyped: unsettled
     assert refused and all(c.dtype == "float32" for c in refused)
     assert all("bitwise_and" in plan.error[c] and "\n" not in plan.error[c] for c in refused)
     assert not {c for c in refused} & {C.cell_of(e) for e in draw_examples(s, PROFILES["ci"])}

@@ -21,12 +21,12 @@ Each cell is reached, in this order of preference:
    it): asked of eager once as well.
 
 Eager's answer decides: ``added`` (it runs: the example joins the draw), ``refused`` (a
-searched or retyped example eager refuses: the operator refuses the cell, with eager's
-error; retyping swaps the dtype of every operand that shares it, from an example of the
-same dtype class where one exists, so partners stay consistent) or ``unsettled`` (a
-reranked or emptied example eager refuses: the rewrite of the shapes, not the operator,
-may be at fault, e.g. a `dim` or a partner no longer fits; the spec's strategy should
-draw the cell itself to settle it, or its ``ranks`` say the operator takes no such rank).
+searched example, the spec's own strategy's draw, eager refuses: the operator refuses the
+cell, with eager's error) or ``unsettled`` (a retyped, reranked or emptied example eager
+refuses: the rewrite, not the operator, may be at fault, e.g. an index tensor that shared
+the first tensor's dtype, a module built for another dtype, a `dim` or a partner that no
+longer fits; the spec's strategy should draw the cell itself to settle it, or its
+declaration say the operator takes no such cell).
 A rank below the spec's declared ``ranks`` that eager accepts is ``outside``: never added
 (a drawn example stays inside its spec's declaration, a catalog invariant), it tells the
 spec's author to widen the strategy and its ``ranks``.
@@ -53,8 +53,9 @@ SEARCH = 30
 DRAWN, ADDED, REFUSED, UNSETTLED, OUTSIDE, UNREACHABLE = (
     "drawn", "added", "refused", "unsettled", "outside", "unreachable")
 STATUSES = (DRAWN, ADDED, REFUSED, UNSETTLED, OUTSIDE, UNREACHABLE)
-#: the rewrites of an example's shapes: eager refusing one may be the rewrite's fault
-REWRITES = ("emptied", "reranked")
+#: the rewrites of an example: eager refusing one may be the rewrite's fault (a retyped
+#: index that shared the first tensor's dtype, a module built for the old dtype)
+REWRITES = ("retyped", "emptied", "reranked")
 
 
 @dataclass(frozen=True, order=True)
