@@ -13,7 +13,6 @@ nothing is exported, no worker runs, and the output validates as any artifact.
 """
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,35 +23,18 @@ from opsweep.artifact import data as art
 from opsweep.artifact.drift import drift, drifted
 from opsweep.model import Grade
 
+from .pins import second_release, sweep_process
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-PINS = ROOT / "tests" / ".pins"
 #: specs whose drawn examples are mostly float16/bfloat16 and compute (not only move) values
 SAMPLE = ["rms_norm", "mish", "std_mean", "special_erf", "addcdiv", "sdpa_gqa", "softmax"]
 BLOCKED = ("torch", "onnx", "onnxruntime", "onnxscript")
 
 
-def _pins(name):
-    where = PINS / name
-    if not where.is_dir():
-        message = f"{where} is missing: .ci/run installs it (pip install --no-deps --target)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return where
-
-
 def _sweep(tmp, name, cache, first=None):
-    env = {k: v for k, v in os.environ.items() if k != "OPSWEEP_CACHE"}
-    if first is not None:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(first), env.get("PYTHONPATH")) if p)
-    out = tmp / f"{name}.json"
-    subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", *SAMPLE, "--no-reuse",
-                    "--quiet", "--jobs", "0", "--out", str(out), "--cache", str(cache)],
-                   cwd=tmp, env=env, check=True, capture_output=True, text=True)
-    header = json.loads(Path(f"{out}.run.jsonl").read_text().splitlines()[0])
-    return out, header["cache"]
+    return sweep_process(tmp, name, SAMPLE, cache, first, "--jobs", "0")
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +46,7 @@ def pinned(tmp_path_factory):
 
 def test_an_onnxruntime_move_reports_the_cells_that_drifted_and_no_other(pinned):
     tmp, old_path, made = pinned
-    new_path, used = _sweep(tmp, "ort-1.31.1", tmp / "cache", _pins("onnxruntime-1.31.1"))
+    new_path, used = _sweep(tmp, "ort-1.31.1", tmp / "cache", second_release("onnxruntime-1.31.1"))
     assert used == {t: {"loaded": c["exported"]} for t, c in made.items()}, used  # no export
     old, new = art.load(old_path), art.load(new_path)
     assert (old.fingerprint.onnxruntime, new.fingerprint.onnxruntime) == ("1.32.0", "1.31.1")

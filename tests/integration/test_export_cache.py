@@ -10,11 +10,6 @@ onnxscript 0.7.1 no dynamo export is served (the exports depend on it), while th
 TorchScript exporter's, which do not, are.
 """
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -25,10 +20,10 @@ from opsweep.engine.group import run_targets
 from opsweep.engine.exporters import exporters_for
 from opsweep.targets import configured
 
+from .pins import second_release, sweep_process
+
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
-PINS = ROOT / "tests" / ".pins"
 SPECS = ["layer_norm"]  # a module: its weights are in the model, so in the key (the seed)
 
 
@@ -63,33 +58,16 @@ def test_cached_outcomes_are_the_measured_ones_and_a_bad_entry_is_measured_again
     assert sum(c.get("loaded", 0) for c in store.take_counts().values()) == len(entries)
 
 
-def _pins(name):
-    where = PINS / name
-    if not where.is_dir():
-        message = f"{where} is missing: .ci/run installs it (pip install --no-deps --target)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return where
-
-
 def sweep(tmp, name, cache, first=None, jobs="0"):
     """The real sweep in a fresh process (`jobs` 0: measured in that process, the cheapest;
-    the first sweep goes through a worker pool, as a user's does)."""
-    env = {k: v for k, v in os.environ.items() if k != "OPSWEEP_CACHE"}
-    if first is not None:
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(first), env.get("PYTHONPATH")) if p)
-    out = tmp / f"{name}.json"
-    cached = ["--cache", str(cache)] if cache else ["--no-cache"]
-    subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", *SPECS, "--no-reuse",
-                    "--quiet", "--torchscript", "--jobs", jobs, "--out", str(out), *cached],
-                   cwd=tmp, env=env, check=True, capture_output=True, text=True)
-    header = json.loads(Path(f"{out}.run.jsonl").read_text().splitlines()[0])
-    return out.read_bytes(), header["cache"]
+    the first sweep goes through a worker pool, as a user's does): the artifact's bytes and
+    the cache counts."""
+    out, counts = sweep_process(tmp, name, SPECS, cache, first, "--torchscript", "--jobs", jobs)
+    return out.read_bytes(), counts
 
 
 def test_an_onnxruntime_move_is_served_by_the_cache_and_an_onnxscript_move_is_not(tmp_path):
-    ort_b, onnxscript_b = _pins("onnxruntime-1.31.1"), _pins("onnxscript-0.7.1")
+    ort_b, onnxscript_b = second_release("onnxruntime-1.31.1"), second_release("onnxscript-0.7.1")
     cache = tmp_path / "cache"
     _, made = sweep(tmp_path, "pinned", cache, jobs="1")
     assert made["stock"].get("exported", 0) > 0 and made["torchscript"].get("exported", 0) > 0
