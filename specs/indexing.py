@@ -66,7 +66,7 @@ def _masked_select(draw):
 
 
 def _nonzero(draw):
-    return (_source(draw, min_rank=1),), {}
+    return (_source(draw, min_rank=0),), {}  # a 0-d tensor: one row of no coordinates
 
 
 def _index_tensor(draw):
@@ -184,7 +184,7 @@ SPECS = [
     spec("where", examples(_where), fn=torch.where, dtypes=("bool",)),
     spec("masked_select", examples(_masked_select), fn=torch.masked_select, dtypes=FLOAT,
          ranks=(1, 4)),
-    spec("nonzero", examples(_nonzero), fn=torch.nonzero, dtypes=ALL, ranks=(1, 4)),
+    spec("nonzero", examples(_nonzero), fn=torch.nonzero, dtypes=ALL, ranks=(0, 4)),
     spec("nonzero_tuple", examples(_any_rank), fn=lambda x: torch.nonzero(x, as_tuple=True),
          aten=("nonzero_numpy",), dtypes=ALL),
     spec("nonzero_static", examples(_nonzero_static), fn=torch.nonzero_static, dtypes=ALL),

@@ -25,7 +25,7 @@ def test_profile_resolution():
 def test_ci_draws_are_reproducible_and_differ_between_specs():
     spec = binary("add")
     first = draw_examples(spec, PROFILES["ci"])
-    assert len(first) == 25
+    assert len(first) >= 25  # and one example per cell the draws missed (catalog/cells.py)
     assert first == draw_examples(spec, PROFILES["ci"])
     other = draw_examples(binary("sub"), PROFILES["ci"])
     assert [e.signature for e in other] != [e.signature for e in first]

@@ -100,12 +100,12 @@ def test_draws_are_kept_for_a_derandomized_profile_only_and_a_bad_entry_is_drawn
     first = drawn(spec, "d1", ci)
     assert first == draw_examples(spec, PROFILES["ci"])
     [path] = (tmp_path / "draws").iterdir()
-    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25)) == first
-    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d2", "ci", 25)) is None  # digest
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25, True)) == first
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d2", "ci", 25, True)) is None  # digest
     path.write_bytes(path.read_bytes()[:-2])  # truncated: its hash does not match
-    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25)) is None
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25, True)) is None
     assert drawn(spec, "d1", ci) == first  # drawn again, and kept whole again
-    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25)) == first
+    assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25, True)) == first
     nightly = SweepConfig(PROFILES["nightly"], cache=tmp_path / "nightly")
     drawn(spec, "d1", nightly)
     assert not (tmp_path / "nightly").exists()  # random draws are never kept
@@ -136,7 +136,8 @@ def test_a_planted_draws_entry_runs_no_code_and_is_a_miss(tmp_path):
     from opsweep.sweep.reuse import spec_digest
     spec = load_catalog(check_draws=False).specs["sin"]
     cache, marker = tmp_path / "cache", tmp_path / "pwned"
-    key = ec.draws_key("sin", spec_digest(spec), "ci", PROFILES["ci"].max_examples)
+    key = ec.draws_key("sin", spec_digest(spec), "ci", PROFILES["ci"].max_examples,
+                       PROFILES["ci"].cells)
     body = pickle.dumps([_Planted(marker)])
     head = json.dumps({"key": key, "sha256": ec.hashlib.sha256(body).hexdigest()}).encode()
     planted = ec._draws_path(cache, key)

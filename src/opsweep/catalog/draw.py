@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+from opsweep.catalog.cells import SEARCH, CellPlan, cell_of, plan_cells, search_seed
+from opsweep.catalog.eager import eager_error
 from opsweep.coverage import dtype_class, plain_classes
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import Example, OpSpec
@@ -24,10 +26,12 @@ class Profile:
     name: str
     max_examples: int
     derandomize: bool
+    #: whether every accepted (dtype, rank) cell gets an example (opsweep.catalog.cells)
+    cells: bool = False
 
 
 PROFILES = {
-    "ci": Profile("ci", 25, True),
+    "ci": Profile("ci", 25, True, cells=True),
     "nightly": Profile("nightly", 200, False),
 }
 
@@ -77,28 +81,63 @@ def source_independent() -> Iterator[None]:
 
 
 def draw_examples(spec: OpSpec, profile: Profile) -> list[Example]:
-    """Let hypothesis drive the spec's strategy for the profile's budget; the draws
-    depend only on the spec, the profile and the hypothesis version."""
-    drawn: list[Example] = []
+    """Let hypothesis drive the spec's strategy for the profile's budget, then cover its
+    cells (a profile with ``cells``) and its arguments; the draws depend only on the spec,
+    the profile, the hypothesis version and (for the cells) eager PyTorch's answers."""
+    drawn = _hypothesis_draws(spec, profile.max_examples, profile.derandomize,
+                              zlib.crc32(spec.name.encode()))
+    if not profile.cells:
+        return cover(drawn)
+    return cover(drawn, plan_for(spec, profile, drawn).added)
 
-    @settings(max_examples=profile.max_examples, database=None,
-              derandomize=profile.derandomize, deadline=None,
+
+def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None) -> CellPlan:
+    """`spec`'s cells under `profile` (opsweep.catalog.cells), eager asked once per new
+    cell; `drawn`: the profile's own hypothesis draws, when already made."""
+    if drawn is None:
+        drawn = _hypothesis_draws(spec, profile.max_examples, profile.derandomize,
+                                  zlib.crc32(spec.name.encode()))
+
+    def search(ranks: set[int]) -> list[Example]:
+        return _hypothesis_draws(spec, SEARCH, True, search_seed(spec.name), until=ranks)
+    return plan_cells(spec, drawn, search, eager_error)
+
+
+class _Found(Exception):
+    """Every rank searched for is drawn: the search stops."""
+
+
+def _hypothesis_draws(spec: OpSpec, count: int, derandomize: bool, salt: int,
+                      until: set[int] | None = None) -> list[Example]:
+    """`count` examples of the spec's strategy (fewer: every rank of `until` was drawn)."""
+    drawn: list[Example] = []
+    left = set(until or ())
+
+    @settings(max_examples=count, database=None,
+              derandomize=derandomize, deadline=None,
               phases=(Phase.explicit, Phase.generate), suppress_health_check=list(HealthCheck))
     @given(spec.examples)
     def collect(example: Example) -> None:
+        if until is not None and not left:
+            raise _Found
         drawn.append(example)
+        left.discard(example.rank)
+        if until is not None and not left:
+            raise _Found
 
-    if profile.derandomize:  # decorrelate specs while staying reproducible
-        collect = seed(zlib.crc32(spec.name.encode()))(collect)
+    if derandomize:  # decorrelate specs while staying reproducible
+        collect = seed(salt)(collect)
     try:
         with source_independent():
             collect()
+    except _Found:
+        pass
     except UsageError:
         raise
     except Exception as exc:
         raise SpecError(spec.name, f"drawing examples raised {type(exc).__name__}: {exc}",
                         source=spec.source) from exc
-    return cover(drawn)
+    return drawn
 
 
 # --- the covering design ----------------------------------------------------------------
@@ -128,11 +167,48 @@ def _features(example: Example, keys: Sequence[str]) -> set[tuple[str, str]]:
     return out
 
 
-def cover(drawn: list[Example]) -> list[Example]:
-    """`drawn` with covering examples (see above); the same list when nothing is missing."""
-    keys = sorted({k for e in drawn for k, v in e.kwargs if _choice(v)})
-    if not keys:
+def cover(drawn: list[Example], cells: Sequence[Example] | None = None) -> list[Example]:
+    """`drawn` with covering examples (see above) and `cells`, the examples of the cells
+    the draws missed: they count as members of their dtype class, so a value a cell's
+    example carries needs no copy; each example added gives up the place of a random draw
+    that holds nothing the rest does not (its keyword classes and, when `cells` is given,
+    its cell). The same list when nothing is missing."""
+    pool = list(drawn) + list(cells or ())
+    keys = sorted({k for e in pool for k, v in e.kwargs if _choice(v)})
+    added = _copies(pool, keys) if keys else []
+    fixed = list(cells or ()) + added
+    if not fixed:
         return drawn
+    kept = list(drawn)
+    for _ in fixed:  # give up a redundant random draw's place, the last first
+        for j in range(len(kept) - 1, -1, -1):
+            if _redundant(kept[j], kept[:j] + kept[j + 1:] + fixed, keys, cells is not None):
+                del kept[j]
+                break
+    return kept + fixed
+
+
+def _redundant(example: Example, rest: list[Example], keys: Sequence[str],
+               hold_cells: bool) -> bool:
+    here = dtype_class(example.dtype)
+    peers = [e for e in rest if dtype_class(e.dtype) == here]
+    if hold_cells and (cell_of(example) not in {cell_of(e) for e in rest}
+                       or not _plain(example) <= {f for e in rest for f in _plain(e)}):
+        return False  # a cell's only example, or a value class no other draw has
+    return bool(peers) and _features(example, keys) <= {f for e in peers for f in _features(e, keys)}
+
+
+def _plain(example: Example) -> set[tuple[str, str]]:
+    """The value classes of every plain argument, positional (by place among as many: the
+    call's overload) and keyword alike: what the argument bar measures, so a draw holding
+    one no other draw has is kept."""
+    n = len(example.args)
+    named = [(f"#{i}/{n}", v) for i, v in enumerate(example.args)] + list(example.kwargs)
+    return {(k, c) for k, v in named for c in plain_classes(v) or ()}
+
+
+def _copies(drawn: list[Example], keys: Sequence[str]) -> list[Example]:
+    """The argument covering's copies (see above)."""
     values: dict[tuple[str, str], object] = {}  # each (keyword, class): its first value
     classes: dict[str, list[Example]] = {}  # dtype class -> its examples, as drawn
     for example in drawn:
@@ -156,19 +232,7 @@ def cover(drawn: list[Example]) -> list[Example]:
                     added.append(Example(base.args, tuple(sorted(kwargs.items())),  # keepdim
                                          base.init, base.seed))  # without dim
                     break
-    if not added:
-        return drawn
-    kept = list(drawn)
-    for _ in added:  # give up a redundant random draw's place, the last first
-        for j in range(len(kept) - 1, -1, -1):
-            rest = kept[:j] + kept[j + 1:] + added
-            here = dtype_class(kept[j].dtype)
-            if _features(kept[j], keys) <= {f for e in rest if dtype_class(e.dtype) == here
-                                            for f in _features(e, keys)} \
-                    and any(dtype_class(e.dtype) == here for e in rest):
-                del kept[j]
-                break
-    return kept + added
+    return added
 
 
 def group_by_signature(examples: Sequence[Example]) -> list[list[Example]]:

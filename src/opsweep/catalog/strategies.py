@@ -15,6 +15,11 @@ from hypothesis import strategies as st
 from opsweep.model import DTYPE_TAGS, Example, TensorArg
 
 MAX_SIDE = 6
+#: The catalog's top rank, and so the top of a spec's cells (opsweep.catalog.cells) unless
+#: its ``ranks`` say otherwise: an elementwise, reducing or indexing kernel handles rank 5
+#: and up as it handles 4 (a loop over flattened leading dimensions), and a real model's
+#: tensors rarely go past 4, so the cells stop there; an operator of fixed rank (``mm``:
+#: 2) declares that rank instead.
 MAX_RANK = 4
 SEED_MAX = 2**31 - 1
 

@@ -373,6 +373,8 @@ def cmd_coverage(args) -> int:
     from opsweep.engine import arguments as A
     profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
     catalog = _catalog(args)
+    if args.cells:
+        return _cell_coverage(catalog.select(args.names or None), args.json)
     problems: list[str] = []
     for item in catalog.select(args.names or None):
         groups = A.live_features(item, profile)
@@ -388,6 +390,29 @@ def cmd_coverage(args) -> int:
     if problems:
         _err(f"{len(problems)} argument(s) never varied and given no reason")
     return EXIT_ERROR if problems else EXIT_OK
+
+
+def _cell_coverage(specs, as_json: bool) -> int:
+    """Each spec's (dtype, rank) cells under ci: accepted (drawn by the spec, or added),
+    refused by eager PyTorch (with its error), unsettled, unreachable (opsweep.catalog.cells)."""
+    from opsweep.catalog import cells  # torch
+    from opsweep.catalog.draw import PROFILES, plan_for
+    totals = dict.fromkeys(cells.STATUSES, 0)
+    for item in specs:
+        plan = plan_for(item, PROFILES["ci"])
+        for status in cells.STATUSES:
+            totals[status] += plan.count(status)
+        if as_json:
+            print(json.dumps(cells.summary(plan), sort_keys=True))
+        else:
+            print("\n".join(cells.describe(plan)))
+    if not as_json:
+        print(f"cells: {totals[cells.DRAWN] + totals[cells.ADDED]} accepted "
+              f"({totals[cells.DRAWN]} drawn, {totals[cells.ADDED]} added), "
+              f"{totals[cells.REFUSED]} refused, {totals[cells.UNSETTLED]} unsettled, "
+              f"{totals[cells.OUTSIDE]} outside their spec's ranks, "
+              f"{totals[cells.UNREACHABLE]} unreachable")
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -410,6 +435,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
     p.add_argument("--unvaried", action="store_true",
                    help="print only the specs that miss the bar")
+    p.add_argument("--cells", action="store_true",
+                   help="instead of arguments: each spec's (dtype, rank) cells under ci, "
+                        "accepted (drawn or added), refused by eager PyTorch, unsettled, "
+                        "unreachable")
+    p.add_argument("--json", action="store_true", help="with --cells: one JSON line per spec")
     p = sub.add_parser("draw", help="print the examples a sweep draws for each spec (JSON lines)")
     p.add_argument("names", nargs="*", metavar="NAME", help="specs to draw (default: all)")
     p.add_argument("--profile", choices=["ci", "nightly"], default=None)

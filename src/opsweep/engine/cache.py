@@ -321,9 +321,13 @@ def _example(data: Any) -> Example:
     return Example(args, _pairs(data["kwargs"]), _pairs(data["init"]), seed)
 
 
-def draws_key(spec: str, digest: str, profile: str, max_examples: int) -> str:
+def draws_key(spec: str, digest: str, profile: str, max_examples: int,
+              cells: bool = False) -> str:
+    """The key of a spec's kept draws: with `cells`, eager PyTorch's answers are part of the
+    draws (opsweep.catalog.cells), which the torch version already keys."""
     return json.dumps({"format": FORMAT, "spec": spec, "digest": digest, "profile": profile,
-                       "max_examples": max_examples, "python": sys.version.split()[0],
+                       "max_examples": max_examples, "cells": cells,
+                       "python": sys.version.split()[0],
                        "hypothesis": _version("hypothesis"), "torch": _version("torch")},
                       sort_keys=True)
 

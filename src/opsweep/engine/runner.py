@@ -19,62 +19,13 @@ import onnxruntime as ort
 import torch
 from torch.utils import _pytree as pytree
 
+from opsweep.catalog.eager import make_tensor, materialize  # noqa: F401  (re-exported)
 from opsweep.engine.adapter import BaseExporter, error_line
 from opsweep.engine.cache import Entry, restore_trace, trace_data
 from opsweep.engine.observe import Difference, compare, measure, worse  # noqa: F401  (re-exported)
 from opsweep.engine.phase import Phase, Reached, Step
 from opsweep.model import Example, Mismatch, Observed, OpSpec, Outcome, Stage, TensorArg
 from opsweep.policy import Policy, builtin
-
-_DTYPES = {name: getattr(torch, name) for name in (
-    "float64", "float32", "float16", "bfloat16", "complex64", "complex128",
-    "int64", "int32", "int16", "int8", "uint8", "bool")}
-
-
-# --- inputs -----------------------------------------------------------------
-
-def make_tensor(arg: TensorArg, generator: torch.Generator) -> torch.Tensor:
-    dtype = _DTYPES[arg.dtype]
-    shape = arg.shape
-    if arg.choices:
-        pool = torch.tensor(arg.choices, dtype=torch.float64)
-        picks = torch.randint(0, len(arg.choices), shape, generator=generator)
-        return pool[picks].to(dtype)
-    if dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=generator).bool()
-    if dtype.is_complex:
-        return torch.randn(shape, generator=generator, dtype=dtype)
-    if dtype.is_floating_point:
-        if arg.low is None and arg.high is None:
-            return torch.randn(shape, generator=generator).to(dtype)
-        low = -4.0 if arg.low is None else arg.low
-        high = low + 8.0 if arg.high is None else arg.high
-        return (torch.rand(shape, generator=generator, dtype=torch.float64)
-                * (high - low) + low).to(dtype)
-    low = -8 if arg.low is None else int(arg.low)
-    high = 8 if arg.high is None else int(arg.high)
-    if dtype == torch.uint8:
-        low = max(low, 0)
-    return torch.randint(low, max(high, low + 1), shape, generator=generator, dtype=dtype)
-
-
-def _materialize(value: Any, generator: torch.Generator) -> Any:
-    if isinstance(value, TensorArg):
-        return make_tensor(value, generator)
-    if isinstance(value, list):
-        return [_materialize(v, generator) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_materialize(v, generator) for v in value)
-    return value
-
-
-def materialize(example: Example) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Concrete (args, kwargs) for an example, deterministic in its seed."""
-    generator = torch.Generator().manual_seed(example.seed)
-    args = tuple(_materialize(a, generator) for a in example.args)
-    kwargs = {k: _materialize(v, generator) for k, v in example.kwargs}
-    return args, kwargs
-
 
 class Call(torch.nn.Module):
     """A module whose inputs are exactly the example's tensors, in order;

@@ -154,7 +154,7 @@ def cached_draws(spec: OpSpec, digest: str, profile: Profile, cache: Path | None
     is derandomized and they are kept there, else drawn (and kept)."""
     if cache is None or not profile.derandomize:
         return draw_examples(spec, profile)
-    key = draws_key(spec.name, digest, profile.name, profile.max_examples)
+    key = draws_key(spec.name, digest, profile.name, profile.max_examples, profile.cells)
     examples = load_draws(cache, key)
     if examples is None:
         examples = draw_examples(spec, profile)

@@ -68,7 +68,7 @@ def in_rotation(name: str, regen_index: int) -> bool:
 #: the code every spec's draws and recorded arguments depend on (coverage.py: the draw's
 #: covering step and the value classes; engine/arguments.py: what a sweep records of them)
 _SHARED_SOURCES = ("catalog/families.py", "catalog/strategies.py", "model.py", "catalog/draw.py",
-                   "coverage.py", "engine/arguments.py")
+                   "catalog/cells.py", "catalog/eager.py", "coverage.py", "engine/arguments.py")
 
 
 def spec_digest(spec: OpSpec) -> str:
