@@ -14,8 +14,11 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from opsweep.catalog.cells import SEARCH, CellPlan, cell_of, plan_cells, search_seed
+from opsweep.catalog.cells import (
+    REFUSED, SEARCH, UNSETTLED, CellPlan, cell_of, plan_cells, search_seed,
+)
 from opsweep.catalog.eager import eager_error
+from opsweep.catalog.isolated import ChildLost, in_child
 from opsweep.coverage import dtype_class, plain_classes
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import Example, OpSpec
@@ -100,7 +103,20 @@ def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None)
 
     def search(ranks: set[int]) -> list[Example]:
         return _hypothesis_draws(spec, SEARCH, True, search_seed(spec.name), until=ranks)
-    return plan_cells(spec, drawn, search, eager_error)
+    try:  # eager asked in a forked child: a crash of eager PyTorch costs only the child
+        return in_child(lambda: plan_cells(spec, drawn, search, eager_error))
+    except ChildLost as lost:
+        return _lost(plan_cells(spec, drawn, search, lambda _spec, _example: (
+            f"eager PyTorch crashed while the cells were asked ({lost}): not added")))
+
+
+def _lost(plan: CellPlan) -> CellPlan:
+    """A plan whose new cells eager could not be asked about: none added, each unsettled
+    with the crash's line (a crash is no refusal of the operator)."""
+    for cell, status in plan.status.items():
+        if status == REFUSED:
+            plan.status[cell] = UNSETTLED
+    return plan
 
 
 class _Found(Exception):
