@@ -97,14 +97,16 @@ def test_draws_are_kept_for_a_derandomized_profile_only_and_a_bad_entry_is_drawn
     from opsweep.sweep.driver import drawn
     spec = load_catalog(check_draws=False).specs["sin"]
     ci = SweepConfig(PROFILES["ci"], cache=tmp_path)
-    first = drawn(spec, "d1", ci)
+    first, cells = drawn(spec, "d1", ci)
     assert first == draw_examples(spec, PROFILES["ci"])
+    assert cells == {}  # sin: every cell of its universe has an example
+    assert ec.load_draws_entry(tmp_path, ec.draws_key("sin", "d1", "ci", 25, True)) == (first, {})
     [path] = (tmp_path / "draws").iterdir()
     assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25, True)) == first
     assert ec.load_draws(tmp_path, ec.draws_key("sin", "d2", "ci", 25, True)) is None  # digest
     path.write_bytes(path.read_bytes()[:-2])  # truncated: its hash does not match
     assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25, True)) is None
-    assert drawn(spec, "d1", ci) == first  # drawn again, and kept whole again
+    assert drawn(spec, "d1", ci) == (first, {})  # drawn again, and kept whole again
     assert ec.load_draws(tmp_path, ec.draws_key("sin", "d1", "ci", 25, True)) == first
     nightly = SweepConfig(PROFILES["nightly"], cache=tmp_path / "nightly")
     drawn(spec, "d1", nightly)

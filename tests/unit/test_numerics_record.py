@@ -6,12 +6,14 @@ import json
 import math
 from dataclasses import replace
 
+import pytest
 from hypothesis import strategies as st
 
 from opsweep.artifact import data as art
 from opsweep.artifact.numerics import cell_errors, regrade, up
 from opsweep.artifact.specgrade import spec_result
 from opsweep.catalog.draw import PROFILES
+from opsweep.errors import ArtifactError
 from opsweep.model import Observed, OpSpec, Outcome, Stage, Tolerance
 from opsweep.policy import Policy, builtin
 from tests.factories import FP
@@ -49,7 +51,7 @@ def test_the_error_and_the_policy_round_trip_through_the_artifact(tmp_path):
     path = tmp_path / "a.json"
     art.save(path, artifact)
     data = json.loads(path.read_text())
-    assert data["policy"] == "opsweep v1" and data["schema_version"] == 6
+    assert data["policy"] == "opsweep v1" and data["schema_version"] >= 6
     assert data["specs"]["softmax"]["errors"]["float16 2"] == (
         "n=2 abs=0.0012 med=0.0003 rel=0.024 ulp=3 tol=0.01/0.001 excess=0.0004,0.0007")
     again = art.load(path)
@@ -100,3 +102,19 @@ def test_a_project_names_its_own_policy_and_a_bad_one_is_refused(tmp_path):
         {"operator": "softmax", "dtype": "float16", "rtol": 0.01, "atol": 0.001}]}))
     with pytest.raises(DataFileError, match="overrides"):
         read(str(bad))
+
+
+def test_the_cells_no_example_stands_for_round_trip_and_a_bad_one_is_named(tmp_path):
+    cells = {"float16 0": "refused: RuntimeError: expected a 1-d tensor",
+             "float32 1 empty": "unsettled: IndexError: index is out of bounds", "int32 0": "outside"}
+    result = spec_result(SPEC, _outcomes(), PROFILES["ci"], "0123456789abcdef", 3, cells=cells)
+    artifact = art.make_artifact(FP, "ci", 25, 0, {"softmax": result}, policy="opsweep v1")
+    path = tmp_path / "a.json"
+    art.save(path, artifact)
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 7 and data["specs"]["softmax"]["cells"] == cells
+    assert art.load(path).specs["softmax"].cells == cells
+    data["specs"]["softmax"]["cells"]["float16 3"] = "broken: no such status"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ArtifactError, match=r"specs\.softmax\.cells"):
+        art.load(path)

@@ -39,7 +39,9 @@ from opsweep.targets import STOCK, TORCHSCRIPT, is_stock  # noqa: F401  (re-expo
 #: and each spec keeps its `outcomes`: examples per dtype, rank and stage reached.
 #: Since version 6 each spec keeps its observed error per (dtype, rank) cell (`errors`) and
 #: the artifact names the tolerance policy that graded it (`policy`).
-SCHEMA_VERSION = 6
+#: Since version 7 a spec drawn with the cell covering keeps its cells no example stands
+#: for (`cells`: refused by eager, unsettled, outside its ranks, unreachable).
+SCHEMA_VERSION = 7
 #: Fields derived from the spec results that arrived in a later schema version than some
 #: readable artifact has: the loader derives them for an older artifact instead of checking.
 _DERIVED_SINCE = {"dynamic_counts": 3}
@@ -200,7 +202,8 @@ def spec_to_data(r: SpecResult) -> dict[str, Any]:
             o: {a: {"type": e["type"], "classes": list(e["classes"])} for a, e in args.items()}
             for o, args in r.arguments.items()}}),
         **({} if r.errors is None else {"errors": errors_to_data(r.errors)}),
-        **({"mode": r.mode} if r.mode else {})}
+        **({"mode": r.mode} if r.mode else {}),
+        **({} if r.cells is None else {"cells": dict(sorted(r.cells.items()))})}
 
 
 def spec_from_data(d: dict[str, Any]) -> SpecResult:
@@ -216,7 +219,7 @@ def spec_from_data(d: dict[str, Any]) -> SpecResult:
         None if "outcomes" not in d else tuple(
             StageCount(c["dtype"], c["rank"], Stage(c["stage"]), c["count"]) for c in d["outcomes"]),
         d.get("arguments"), None if "errors" not in d else errors_from_data(d["errors"]),
-        d.get("mode", ""))
+        d.get("mode", ""), d.get("cells"))
 
 
 def _operators_out(operators: Mapping[str, OperatorResult]) -> dict[str, Any]:

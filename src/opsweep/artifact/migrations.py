@@ -51,8 +51,14 @@ def _v5_to_v6(data: dict[str, Any]) -> None:
     `errors` and the artifact no `policy` (pages show neither); the grades are unchanged."""
 
 
+def _v6_to_v7(data: dict[str, Any]) -> None:
+    """Version 7 keeps, for a spec drawn with the cell covering, the cells no example stands
+    for (`cells`). It cannot be recovered: the specs have none (pages show their cells
+    without an example as not drawn); the grades are unchanged."""
+
+
 #: schema version -> the step that lifts an artifact of that version to the next
-MIGRATIONS = {2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+MIGRATIONS = {2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 
 
 def migrate(data: Any) -> Any:

@@ -61,6 +61,12 @@ class SpecResult:
     #: the one mode the spec held its operator to (OpSpec.mode: "training", "inference"),
     #: "" when none
     mode: str = ""
+    #: the cells (opsweep.catalog.cells: each listed dtype at ranks 0 to the spec's top,
+    #: and the empty tensor) no example stands for, "dtype rank[ empty]" -> "refused: <eager's
+    #: error>", "unsettled: <its error>", "outside" or "unreachable"; every other cell of
+    #: the universe has an example in `outcomes`. None: drawn without the cell covering (a
+    #: profile without it, or measured before schema 7)
+    cells: Mapping[str, str] | None = None
 
     @property
     def counts(self) -> Counts:

@@ -65,8 +65,10 @@ def gap_check(reason: str, expected: Stage, stages: Mapping[Stage, int],
 
 
 def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, digest: str,
-                signatures: int, target: str = STOCK) -> SpecResult:
-    """One spec's result for one target, from every example's outcome."""
+                signatures: int, target: str = STOCK,
+                cells: Mapping[str, str] | None = None) -> SpecResult:
+    """One spec's result for one target, from every example's outcome; `cells`: the
+    spec's cells no example stands for (opsweep.catalog.cells.unmeasured)."""
     stages = stage_counts(outcomes)
     dynamic, regressed = dynamic_counts(outcomes)
     gap: GapCheck | None = None
@@ -81,7 +83,8 @@ def spec_result(spec: OpSpec, outcomes: Sequence[Outcome], profile: Profile, dig
         digest=digest, signatures=signatures, dynamic_stages=dynamic,
         dynamic_regressed=regressed, dynamic_failures=dynamic_failures(outcomes),
         outcomes=outcome_counts(outcomes), arguments=arguments_reached(outcomes),
-        errors=cell_errors(outcomes), mode=spec.mode)
+        errors=cell_errors(outcomes), mode=spec.mode,
+        cells=dict(cells) if cells is not None else None)
 
 
 def arguments_reached(outcomes: Sequence[Outcome]):

@@ -248,6 +248,31 @@ def search_seed(name: str) -> int:
     return zlib.crc32(("cells:" + name).encode())
 
 
+# --- what the artifact keeps: the cells no example stands for -----------------------------
+
+#: eager's error as the artifact keeps it: its first line, this long at most
+ERROR_CHARS = 160
+
+
+def cell_key(cell: Cell) -> str:
+    """A cell as the artifact spells it: "dtype rank" (the key of the outcome counts and
+    the errors), "dtype rank empty" for the empty cell."""
+    return f"{cell.dtype} {cell.rank}" + (" empty" if cell.empty else "")
+
+
+def unmeasured(plan: CellPlan) -> dict[str, str]:
+    """The cells of the plan no measured example stands for, by `cell_key`: "refused: "
+    with eager's error (the operator refuses the cell), "unsettled: " with it (a rewritten
+    example eager refused), "outside" (below the spec's declared ranks), "unreachable"."""
+    out = {}
+    for cell, status in sorted(plan.status.items()):
+        if status in (DRAWN, ADDED):
+            continue
+        error = plan.error.get(cell, "").strip().splitlines()
+        out[cell_key(cell)] = status + (f": {error[0][:ERROR_CHARS]}" if error else "")
+    return out
+
+
 # --- the report: `opsweep coverage --cells` -----------------------------------------------
 
 def summary(plan: CellPlan) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from opsweep.catalog.cells import (
-    REFUSED, SEARCH, UNSETTLED, CellPlan, cell_of, plan_cells, search_seed,
+    REFUSED, SEARCH, UNSETTLED, CellPlan, cell_of, plan_cells, search_seed, unmeasured,
 )
 from opsweep.catalog.eager import eager_error
 from opsweep.catalog.isolated import ChildLost, in_child
@@ -87,11 +87,18 @@ def draw_examples(spec: OpSpec, profile: Profile) -> list[Example]:
     """Let hypothesis drive the spec's strategy for the profile's budget, then cover its
     cells (a profile with ``cells``) and its arguments; the draws depend only on the spec,
     the profile, the hypothesis version and (for the cells) eager PyTorch's answers."""
+    return draw_with_cells(spec, profile)[0]
+
+
+def draw_with_cells(spec: OpSpec, profile: Profile) -> tuple[list[Example], dict[str, str] | None]:
+    """`draw_examples`, and the cells no example stands for (opsweep.catalog.cells.unmeasured;
+    None: the profile does not cover cells)."""
     drawn = _hypothesis_draws(spec, profile.max_examples, profile.derandomize,
                               zlib.crc32(spec.name.encode()))
     if not profile.cells:
-        return cover(drawn)
-    return cover(drawn, plan_for(spec, profile, drawn).added)
+        return cover(drawn), None
+    plan = plan_for(spec, profile, drawn)
+    return cover(drawn, plan.added), unmeasured(plan)
 
 
 def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None) -> CellPlan:

@@ -339,27 +339,45 @@ def _draws_path(root: Path | str, key: str) -> Path:
 def load_draws(root: Path | str, key: str) -> list[Example] | None:
     """The examples kept under `key`, or None: no entry, or one that is not exactly an
     entry of `key` holding examples (read as data only; nothing in it is ever run)."""
+    entry = load_draws_entry(root, key)
+    return None if entry is None else entry[0]
+
+
+def load_draws_entry(root: Path | str, key: str
+                     ) -> tuple[list[Example], dict[str, str] | None] | None:
+    """`load_draws`, and the cells no example stands for kept beside them (None: the
+    draws were not of a profile that covers cells)."""
     try:
         entry = json.loads(_read_regular(_draws_path(root, key)))
         if type(entry) is not dict or entry.get("key") != key:
             return None
         examples = entry["examples"]
-        if type(examples) is not list:
+        cells = entry.get("cells")
+        if type(examples) is not list or not (cells is None or _text_map(cells)):
             return None
-        return [_example(e) for e in examples]
+        return [_example(e) for e in examples], cells
     except (OSError, ValueError, KeyError, RecursionError):  # _Unreadable is a ValueError
         return None
 
 
-def save_draws(root: Path | str, key: str, examples: list[Example]) -> None:
-    """Keep `examples` under `key`, whole; examples holding a value the entry format does
-    not hold are not kept (drawn again next time)."""
+def _text_map(value: object) -> bool:
+    return type(value) is dict and all(type(k) is str and type(v) is str
+                                       for k, v in value.items())
+
+
+def save_draws(root: Path | str, key: str, examples: list[Example],
+               cells: dict[str, str] | None = None) -> None:
+    """Keep `examples` under `key`, whole, with the cells no example stands for (`cells`,
+    when the profile covers cells); examples holding a value the entry format does not
+    hold are not kept (drawn again next time)."""
     try:
         if not all(type(e) is Example for e in examples):
             return
-        body = {"key": key, "examples": [
+        body: dict[str, object] = {"key": key, "examples": [
             {"args": _encode(e.args), "kwargs": _encode(e.kwargs), "init": _encode(e.init),
              "seed": e.seed} for e in examples]}
+        if cells is not None:
+            body["cells"] = dict(cells)
     except _Unreadable:
         return
     _write_whole(_draws_path(root, key), json.dumps(body, sort_keys=True).encode())

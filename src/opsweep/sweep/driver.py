@@ -19,9 +19,9 @@ from opsweep.artifact import data as art
 from opsweep.artifact.data import Artifact
 from opsweep.artifact.results import SpecResult
 from opsweep.artifact.specgrade import spec_result
-from opsweep.catalog.draw import Profile, draw_examples, group_by_signature
+from opsweep.catalog.draw import Profile, draw_with_cells, group_by_signature
 from opsweep.catalog.load import Catalog
-from opsweep.engine.cache import draws_key, load_draws, merge_counts, save_draws
+from opsweep.engine.cache import draws_key, load_draws_entry, merge_counts, save_draws
 from opsweep.engine.config import SweepConfig
 from opsweep.engine.pool import Workers, workers
 from opsweep.errors import ArtifactError, ExporterBroken
@@ -112,54 +112,65 @@ def measure(jobs: Sequence[Job], config: SweepConfig,
 def _measure_with(pool: Workers, jobs: Sequence[Job], config: SweepConfig,
                   done: Callable[[Job, str, SpecResult], None],
                   running: Callable[[tuple[str, ...]], None]) -> None:
-    submitted: list[tuple[Job, int, list]] = []  # (job, signatures, pending groups)
+    #: (job, signatures, the cells no example stands for, pending groups)
+    submitted: list[tuple[Job, int, dict[str, str] | None, list]] = []
     busy: list[tuple[str, ...]] = [()]
 
     def report_running(k: int) -> None:
         """The specs whose groups a worker is running now (every target of a group runs in
         one task): one per worker."""
-        names = tuple(sorted({job.spec.name for job, _, pending in submitted[k:]
+        names = tuple(sorted({job.spec.name for job, _, _, pending in submitted[k:]
                               for p in pending if p.running()}))
         if names != busy[0]:
             busy[0] = names
             running(names)
 
     def submit(job: Job) -> None:
-        groups = group_by_signature(drawn(job.spec, job.digest, config))
-        submitted.append((job, len(groups), [pool.submit(job.spec, g, job.targets, job.digest)
-                                             for g in groups]))
+        examples, cells = drawn(job.spec, job.digest, config)
+        groups = group_by_signature(examples)
+        submitted.append((job, len(groups), cells, [
+            pool.submit(job.spec, g, job.targets, job.digest) for g in groups]))
 
     for k, job in enumerate(jobs):
         while len(submitted) < len(jobs) and len(submitted) <= k + _AHEAD:
             submit(jobs[len(submitted)])
-        _, signatures, pending = submitted[k]
+        _, signatures, cells, pending = submitted[k]
         for p in pending:  # say who is busy, then again at least once a second
             report_running(k)
             while not p.wait(1.0):
                 report_running(k)
         outcomes = [p.outcomes() for p in pending]
-        submitted[k] = (job, signatures, [])  # let finished groups go
+        submitted[k] = (job, signatures, cells, [])  # let finished groups go
         for t in job.targets:
             done(job, t, spec_result(job.spec, [o for g in outcomes for o in g[t]],
-                                     config.profile, job.digest, signatures, t))
+                                     config.profile, job.digest, signatures, t, cells))
 
 
-def drawn(spec: OpSpec, digest: str, config: SweepConfig) -> list:
-    """The spec's examples under the sweep's profile (cached_draws)."""
-    return cached_draws(spec, digest, config.profile, config.cache)
+def drawn(spec: OpSpec, digest: str, config: SweepConfig
+          ) -> tuple[list, dict[str, str] | None]:
+    """The spec's examples under the sweep's profile, and its cells no example stands
+    for (cached_draws_cells)."""
+    return cached_draws_cells(spec, digest, config.profile, config.cache)
 
 
 def cached_draws(spec: OpSpec, digest: str, profile: Profile, cache: Path | None) -> list:
     """The spec's examples under `profile`: from the export cache's draws when the profile
     is derandomized and they are kept there, else drawn (and kept)."""
+    return cached_draws_cells(spec, digest, profile, cache)[0]
+
+
+def cached_draws_cells(spec: OpSpec, digest: str, profile: Profile, cache: Path | None
+                       ) -> tuple[list, dict[str, str] | None]:
+    """`cached_draws`, and the cells no example stands for (catalog.cells.unmeasured; None:
+    the profile does not cover cells), kept beside the draws."""
     if cache is None or not profile.derandomize:
-        return draw_examples(spec, profile)
+        return draw_with_cells(spec, profile)
     key = draws_key(spec.name, digest, profile.name, profile.max_examples, profile.cells)
-    examples = load_draws(cache, key)
-    if examples is None:
-        examples = draw_examples(spec, profile)
-        save_draws(cache, key, examples)
-    return examples
+    entry = load_draws_entry(cache, key)
+    if entry is None or (profile.cells and entry[1] is None):
+        entry = draw_with_cells(spec, profile)
+        save_draws(cache, key, *entry)
+    return entry
 
 
 # --- regenerating the artifact ------------------------------------------------------
