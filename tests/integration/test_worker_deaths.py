@@ -70,11 +70,13 @@ def _dead(pid):
 
 
 def spec(name, fn, groups, *extra):
-    """`groups` signatures (ranks 0, 1, ...) of fn(x, *extra)."""
-    shapes = [(2,) * rank for rank in range(groups)]
-    return OpSpec(name, ("add",), st.sampled_from([Example((TensorArg(s, "float32"), *extra))
-                                                   for s in shapes]),
-                  fn=fn, dtypes=("float32",), ranks=(0, groups - 1))
+    """`groups` signatures (0-d tensors of as many dtypes) of fn(x, *extra): every cell of
+    the spec (its dtypes at rank 0, no side to empty) is drawn, so the cell covering adds
+    no group of its own."""
+    dtypes = ("float32", "float64")[:groups]
+    return OpSpec(name, ("add",), st.sampled_from([Example((TensorArg((), d), *extra))
+                                                   for d in dtypes]),
+                  fn=fn, dtypes=dtypes, ranks=(0, 0))
 '''
 
 SPECS = HEAD + '''

@@ -33,3 +33,38 @@ def test_a_crash_costs_the_child_only():
 def test_a_silent_child_is_killed_at_the_deadline():
     with pytest.raises(ChildLost, match="no answer within 0.5 s"):
         in_child(lambda: time.sleep(120), timeout=0.5)
+
+
+POISONED = '''
+import os, sys
+from hypothesis import strategies as st
+from opsweep.catalog.draw import PROFILES, draw_with_cells
+from opsweep.model import Example, OpSpec, TensorArg
+
+
+class Poison:
+    """Aborts the process that unpickles it (a value of a spec's example can be anything)."""
+
+    def __reduce__(self):
+        return (os.abort, ())
+
+
+spec = OpSpec("poisoned", ("add",), st.just(Example((TensorArg((2,), "float32"), Poison()))),
+              fn=lambda x, _: x + 1, dtypes=("float32", "float64"), ranks=(1, 1))
+examples, cells = draw_with_cells(spec, PROFILES["ci"])
+print(len(examples), sorted(cells))
+'''
+
+
+def test_a_value_that_runs_code_when_unpickled_never_reaches_the_sweeps_process(tmp_path):
+    """The attack: an example value whose unpickling aborts (as the worker-death specs'
+    poison does). The cell covering builds new cells' examples from it (float64, the empty
+    tensor) and asks eager about them in a child; only eager's error lines come back, so
+    the drawing process lives and the new cells are added."""
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", POISONED], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, _ = done.stdout.split(" ", 1)
+    assert int(count) >= 3  # the drawn float32 example, the float64 one and the empty one

@@ -37,7 +37,7 @@ A cell with no example at all (the spec draws nothing with a tensor at any rank)
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -222,6 +222,19 @@ def plan_cells(spec: OpSpec, drawn: Sequence[Example],
             plan.status[cell] = OUTSIDE if cell.rank < low else ADDED
         else:
             plan.status[cell] = UNSETTLED if how in REWRITES else REFUSED
+            plan.error[cell] = error
+    return plan
+
+
+def settle(plan: CellPlan, errors: Mapping[Cell, str | None], crashed: bool = False
+           ) -> CellPlan:
+    """`plan`, whose new cells were all taken as accepted, with eager's answers for them
+    (`errors`: its error line, or None: it ran): a cell eager refused is ``refused`` (a
+    searched example) or ``unsettled`` (a rewritten one, or any when eager `crashed`)."""
+    for cell, error in errors.items():
+        if error is not None:
+            rewritten = crashed or plan.how.get(cell) in REWRITES
+            plan.status[cell] = UNSETTLED if rewritten else REFUSED
             plan.error[cell] = error
     return plan
 

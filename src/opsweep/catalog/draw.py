@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from opsweep.catalog.cells import (
-    REFUSED, SEARCH, UNSETTLED, CellPlan, cell_of, plan_cells, search_seed, unmeasured,
+    ADDED, OUTSIDE, SEARCH, CellPlan, cell_of, plan_cells, search_seed, settle, unmeasured,
 )
 from opsweep.catalog.eager import eager_error
 from opsweep.catalog.isolated import ChildLost, in_child
@@ -110,20 +110,22 @@ def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None)
 
     def search(ranks: set[int]) -> list[Example]:
         return _hypothesis_draws(spec, SEARCH, True, search_seed(spec.name), until=ranks)
-    try:  # eager asked in a forked child: a crash of eager PyTorch costs only the child
-        return in_child(lambda: plan_cells(spec, drawn, search, eager_error))
-    except ChildLost as lost:
-        return _lost(plan_cells(spec, drawn, search, lambda _spec, _example: (
-            f"eager PyTorch crashed while the cells were asked ({lost}): not added")))
+    asked: list[Example] = []
 
-
-def _lost(plan: CellPlan) -> CellPlan:
-    """A plan whose new cells eager could not be asked about: none added, each unsettled
-    with the crash's line (a crash is no refusal of the operator)."""
-    for cell, status in plan.status.items():
-        if status == REFUSED:
-            plan.status[cell] = UNSETTLED
-    return plan
+    def later(_spec: OpSpec, example: Example) -> None:  # every new cell, accepted for now
+        asked.append(example)
+        return None
+    plan = plan_cells(spec, drawn, search, later)
+    cells = [c for c, s in plan.status.items() if s in (ADDED, OUTSIDE)]  # in asking order
+    assert len(cells) == len(asked)
+    try:  # eager asked in a forked child: a crash of eager PyTorch costs only the child,
+        # and only eager's error lines come back (an example's values are never unpickled
+        # here: a value can run code when it is)
+        errors = in_child(lambda: [eager_error(spec, e) for e in asked])
+    except ChildLost as lost:  # a crash is no refusal of the operator: each one unsettled
+        line = f"eager PyTorch crashed while the cells were asked ({lost}): not added"
+        return settle(plan, {c: line for c in cells}, crashed=True)
+    return settle(plan, dict(zip(cells, errors)))
 
 
 class _Found(Exception):
