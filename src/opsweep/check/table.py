@@ -12,7 +12,9 @@ reason. Never silently fine.
 A verdict's `why` says it in the model owner's words ("untested: the table never measured
 add at bfloat16 rank 4"); its `hint` is what a spec author would change to measure it
 ("widen add's ranks"), shown with ``--verbose``; `errors` are the error the artifact
-recorded at the use's cell (schema 6), with the tolerance each was graded at.
+recorded at the use's cell (schema 6), with the tolerance each was graded at. A cell the
+cell covering could not measure (schema 7: refused by eager PyTorch, unsettled, below the
+spec's ranks) says so, with eager's error.
 """
 
 from __future__ import annotations
@@ -77,6 +79,20 @@ def _not_drawn(results: Sequence[SpecResult], use: Use, names: Sequence[str]) ->
     ranks = sorted({c.rank for r in results for c in r.outcomes or ()
                     if c.dtype == use.dtype and c.stage not in UNGRADED})
     here = f"the table never measured {use.op} at {use.dtype} rank {use.rank}"
+    cell = f"{use.dtype} {use.rank}"
+    for name, r in zip(names, results):  # the cell covering said why (schema 7)
+        status, _, error = (r.cells or {}).get(cell, "").partition(": ")
+        if status == "refused":
+            return (f"{here}: eager PyTorch refused {name}'s example there ({error})",
+                    f"{name}'s strategy draws {cell} only in a way eager refuses: draw the "
+                    "arguments a model uses there")
+        if status == "unsettled":
+            return (f"{here}: {name}'s example rewritten to that cell was refused by eager "
+                    f"PyTorch ({error})", f"let {name}'s strategy draw {_tag(use.dtype)} at "
+                    f"rank {use.rank} itself")
+        if status == "outside":
+            return (f"{here}: rank {use.rank} is below {name}'s declared ranks, though eager "
+                    "PyTorch runs it", f"widen {name}'s ranks down to {use.rank}")
     if ranks:
         at = ", ".join(map(str, ranks))
         return (f"{here} ({use.dtype} at rank {at} only)",
