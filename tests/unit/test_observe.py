@@ -78,3 +78,20 @@ def test_judge_cannot_say_below_the_measured_rtol_between_bounds():
     assert judge(0.0, measured, Tolerance(1e-3, 1e-4), 0.05, 0.02) is None
     assert judge(0.002, measured, Tolerance(1e-3, 1e-3), 0.05, 0.02) is False
     assert judge(0.002, measured, Tolerance(1e-3, 0.1), 0.05, 0.02) is True
+
+
+def test_an_empty_complex_output_is_compared():
+    """`complex`, `conj` and `polar` on the empty cell: onnxruntime's empty real/imag pair
+    comes back with strides of 0, viewing it as complex raised in the worker, and the group
+    was recorded as a lost worker, not measured."""
+    import numpy as np
+    want = torch.empty(0, dtype=torch.complex64)
+    got = torch.from_numpy(np.zeros((0, 2), dtype=np.float32))
+    assert got.stride() == (0, 0)
+    difference, observed = measure([want], [got], TOL)
+    assert difference is None and observed is not None
+    want = torch.randn(3, 2, dtype=torch.complex64).t().conj()
+    pair = torch.view_as_real(want.resolve_conj().contiguous())
+    assert measure([want], [pair], TOL)[0] is None
+    difference, _ = measure([want], [pair + 1], TOL)
+    assert difference is not None and "elements differ" in difference.message
