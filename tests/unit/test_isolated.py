@@ -68,3 +68,17 @@ def test_a_value_that_runs_code_when_unpickled_never_reaches_the_sweeps_process(
     assert done.returncode == 0, done.stderr[-2000:]
     count, _ = done.stdout.split(" ", 1)
     assert int(count) >= 3  # the drawn float32 example, the float64 one and the empty one
+
+
+def test_a_child_forked_after_pytorch_used_its_thread_pool_still_computes():
+    """Rendering the pages computes with PyTorch in the process before the cell covering
+    forks its child: the child's first parallel region waited forever on the parent's
+    pool (the render hung, each spec until the deadline)."""
+    import torch
+    a = torch.randn(512, 512)
+    assert torch.isfinite((a @ a).sum() + torch.randn(100000).sin().sum())  # the pool, used
+
+    def compute():
+        b = torch.randn(512, 512)
+        return float((b @ b).sum() + torch.randn(100000).sin().sum())
+    assert isinstance(in_child(compute, timeout=120), float)

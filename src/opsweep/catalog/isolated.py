@@ -9,6 +9,7 @@ import os
 import pickle
 import select
 import signal
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -28,6 +29,7 @@ def in_child(fn: Callable[[], T], timeout: float = 300.0) -> T:
     if pid == 0:  # the child: never returns
         os.close(read)
         code = 0
+        _one_thread()
         try:
             try:
                 payload = pickle.dumps((True, fn()))
@@ -41,6 +43,15 @@ def in_child(fn: Callable[[], T], timeout: float = 300.0) -> T:
             os._exit(code)
     os.close(write)
     return _collect(pid, read, timeout)
+
+
+def _one_thread() -> None:
+    """A forked child runs PyTorch on one thread: the parent's intra-op thread pool (once
+    PyTorch computed anything there, as rendering the pages does) is not in the child, and
+    the child's first parallel region would wait on it forever."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _collect(pid: int, read: int, timeout: float) -> Any:
