@@ -199,7 +199,7 @@ def _measured(where: str, mine: list[tuple[str, Counter]], groups: list[FailureG
     drawn = sum(stages.values())
     failing = drawn - stages[Stage.OK]
     if not failing:
-        title = f"{where}: {drawn} examples, every one passed"
+        title = f"{where}: 0 failing of {drawn}"
         state = OK
     else:
         bad = sorted((s for s in stages if s is not Stage.OK and stages[s]),

@@ -178,8 +178,7 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
                                   and r.registered == "no"), targets=targets,
         target_names=names, bump=bump, dtype_rows=dtypes, rank_rows=ranks,
         details=tuple(details), absent=absent_rows(artifact, catalog, records),
-        ranks=tuple(sorted({int(r) for row in rows for token in row.failing_ranks
-                            for r in token.split(":")[1].split(",")})))
+        ranks=tuple(sorted({r for row in rows for _, at in row.failing_ranks for r in at})))
 
 
 def _target_cells(artifact: Artifact | None, name: str,

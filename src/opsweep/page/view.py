@@ -63,16 +63,16 @@ def matrices(names: Sequence[str], artifact: Artifact, catalog: Catalog):
     return tuple(dtypes), tuple(ranks)
 
 
-def failing_at(groups: Iterable[FailureGroup]) -> tuple[str, ...]:
-    """Per dtype class with a failing (static) example, the ranks it fails at, as the
-    support page's rows carry them: ("float16:0,4", "integer:2"), in the matrix's order."""
+def failing_at(groups: Iterable[FailureGroup]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Per dtype class with a failing (static) example, the ranks it fails at, in the
+    matrix's order: (("float16", (0, 4)), ("integer", (2,))); the support page's rows carry
+    them as ``data-fr="float16:0,4 integer:2"``."""
     ranks: dict[str, set[int]] = {}
     for g in groups:
         cls = class_of(g.dtype)
         if cls is not None and g.stage is not Stage.OK and g.stage not in UNGRADED:
             ranks.setdefault(cls, set()).add(g.rank)
-    return tuple(f"{c}:{','.join(map(str, sorted(ranks[c])))}"
-                 for c, _ in CLASSES if c in ranks)
+    return tuple((c, tuple(sorted(ranks[c]))) for c, _ in CLASSES if c in ranks)
 
 
 def absent_rows(artifact: Artifact | None, catalog: Catalog, records: Sequence[Record]):

@@ -45,9 +45,9 @@ class RowView:
     codes: tuple[str, ...] = ()
     changed: tuple[bool, ...] = ()  # per target: grades differ across the last recorded bump
     failing_classes: tuple[str, ...] = ()  # dtype classes with a failing example (stock)
-    #: per dtype class with a failing example (stock, static), the ranks it fails at:
-    #: "float16:0,4" (view.failing_at), the "Failing at" filter's rank data
-    failing_ranks: tuple[str, ...] = ()
+    #: per dtype class with a failing example (stock, static), the ranks it fails at
+    #: (view.failing_at): the "Failing at" filter's rank data
+    failing_ranks: tuple[tuple[str, tuple[int, ...]], ...] = ()
     #: the first recorded point from which export (stock) has stayed full; "" when not full
     full_since: str = ""
     #: that point's torch release alone ("" when not full)
