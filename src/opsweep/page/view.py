@@ -4,8 +4,8 @@ the catalog and the history records.
 Every row carries, per target, its four grade letters (the history records'
 letters: ``f`` full, ``p`` partial, ``n`` none, ``b`` blocked, ``s`` skipped,
 ``-`` not reached; ``""`` when not measured), whether its grades changed across
-the last recorded torch bump, and the dtype classes where it has a failing
-example. The page's script filters and counts rows from these attributes
+the last recorded torch bump, the dtype classes where it has a failing
+example, and the ranks it fails at in each (`failing_at`). The page's script filters and counts rows from these attributes
 alone; without the script the table is complete as it stands.
 """
 
