@@ -8,9 +8,9 @@
                 - not reached); empty when that target did not measure the operator
      data-chg   per target: 1 when the grades changed across the last recorded bump
                 (absent: changed for none)
-     data-fail  the dtype classes with a failing example (absent: none)
-     data-fr    per dtype class with a failing example, the ranks it fails at:
-                "float16:0,4 integer:2" (absent: none)
+     data-fail  each dtype class with a failing static example (stock), with the ranks it
+                fails at: "float16:0,4 integer:2" (absent: none; a class alone, without
+                its ranks, is read too)
      data-ulp   the largest error in ULP among the operator's float16/bfloat16 cells within
                 tolerance, stock exporter (absent: none recorded)
    and the table's data-ranks: the ranks the "Failing at" filter offers (absent: none).
@@ -48,8 +48,9 @@
     function failingRanks(text) {
       var out = {};
       text.split(" ").filter(Boolean).forEach(function (token) {
-        var at = token.lastIndexOf(":");
-        out[token.slice(0, at)] = token.slice(at + 1).split(",").map(Number);
+        var at = token.indexOf(":");
+        out[at < 0 ? token : token.slice(0, at)] =
+          at < 0 ? [] : token.slice(at + 1).split(",").map(Number);
       });
       return out;
     }
@@ -58,8 +59,7 @@
       return {tr: tr, op: tr.dataset.op, core: tr.dataset.core === "1",
               codes: targets.map(function (_, i) { return codes[i] || ""; }),
               chg: targets.map(function (_, i) { return (tr.dataset.chg || "")[i] === "1"; }),
-              fail: (tr.dataset.fail || "").split(" ").filter(Boolean),
-              fr: failingRanks(tr.dataset.fr || ""),
+              fr: failingRanks(tr.dataset.fail || ""),
               ulp: tr.dataset.ulp === undefined ? null : +tr.dataset.ulp,
               cells: Array.prototype.slice.call(tr.cells, 2, 6),  // the four grade cells
               chgCell: tr.querySelector("td.chg")};
@@ -83,7 +83,7 @@
 
     // a failing static example of the dtype class ("": any) at the rank (null: any)
     function failsAt(r, dtype, rank) {
-      if (rank === null) { return !dtype || r.fail.indexOf(dtype) >= 0; }
+      if (rank === null) { return !dtype || r.fr.hasOwnProperty(dtype); }
       return (dtype ? [dtype] : Object.keys(r.fr)).some(function (c) {
         return (r.fr[c] || []).indexOf(rank) >= 0;
       });

@@ -66,7 +66,7 @@ def matrices(names: Sequence[str], artifact: Artifact, catalog: Catalog):
 def failing_at(groups: Iterable[FailureGroup]) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """Per dtype class with a failing (static) example, the ranks it fails at, in the
     matrix's order: (("float16", (0, 4)), ("integer", (2,))); the support page's rows carry
-    them as ``data-fr="float16:0,4 integer:2"``."""
+    them as ``data-fail="float16:0,4 integer:2"``."""
     ranks: dict[str, set[int]] = {}
     for g in groups:
         cls = class_of(g.dtype)
