@@ -8,9 +8,12 @@
                 - not reached); empty when that target did not measure the operator
      data-chg   per target: 1 when the grades changed across the last recorded bump
                 (absent: changed for none)
-     data-fail  the dtype classes with a failing example (absent: none)
+     data-fail  each dtype class with a failing static example (stock), with the ranks it
+                fails at: "float16:0,4 integer:2" (absent: none; a class alone, without
+                its ranks, is read too)
      data-ulp   the largest error in ULP among the operator's float16/bfloat16 cells within
                 tolerance, stock exporter (absent: none recorded)
+   and the table's data-ranks: the ranks the "Failing at" filter offers (absent: none).
    Without JavaScript the table is complete as rendered; this only hides rows. */
 (function () {
   "use strict";
@@ -40,17 +43,29 @@
     var targets = (table.dataset.targets || "stock").split("|");
     var bump = table.dataset.bump || "";
     var classes = (table.dataset.classes || "").split(" ").filter(Boolean);
+    var ranks = (table.dataset.ranks || "").split(" ").filter(Boolean).map(Number);
+    // "float16:0,4 integer:2" -> {float16: [0, 4], integer: [2]}
+    function failingRanks(text) {
+      var out = {};
+      text.split(" ").filter(Boolean).forEach(function (token) {
+        var at = token.indexOf(":");
+        out[at < 0 ? token : token.slice(0, at)] =
+          at < 0 ? [] : token.slice(at + 1).split(",").map(Number);
+      });
+      return out;
+    }
     var rows = Array.prototype.map.call(table.tBodies[0].rows, function (tr) {
       var codes = (tr.dataset.g || "").split(" ");
       return {tr: tr, op: tr.dataset.op, core: tr.dataset.core === "1",
               codes: targets.map(function (_, i) { return codes[i] || ""; }),
               chg: targets.map(function (_, i) { return (tr.dataset.chg || "")[i] === "1"; }),
-              fail: (tr.dataset.fail || "").split(" ").filter(Boolean),
+              fr: failingRanks(tr.dataset.fail || ""),
               ulp: tr.dataset.ulp === undefined ? null : +tr.dataset.ulp,
               cells: Array.prototype.slice.call(tr.cells, 2, 6),  // the four grade cells
               chgCell: tr.querySelector("td.chg")};
     });
-    var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", q: [], ulp: null};
+    var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", rank: null, q: [],
+                 ulp: null};
     var names = {};
     rows.forEach(function (r) { names[r.op] = true; });
     // the name box: one or more names, separated by commas or spaces, each with or without
@@ -66,6 +81,13 @@
       });
     }
 
+    // a failing static example of the dtype class ("": any) at the rank (null: any)
+    function failsAt(r, dtype, rank) {
+      if (rank === null) { return !dtype || r.fr.hasOwnProperty(dtype); }
+      return (dtype ? [dtype] : Object.keys(r.fr)).some(function (c) {
+        return (r.fr[c] || []).indexOf(rank) >= 0;
+      });
+    }
     function grade(row, axis) {
       var code = row.codes[state.target];
       return code ? code[AXES.indexOf(axis)] : "";
@@ -73,7 +95,7 @@
     var facets = {
       core: function (r) { return !state.core || r.core; },
       changed: function (r) { return !state.changed || r.chg[state.target]; },
-      dtype: function (r) { return !state.dtype || r.fail.indexOf(state.dtype) >= 0; },
+      fail: function (r) { return failsAt(r, state.dtype, state.rank); },
       q: function (r) { return !state.q.length || state.q.some(function (t) { return t(r.op); }); },
       ulp: function (r) { return state.ulp === null || (r.ulp !== null && r.ulp > state.ulp); }
     };
@@ -90,11 +112,12 @@
     }
 
     var controls = [];  // functions that refresh a control's label and pressed state
-    function button(facet, label, pressed, choose, test) {
+    // `over`: the filter its count leaves out (default: its own facet)
+    function button(facet, label, pressed, choose, test, over) {
       var b = el("button", {type: "button", "data-facet": facet});
       b.addEventListener("click", function () { choose(); update(); });
       controls.push(function () {
-        var n = count(facet, test);
+        var n = count(over || facet, test);
         b.textContent = label + " (" + n + ")";
         b.setAttribute("aria-pressed", pressed() ? "true" : "false");
         b.disabled = n === 0 && !pressed();
@@ -145,13 +168,28 @@
     if (classes.length) {
       var dt = facetRow("Failing at (static)");
       dt.appendChild(button("dtype", "any dtype", function () { return !state.dtype; },
-                            function () { state.dtype = ""; }, function () { return true; }));
+                            function () { state.dtype = ""; },
+                            function (r) { return failsAt(r, "", state.rank); }, "fail"));
       classes.forEach(function (c) {
         var b = button("dtype", c, function () { return state.dtype === c; },
                        function () { state.dtype = c; },
-                       function (r) { return r.fail.indexOf(c) >= 0; });
+                       function (r) { return failsAt(r, c, state.rank); }, "fail");
         b.setAttribute("data-value", c);
         dt.appendChild(b);
+      });
+    }
+    if (ranks.length) {
+      // the rank beside the dtype: "float16" and "rank 4" lists the operators failing there
+      var rk = facetRow("At rank (static)");
+      rk.appendChild(button("rank", "any rank", function () { return state.rank === null; },
+                            function () { state.rank = null; },
+                            function (r) { return failsAt(r, state.dtype, null); }, "fail"));
+      ranks.forEach(function (k) {
+        var b = button("rank", "rank " + k, function () { return state.rank === k; },
+                       function () { state.rank = k; },
+                       function (r) { return failsAt(r, state.dtype, k); }, "fail");
+        b.setAttribute("data-value", String(k));
+        rk.appendChild(b);
       });
     }
     if (rows.some(function (r) { return r.ulp !== null; })) {

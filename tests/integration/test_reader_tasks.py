@@ -8,6 +8,7 @@ load time printed, and every built page under the weight bound.
 (b) which operators changed grade between two points I pick, and which are regressions?
 (c) for a list of operators I use, which are not fine at dtype D?
 (d) a snippet for X's failure, with the stage it fails at.
+(e) which operators fail at dtype D and rank R (issue 50)?
 """
 
 import re
@@ -17,7 +18,7 @@ import pytest
 from opsweep.artifact import data as art
 from opsweep.artifact import records as history
 from opsweep.model import UNGRADED, Stage
-from opsweep.page.dtypes import CLASSES, class_of
+from opsweep.page.dtypes import class_of
 
 from .browser import SHOWN, chromium_context, expect, expect_shown, shown_ops
 from .test_docs import ARTIFACT, ROOT, SHOTS
@@ -89,13 +90,13 @@ def task_a(reader, a, op, dtype):
     assert [c.strip() for c in cells] == want, (cells, want)
     reader.click(f"#opsweep-ops tr[data-op='{op}'] td:first-child a")  # its page: the counts
     page.wait_for_url(f"**/operators/{op}/")
-    column = [c for c, _ in CLASSES].index(dtype) + 2
-    cell = page.locator(f"table.opsweep-op-dtypes td:nth-child({column})")
+    # its dtype × rank grid: the dtype's row, every rank summed
+    cell = page.locator(f"table.opsweep-grid[data-target=stock] tr[data-dtype={dtype}] td.total")
     cell.scroll_into_view_if_needed()
     failing, drawn = dtype_counts(a, op, dtype)
-    expect(cell).to_have_text(re.compile(rf"\S+ {failing}/{drawn}( \(thin\))?"))
+    expect(cell).to_have_text(re.compile(rf"\S+ {failing}/{drawn}"))
     text = cell.inner_text()
-    assert re.fullmatch(rf"\S+ {failing}/{drawn}( \(thin\))?", text), (text, failing, drawn)
+    assert re.fullmatch(rf"\S+ {failing}/{drawn}", text), (text, failing, drawn)
     expect(cell).to_be_visible()
     assert in_viewport(page, cell), "the dtype column can be reached"
     return f"{op} at {dtype}: {', '.join(want)}; {text}"
@@ -149,6 +150,34 @@ def task_c(reader, a, names, dtype):
     got = sorted(shown_ops(page))
     assert got == want, (got, want)
     return f"of {', '.join(names)} at {dtype}: not fine {', '.join(want) or 'none'}"
+
+
+def failing_rank(a, dtype):
+    """The highest rank some operator fails at in `dtype`'s class (static, stock)."""
+    return max(g.rank for r in a.operators.values() for g in r.failures
+               if class_of(g.dtype) == dtype and g.stage not in UNGRADED)
+
+
+def task_e(reader, a, dtype, rank):
+    reader.click("article a[href$='supported_operators/#operators']")
+    reader.click(f"button[data-facet=dtype][data-value={dtype}]")
+    reader.click(f"button[data-facet=rank][data-value='{rank}']")
+    page = reader.page
+    listed = page.locator("#opsweep-ops tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.op)")
+    want = sorted(n for n in listed if n in a.operators and any(
+        class_of(g.dtype) == dtype and g.rank == rank and g.stage not in UNGRADED
+        for g in a.operators[n].failures))
+    assert want, f"the artifact has no operator failing at {dtype} rank {rank}"
+    for facet, value in (("dtype", dtype), ("rank", str(rank))):
+        expect(page.locator(f"button[data-facet={facet}][data-value='{value}']")).to_have_attribute(
+            "aria-pressed", "true")
+    expect(page.locator(f"button[data-facet=rank][data-value='{rank}']")).to_have_text(
+        f"rank {rank} ({len(want)})")
+    expect_shown(page, len(want))
+    got = sorted(shown_ops(page))
+    assert got == want, (got, want)
+    return f"failing at {dtype} rank {rank}: {len(want)} operators, e.g. {', '.join(want[:4])}"
 
 
 def task_d(reader, a, op):
@@ -230,6 +259,7 @@ def test_a_reader_answers_four_questions_in_three_actions(served, tmp_path):
             for name, run in (("a", lambda r: task_a(r, a, op, dtype)), ("b", task_b),
                               ("c", lambda r: task_c(r, a, names, "bfloat16")),
                               ("d", lambda r: task_d(r, a, op)),
+                              ("e", lambda r: task_e(r, a, "float16", failing_rank(a, "float16"))),
                               ("search", lambda r: task_s(r, "scaled_dot_product_attention"))):
                 page.goto(f"{served}/")
                 reader = Reader(page)

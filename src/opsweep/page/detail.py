@@ -22,6 +22,7 @@ from opsweep.artifact.regrading import REGRADED_EXAMPLE
 from opsweep.artifact.results import OperatorResult, TargetResult
 from opsweep.model import Stage
 from opsweep.page.errors import ErrorView, error_view
+from opsweep.page.grid import Grids, grids
 from opsweep.page.snippets import NEEDS_CATALOG, Scripts, snippet
 from opsweep.page.sources import anchor as spec_anchor
 from opsweep.page.sources import locate, page_name
@@ -90,6 +91,8 @@ class OperatorDetail:
     since: ReleaseGrade | None
     #: the observed error per cell (None: none recorded)
     errors: ErrorView | None = None
+    #: the dtype × rank grid per target (stock first; another target's where it differs)
+    grids: Grids = Grids(())
 
     @property
     def family(self) -> str:
@@ -211,6 +214,17 @@ def target_groups(artifact: Artifact, op: str) -> list[GroupView]:
     return out
 
 
+def op_grids(artifact: Artifact | None, catalog: Catalog, op: str) -> Grids:
+    """`op`'s dtype × rank grids, its specs' declared dtypes and ranks read from `catalog`."""
+    if artifact is None:
+        return Grids(())
+    names = {n for t in artifact.results.values() if op in t.operators
+             for n in t.operators[op].specs}
+    declared = {n: (catalog.specs[n].dtypes, catalog.specs[n].ranks) for n in sorted(names)
+                if n in catalog.specs}
+    return grids(artifact.results.values(), op, declared)
+
+
 def detail(row, artifact: Artifact | None, catalog: Catalog,
            grades_per_release: tuple[tuple[ReleaseGrade, ...], ReleaseGrade | None],
            target_cells: Mapping[str, str], source_url: str,
@@ -225,4 +239,4 @@ def detail(row, artifact: Artifact | None, catalog: Catalog,
         documented=row.documented, registered=row.registered, grades=tuple(target_cells.items()),
         specs=tuple(spec_ref(catalog, s, source_url) for s in catalog.by_operator.get(row.name, ())),
         groups=tuple(groups), repros=_repros(groups, scripts), releases=history, since=since,
-        errors=error_view(artifact, row.name))
+        errors=error_view(artifact, row.name), grids=op_grids(artifact, catalog, row.name))

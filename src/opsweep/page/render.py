@@ -28,7 +28,14 @@ from opsweep.page.migration import MigrationView
 from opsweep.page.opsets import OpsetsView
 from opsweep.page.snippets import Scripts
 from opsweep.page.templates import environment
-from opsweep.page.view import absent_rows, last_bump, matrices, result_grades, target_cells
+from opsweep.page.view import (
+    absent_rows,
+    failing_at,
+    last_bump,
+    matrices,
+    result_grades,
+    target_cells,
+)
 from opsweep.page.viewmodel import Bar, ChangedRow, PageView, RowView, TargetView
 from opsweep.targets import Kind, label, of_name
 
@@ -144,6 +151,7 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
             codes=tuple(letters(result_grades(artifact, t, name)) for t in names),
             changed=tuple(name in changed.get(t, ()) for t in names),
             failing_classes=failing.get(name, ()),
+            failing_ranks=failing_at(result.failures) if result else (),
             full_since=since.version if since is not None else "",
             full_since_torch=since.torch if since is not None else "",
             ulp=within_ulp(artifact, name)))
@@ -169,7 +177,8 @@ def build_view(listing: Listing, catalog: Catalog, artifact: Artifact | None,
         confirmed_unclaimed=tuple(r for r in rows if r.confirmed and r.documented == "no"
                                   and r.registered == "no"), targets=targets,
         target_names=names, bump=bump, dtype_rows=dtypes, rank_rows=ranks,
-        details=tuple(details), absent=absent_rows(artifact, catalog, records))
+        details=tuple(details), absent=absent_rows(artifact, catalog, records),
+        ranks=tuple(sorted({r for row in rows for _, at in row.failing_ranks for r in at})))
 
 
 def _target_cells(artifact: Artifact | None, name: str,

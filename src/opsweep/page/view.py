@@ -4,20 +4,21 @@ the catalog and the history records.
 Every row carries, per target, its four grade letters (the history records'
 letters: ``f`` full, ``p`` partial, ``n`` none, ``b`` blocked, ``s`` skipped,
 ``-`` not reached; ``""`` when not measured), whether its grades changed across
-the last recorded torch bump, and the dtype classes where it has a failing
-example. The page's script filters and counts rows from these attributes
+the last recorded torch bump, the dtype classes where it has a failing
+example, and the ranks it fails at in each (`failing_at`). The page's script filters and counts rows from these attributes
 alone; without the script the table is complete as it stands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from opsweep.artifact.data import Artifact
-from opsweep.artifact.grade import Grades
+from opsweep.artifact.grade import FailureGroup, Grades
 from opsweep.artifact.records import Record, chain, removed_in, same_specs
-from opsweep.page.dtypes import dtype_row, rank_row
+from opsweep.model import UNGRADED, Stage
+from opsweep.page.dtypes import CLASSES, class_of, dtype_row, rank_row
 from opsweep.page.glyphs import glyph_cell
 from opsweep.page.viewmodel import AbsentRow
 from opsweep.targets import label
@@ -60,6 +61,18 @@ def matrices(names: Sequence[str], artifact: Artifact, catalog: Catalog):
         if rank is not None:
             ranks.append(rank)
     return tuple(dtypes), tuple(ranks)
+
+
+def failing_at(groups: Iterable[FailureGroup]) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Per dtype class with a failing (static) example, the ranks it fails at, in the
+    matrix's order: (("float16", (0, 4)), ("integer", (2,))); the support page's rows carry
+    them as ``data-fail="float16:0,4 integer:2"``."""
+    ranks: dict[str, set[int]] = {}
+    for g in groups:
+        cls = class_of(g.dtype)
+        if cls is not None and g.stage is not Stage.OK and g.stage not in UNGRADED:
+            ranks.setdefault(cls, set()).add(g.rank)
+    return tuple((c, tuple(sorted(ranks[c]))) for c, _ in CLASSES if c in ranks)
 
 
 def absent_rows(artifact: Artifact | None, catalog: Catalog, records: Sequence[Record]):

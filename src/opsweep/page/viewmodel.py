@@ -9,6 +9,7 @@ from opsweep.artifact.data import STOCK
 from opsweep.page.detail import OperatorDetail
 from opsweep.page.dtypes import STAGE_LEGEND, MatrixRow
 from opsweep.page.glyphs import LEGEND
+from opsweep.page.grid import LEGEND as GRID_LEGEND
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class RowView:
     codes: tuple[str, ...] = ()
     changed: tuple[bool, ...] = ()  # per target: grades differ across the last recorded bump
     failing_classes: tuple[str, ...] = ()  # dtype classes with a failing example (stock)
+    #: per dtype class with a failing example (stock, static), the ranks it fails at
+    #: (view.failing_at): the "Failing at" filter's rank data
+    failing_ranks: tuple[tuple[str, tuple[int, ...]], ...] = ()
     #: the first recorded point from which export (stock) has stayed full; "" when not full
     full_since: str = ""
     #: that point's torch release alone ("" when not full)
@@ -118,3 +122,7 @@ class PageView:
     rank_rows: tuple[MatrixRow, ...] = ()
     details: tuple[OperatorDetail, ...] = ()
     stages: tuple[tuple[str, str, str], ...] = STAGE_LEGEND  # the dtype matrix's legend
+    #: the ranks the "Failing at" filter offers: every rank some operator fails at (stock)
+    ranks: tuple[int, ...] = ()
+    #: the dtype × rank grid's legend beyond the stages: (state, its text, what it means)
+    grid_legend: tuple[tuple[str, str, str], ...] = GRID_LEGEND
