@@ -9,8 +9,8 @@
      data-chg   per target: 1 when the grades changed across the last recorded bump
                 (absent: changed for none)
      data-fail  each dtype class with a failing static example (stock), with the ranks it
-                fails at: "float16:0,4 integer:2" (absent: none; a class alone, without
-                its ranks, is read too)
+                fails at, a base-36 digit each: "float16:04 integer:2" (absent: none; a
+                class alone, without its ranks, is read too)
      data-ulp   the largest error in ULP among the operator's float16/bfloat16 cells within
                 tolerance, stock exporter (absent: none recorded)
    and the table's data-ranks: the ranks the "Failing at" filter offers (absent: none).
@@ -44,13 +44,13 @@
     var bump = table.dataset.bump || "";
     var classes = (table.dataset.classes || "").split(" ").filter(Boolean);
     var ranks = (table.dataset.ranks || "").split(" ").filter(Boolean).map(Number);
-    // "float16:0,4 integer:2" -> {float16: [0, 4], integer: [2]}
+    // "float16:04 integer:2" -> {float16: [0, 4], integer: [2]}
     function failingRanks(text) {
       var out = {};
       text.split(" ").filter(Boolean).forEach(function (token) {
         var at = token.indexOf(":");
-        out[at < 0 ? token : token.slice(0, at)] =
-          at < 0 ? [] : token.slice(at + 1).split(",").map(Number);
+        out[at < 0 ? token : token.slice(0, at)] = at < 0 ? [] :
+          token.slice(at + 1).split("").map(function (d) { return parseInt(d, 36); });
       });
       return out;
     }
@@ -62,7 +62,7 @@
               fr: failingRanks(tr.dataset.fail || ""),
               ulp: tr.dataset.ulp === undefined ? null : +tr.dataset.ulp,
               cells: Array.prototype.slice.call(tr.cells, 2, 6),  // the four grade cells
-              chgCell: tr.querySelector("td.chg")};
+              chgCell: bump ? tr.lastElementChild : null};
     });
     var state = {target: 0, axes: {}, core: false, changed: false, dtype: "", rank: null, q: [],
                  ulp: null};

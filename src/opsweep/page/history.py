@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from opsweep.artifact.diff import KINDS_ORDER, Kind
 from opsweep.artifact.points import order
-from opsweep.artifact.records import Record, bumps, compare
+from opsweep.artifact.records import Record, bumps, compare, same_specs
 from opsweep.errors import DataFileError
 from opsweep.page.chart import svg, table
 from opsweep.page.glyphs import glyph_code
@@ -22,15 +22,29 @@ from opsweep.targets import STOCK, stock_first
 class HistoryRow:
     op: str
     cells: tuple[str, ...]  # per point: four badges, or '-' when not measured
-    changed: bool
+    changed: bool  # its grades moved between two points the same specs measured
+    anew: bool = False  # its grades moved only where the specs measuring it changed
 
 
 def rows(records: Sequence[Record], target: str) -> list[HistoryRow]:
+    """Each operator the target measured at some point. Only the points that measured the
+    target at all are compared (a target new at the latest point changed nothing), each
+    with the next: a grade that moved where the specs measuring the operator changed is
+    measured anew (`anew`), never a change of the pins (`changed`)."""
     ops = sorted({op for r in records for op in r.targets.get(target, {})})
+    measured = [r for r in records if target in r.targets]
     out = []
     for op in ops:
         codes = [r.targets.get(target, {}).get(op) for r in records]
-        out.append(HistoryRow(op, tuple(glyph_code(c) for c in codes), len(set(codes)) > 1))
+        moved = anew = False
+        for a, b in zip(measured, measured[1:]):
+            x, y = a.targets[target].get(op), b.targets[target].get(op)
+            if x != y:  # newly measured or no longer measured is a change of the pins
+                if x is None or y is None or same_specs(a, b, op):
+                    moved = True
+                else:
+                    anew = True
+        out.append(HistoryRow(op, tuple(glyph_code(c) for c in codes), moved, anew and not moved))
     return out
 
 
@@ -46,7 +60,8 @@ def render(records: Sequence[Record]) -> str:
     template = environment().get_template("history.md.j2")
     return template.render(records=points, beside=beside, bumps=bumps(records), kinds=KINDS_ORDER,
                            anew_kind=Kind.MEASURED_ANEW,
-                           tables=[(t, rows(points, t)) for t in targets], stock=STOCK,
+                           tables=[(t, rows(points, t), [r.name for r in points if t in r.targets])
+                                   for t in targets], stock=STOCK,
                            chart=svg(found.chain), chart_table=table(found.chain), pairs=pairs,
                            newest=points.index(found.chain[-1]), oldest=points.index(found.chain[0]),
                            linked=frozenset(found.chain[-1].targets.get(STOCK, {})))

@@ -105,6 +105,13 @@ def environment() -> jinja2.Environment:
     return _environment(_OVERRIDES.get())
 
 
+def base36(n: int) -> str:
+    """A rank as one character (0-9, then a-z): the support page's failing ranks."""
+    if not 0 <= n < 36:
+        raise ValueError(f"rank {n} has no one-character spelling")
+    return "0123456789abcdefghijklmnopqrstuvwxyz"[n]
+
+
 @functools.cache
 def _environment(overrides: str) -> jinja2.Environment:
     loaders = [jinja2.FileSystemLoader(overrides)] if overrides else []
@@ -114,7 +121,7 @@ def _environment(overrides: str) -> jinja2.Environment:
         lstrip_blocks=True, autoescape=False,
         cache_size=0 if overrides else 400)  # a project's file added later is seen
     env.filters.update(cell=cell, code=code, html_code=html_code, fence=fence,
-                       op_href=operator_href, anchor_id=anchor_id, front=front)
+                       op_href=operator_href, anchor_id=anchor_id, front=front, base36=base36)
     return env
 
 
