@@ -173,3 +173,25 @@ def test_shard_artifacts_make_no_history_record(tmp_path):
     shard = replace(with_target({"sin": result(["sin"], Stage.OK)}, {}), shard=(1, 2))
     with pytest.raises(ArtifactError, match="shard"):
         history.write(shard, tmp_path)
+
+
+def test_a_target_new_at_the_latest_point_and_a_catalog_change_are_no_transition(tmp_path):
+    """The round's re-measure: a target measured first at the newest point is "measured
+    at one point only", not every operator changed; a grade that moved where the specs
+    measuring it changed is counted measured anew, apart from the changed table."""
+    old = art.make_artifact(FP, "ci", 25, 0, {"sin": result(["sin"], Stage.OK),
+                                              "cos": result(["cos"], Stage.OK)})
+    newer = replace(FP, torch="2.14.1")
+    moved = replace(result(["cos"], Stage.OK, Stage.NO_TRANSLATION), digest="fedcba9876543210")
+    new = with_target({"sin": result(["sin"], Stage.OK, Stage.NO_TRANSLATION), "cos": moved},
+                      {"cos": result(["cos"], Stage.OK)}, fingerprint=newer)
+    history.write(old, tmp_path)
+    history.write(new, tmp_path)
+    page = render_history(history.load_all(tmp_path))
+    stock = page.split("## Operators whose grades changed\n")[1].split("## ")[0]
+    assert "1 of them changed grade between points measured by the same specs" in stock
+    assert "1 more moved only where the specs measuring them changed" in stock
+    assert "[`sin`]" in stock and "[`cos`]" not in stock
+    with_table = page.split(f"## Operators whose grades changed, with `{T.name}`")[1]
+    assert "Measured at one point only (torch 2.14.1): nothing to compare yet." in with_table
+    assert "| Operator |" not in with_table
