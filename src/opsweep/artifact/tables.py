@@ -128,8 +128,10 @@ def load(path: str | Path) -> CellTable:
     return CellTable(path, artifact, data["opsweep"], data["measured_by"])
 
 
-def packaged(directory: Path = PACKAGED) -> dict[str, Path]:
-    """The tables in `directory` by the torch version that measured them, oldest first."""
+def packaged(directory: Path | None = None) -> dict[str, Path]:
+    """The tables in `directory` (default: the packaged ones) by the torch version that
+    measured them, oldest first."""
+    directory = PACKAGED if directory is None else directory
     found = {}
     for path in directory.glob(f"torch-*{SUFFIX}") if directory.is_dir() else ():
         m = _NAME.match(path.name)
