@@ -16,6 +16,7 @@ tables`. The wheel carries only the full measurements' tables, so the test puts 
 the installed one, as an opsweep release that carries both measured torches would.
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -41,10 +42,13 @@ TORCH = metadata.version("torch")
 
 
 def recipe() -> str:
-    """docs/check.md's Hugging Face recipe: the first python block of its section."""
-    text = (ROOT / "docs" / "check.md").read_text("utf-8")
-    section = text.split("### A Hugging Face model", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    """docs/check.md's Hugging Face recipe, the block that starts with ``# my_models.py``
+    (as scripts/check_example.py reads it for the page's sample report)."""
+    spec = importlib.util.spec_from_file_location("check_example",
+                                                  ROOT / "scripts" / "check_example.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example.recipe((ROOT / "docs" / "check.md").read_text("utf-8"), "my_models.py")
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +64,8 @@ def newcomer(tmp_path_factory):
     where = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp, env=env,
                            capture_output=True, text=True, check=True).stdout.split("\n")
     assert where[0].startswith(str(venv)) and not where[0].startswith(str(ROOT)), where
-    packaged = Path(where[1])
+    packaged = Path(where[1])  # the wheel's tables, inside the venv
+    assert packaged.is_relative_to(venv), packaged
     assert list(tables.packaged(packaged)) == list(tables.packaged())  # what the wheel carries
     shutil.copyfile(OLDER, packaged / OLDER.name)
     home = tmp / "project"
@@ -84,16 +89,16 @@ def test_check_from_pip_install_uses_the_packaged_table_and_says_what_a_bump_cha
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     text = _flat(done.stdout)
-    venv, _, home = newcomer
+    _, _, home = newcomer
     choice = tables.choose(TORCH, tables.packaged())
     # the head: the packaged table, which torch and opsweep built it, which torch is installed
-    assert f"tables/torch-{choice.chosen}.json.gz ({choice.sentence()}" in text, text
-    assert str(venv) in text.split("measured ", 1)[1]  # the table inside the installed wheel
+    assert f"measured table opsweep/data/tables/torch-{choice.chosen}.json.gz " \
+        f"({choice.sentence()}; there is no pyproject.toml here)" in text, text
     table = tables.load(tables.packaged()[choice.chosen])
     assert f"the table packaged by opsweep {table.opsweep}" in text
     assert f"installed torch {TORCH}," in text
-    assert "against " in text and "torch-2.13.0.json.gz (opsweep's packaged table for torch " \
-        "2.13.0): torch 2.13.0" in text
+    assert "against opsweep/data/tables/torch-2.13.0.json.gz (opsweep's packaged table for " \
+        "torch 2.13.0): torch 2.13.0" in text
     # a verdict and a prediction
     assert "Your model exports, runs and matches PyTorch" in text
     assert re.search(r"│ export +│ \w+", done.stdout) and "tested, passes" in text

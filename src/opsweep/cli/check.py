@@ -11,7 +11,7 @@ import argparse
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from opsweep import config
@@ -195,8 +195,14 @@ def packaged_table(why_not: str) -> Measured:
     except ValueError as exc:
         raise UsageError(f"no measured table to check against: {why_not}, and {exc}; "
                          f"{WHERE}") from None
-    return load_table(found[choice.chosen], "the packaged table",
-                      f"{choice.sentence()}; {why_not}")
+    return _shown(load_table(found[choice.chosen], "the packaged table",
+                             f"{choice.sentence()}; {why_not}"))
+
+
+def _shown(measured: Measured) -> Measured:
+    """A packaged table named as the file inside the installed opsweep, the same on every
+    machine (opsweep/data/tables/torch-2.15.0.json.gz)."""
+    return replace(measured, path=Path("opsweep", "data", "tables", measured.path.name))
 
 
 def against_table(value: str) -> Measured:
@@ -213,8 +219,8 @@ def against_table(value: str) -> Measured:
         chosen = tables.resolve(value, found)
     except ValueError as exc:
         raise UsageError(f"--against {value}: {exc}; or pass an artifact file") from None
-    return load_table(chosen, "--against", f"opsweep's packaged table for torch "
-                      f"{public_version(value)}")
+    return _shown(load_table(chosen, "--against", f"opsweep's packaged table for torch "
+                             f"{public_version(value)}"))
 
 
 def _is_history_record(path: Path) -> bool:
