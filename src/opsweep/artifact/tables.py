@@ -121,8 +121,10 @@ def load(path: str | Path) -> CellTable:
     for key in ("opsweep", "measured_by"):
         if not isinstance(data.get(key), str) or len(data[key]) > 100:
             raise ArtifactError(path, key, "missing, or not a short string")
+    if not isinstance(data.get("artifact"), dict):
+        raise ArtifactError(path, "artifact", "missing, or not an object")
     try:
-        artifact = art.from_data(data.get("artifact"), path)
+        artifact = art.from_data(data["artifact"], path)
     except RecursionError:
         raise ArtifactError(path, "artifact", "nested too deeply") from None
     return CellTable(path, artifact, data["opsweep"], data["measured_by"])
