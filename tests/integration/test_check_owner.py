@@ -25,6 +25,7 @@ import torch
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing fetched at run time
 
 from opsweep.artifact import data as art  # noqa: E402
+from opsweep.artifact import tables  # noqa: E402
 from opsweep.artifact.numerics import errors_from_data  # noqa: E402
 from opsweep.catalog.load import exclusions  # noqa: E402
 from opsweep.check.advice import advice  # noqa: E402
@@ -86,9 +87,10 @@ def test_the_projects_artifact_is_the_default_outside_opsweeps_checkout(tmp_path
 
 @pytest.mark.parametrize("case", ["no project", "no [tool.opsweep]", "configured, missing",
                                   "--artifact missing", "--artifact not an artifact",
-                                  "--against a history record"])
-def test_no_table_is_one_line_saying_what_to_pass(case, outside, capsys):
+                                  "--against a history record", "--against no table"])
+def test_no_table_is_one_line_saying_what_to_pass(case, outside, capsys, monkeypatch):
     argv = ["check", "models.py:build"]
+    monkeypatch.setattr(tables, "PACKAGED", outside / "no tables")  # an opsweep with none
     if case == "no [tool.opsweep]":
         (outside / "pyproject.toml").write_text('[project]\nname = "mine"\n')
     if case == "configured, missing":
@@ -98,6 +100,8 @@ def test_no_table_is_one_line_saying_what_to_pass(case, outside, capsys):
     if case == "--artifact not an artifact":
         (outside / "measured.json").write_text('{"hello": 1}')
         argv += ["--artifact", "measured.json"]
+    if case == "--against no table":
+        argv += ["--artifact", str(ARTIFACT), "--against", "1.0.0"]
     if case == "--against a history record":
         record = next((ROOT / "docs" / "history").glob("torch-2.15.0+*.json"))
         shutil.copyfile(record, outside / "record.json")
@@ -106,8 +110,8 @@ def test_no_table_is_one_line_saying_what_to_pass(case, outside, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("opsweep: error: "), err
     said = {
-        "no project": ["there is no pyproject.toml here", "--artifact FILE",
-                       "docs/onnx_support_measured.json"],
+        "no project": ["there is no pyproject.toml here", "carries no measured table",
+                       "--artifact FILE", "docs/onnx_support_measured.json"],
         "no [tool.opsweep]": ["pyproject.toml has no [tool.opsweep]", "--artifact FILE"],
         "configured, missing": ["t/measured.json", "[tool.opsweep] artifact in pyproject.toml",
                                 "opsweep sweep", "--artifact FILE"],
@@ -115,8 +119,24 @@ def test_no_table_is_one_line_saying_what_to_pass(case, outside, capsys):
         "--artifact not an artifact": ["--artifact: ", "measured.json"],
         "--against a history record": ["a history record", "not an artifact",
                                        "onnx_support_measured.json"],
+        "--against no table": ["--against 1.0.0: torch 1.0.0 has no packaged table (measured: ",
+                               "or pass an artifact file"],
     }[case]
     assert all(words in err for words in said), err
+
+
+@pytest.mark.parametrize("project", ["none", "[tool.opsweep] without an artifact"])
+def test_without_a_table_of_ones_own_the_packaged_one_of_the_installed_torch_is_used(
+        project, outside, capsys):
+    if project != "none":
+        (outside / "pyproject.toml").write_text('[tool.opsweep]\nversion = 1\n')
+    assert main(["check", "models.py:build", "--no-export", "--json"]) == EXIT_OK
+    table = json.loads(capsys.readouterr().out)["table"]
+    choice = tables.choose(TORCH, tables.packaged())
+    assert table["path"] == f"opsweep/data/tables/torch-{choice.chosen}.json.gz"
+    assert table["why"].startswith(choice.sentence() + "; ")
+    assert table["written_by"] == tables.load(tables.packaged()[choice.chosen]).opsweep
+    assert table["fingerprint"]["torch"].split("+")[0] == choice.chosen
 
 
 def test_a_table_of_another_torch_is_said_loudly(outside, artifact, capsys):

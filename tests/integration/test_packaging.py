@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from .wheel import fresh_venv
+
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,32 +27,9 @@ def test_wheel_contains_the_catalog_schema_and_templates(tmp_path):
             "opsweep/cli/check.py", "opsweep/cli/init.py",
             "opsweep/templates/init/onnx-measure.yml", "opsweep/templates/init/onnx-publish.yml",
             "opsweep/templates/init/onnx-command.yml", "opsweep/templates/init/renovate.json5"} <= names
+    assert any(n.startswith("opsweep/data/tables/torch-") and n.endswith(".json.gz")
+               for n in names)  # the cell tables opsweep check uses from pip install
     assert sum(n.startswith("opsweep/specs/") for n in names) >= 25
-
-
-def _fresh_venv(tmp_path: Path) -> Path:
-    """A venv outside the repository holding the wheel built from the checkout, which sees
-    the running interpreter's packages (torch is not installed twice) as a plain path:
-    their .pth files (an editable opsweep among them) are not run, so only the wheel's
-    opsweep is importable."""
-    import sysconfig
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path / "dist"), str(ROOT)], check=True, capture_output=True)
-    (wheel,) = (tmp_path / "dist").glob("opsweep-*.whl")
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    code = "import sysconfig; print(sysconfig.get_path('purelib'))"
-    purelib = subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True)
-    Path(purelib.stdout.strip(), "parent-env.pth").write_text(
-        "\n".join(dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]))
-        + "\n")
-    # --ignore-installed: where the parent has opsweep installed as a wheel (tox), pip would
-    # otherwise see it through parent-env.pth and install nothing
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", "--no-index", "--ignore-installed", str(wheel)], check=True,
-                   capture_output=True)
-    return venv
 
 
 def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path):
@@ -61,7 +40,7 @@ def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path
     import shutil
 
     import torch
-    venv = _fresh_venv(tmp_path)
+    venv = fresh_venv(tmp_path)
     repo = tmp_path / "adopter"
     shutil.copytree(ROOT / "tests" / "github" / "adopter", repo)
     pins = repo / "requirements" / "onnx.txt"

@@ -47,6 +47,10 @@ class Table:
     policy: str  # the tolerance policy the table was graded against ("": not recorded)
     check_policy: str  # the tolerance policy the real export is compared at
     installed: Mapping[str, str] = field(default_factory=installed)
+    #: the opsweep that wrote a packaged cell table ("": the table is an artifact file)
+    written_by: str = ""
+    #: the other table --against sets the models against, in a line ("": none)
+    against: str = ""
 
     @property
     def opset(self) -> int:
@@ -64,8 +68,9 @@ class Table:
     def measured_line(self) -> str:
         built = f"; opsweep {self.opsweep}" if self.opsweep else \
             "; the opsweep that measured it is not recorded"
+        written = f"; the table packaged by opsweep {self.written_by}" if self.written_by else ""
         return (", ".join(f"{n} {self.fingerprint.get(n, '?')}" for n in STACK)
-                + f" at opset {self.opset}{built}")
+                + f" at opset {self.opset}{built}{written}")
 
     def installed_line(self) -> str:
         return ", ".join(f"{n} {self.installed.get(n) or 'not installed'}"
@@ -101,14 +106,16 @@ class Table:
 
     def lines(self) -> list[tuple[str, str]]:
         """(label, text) rows of the report's head."""
-        return [("measured table", f"{self.path} ({self.why})"), ("measured", self.measured_line()),
+        rows = [("measured table", f"{self.path} ({self.why})"), ("measured", self.measured_line()),
                 ("installed", self.installed_line()), ("opset", self.opset_line()),
                 ("tolerance", self.policy_line())]
+        return rows + ([("against", self.against)] if self.against else [])
 
     def to_data(self) -> dict:
         return {"path": self.path, "why": self.why, "fingerprint": dict(self.fingerprint),
                 "opsweep": self.opsweep, "policy": self.policy,
                 "check_policy": self.check_policy, "installed": dict(self.installed),
+                "written_by": self.written_by, "against": self.against,
                 "moved": [list(m) for m in self.moved]}
 
 

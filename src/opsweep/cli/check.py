@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from opsweep import config
 from opsweep.artifact import data as art
+from opsweep.artifact import tables
+from opsweep.artifact.data import Artifact
+from opsweep.artifact.records import public_version
 from opsweep.cli.exits import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.settings import MODELS_SETTING, policy_file
 from opsweep.errors import DataFileError, UsageError
@@ -21,14 +26,23 @@ from opsweep.files import DEFAULT, write_atomic
 from opsweep.policy import read as read_policy
 
 RECORD_VERSION = 1
+#: what --against takes for a measured torch rather than a file
+VERSION = re.compile(r"^\d+(\.\d+)+([a-z]+\d*)?(\+[\w.]+)?$")
 ARTIFACT_SETTING = "[tool.opsweep] artifact"
 #: where a measured table comes from, for the error that finds none
 WHERE = ("pass --artifact FILE, the JSON artifact a sweep writes (opsweep's own, measured at "
          "its pinned torch, is docs/onnx_support_measured.json in opsweep's repository), or "
          f"set {ARTIFACT_SETTING} in your pyproject.toml")
 
+
 DESCRIPTION = """\
 Check your own models against opsweep's measured table, then export them for real.
+
+The table: --artifact FILE, else your project's [tool.opsweep] artifact, else the table
+opsweep ships for the installed torch (measured by opsweep's own sweep; when that torch
+was not measured, the nearest measured one, said in the report). --against VERSION sets
+the same models against the packaged table of another measured torch: what changes for
+your models if you bump, before anything is installed.
 
 For each MODEL it captures and decomposes the model as torch.onnx.export(dynamo=True)
 does, looks every aten operator it uses up in the measured table at the dtype and rank
@@ -49,6 +63,7 @@ exit codes:
 
 examples:
   opsweep check my_models.py:build_bert
+  opsweep check my_models.py:build_bert --against 2.15.0
   opsweep check mypkg.models:build --artifact onnx_support_measured.json
   opsweep check my_models.py:build_bert --against new_torch_artifact.json --verbose
 
@@ -65,13 +80,16 @@ def add_parser(sub) -> None:
                         "no argument and returns {'model': ..., 'inputs': ..., 'kwargs': ...}) "
                         f"or a .pt2 file (default: the project's {MODELS_SETTING})")
     p.add_argument("--artifact", type=Path, default=None, metavar="FILE",
-                   help=f"the measured table to check against (default: the project's "
-                        f"{ARTIFACT_SETTING}, {DEFAULT.artifact} when it sets none; without "
-                        "a [tool.opsweep] the option is required)")
-    p.add_argument("--against", type=Path, default=None, metavar="OTHER_ARTIFACT",
-                   help="also show the uses whose verdict differs in this artifact, one "
-                        "measured at other pins, e.g. the torch you mean to bump to (an "
-                        "artifact, not a history record; default: none)")
+                   help=f"the measured table to check against, an artifact or a cell table "
+                        f"(.json.gz) (default: the project's {ARTIFACT_SETTING}, "
+                        f"{DEFAULT.artifact} when it sets none and that file exists, else "
+                        "the table opsweep ships for the installed torch or the nearest "
+                        "measured one)")
+    p.add_argument("--against", default=None, metavar="VERSION|FILE",
+                   help="also show the uses whose verdict differs in another table: a "
+                        "measured torch version whose table this opsweep ships (e.g. the "
+                        "torch you mean to bump to), or an artifact or cell table measured "
+                        "at other pins (not a history record; default: none)")
     p.add_argument("--no-export", action="store_true",
                    help="the table lookup alone, no real export (default: export too)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -111,33 +129,53 @@ def run_checks(sources, artifact, other=None, export: bool = True, policy=None):
             for c in cases]
 
 
-def artifact_path(explicit: Path | None, pyproject: Path) -> tuple[Path, str]:
+@dataclass(frozen=True)
+class Measured:
+    """The measured table a check is set against: the artifact, where it is and why that
+    one, and the opsweep that measured it and wrote it when the file says so."""
+
+    artifact: Artifact
+    path: Path
+    why: str
+    measured_by: str | None = None  # None: not said by the file (a history record may)
+    written_by: str = ""  # the opsweep that wrote a packaged table
+
+
+def artifact_path(explicit: Path | None, pyproject: Path) -> tuple[Path | None, str]:
     """The measured table to check against and why that one: --artifact, else the
-    project's (its [tool.opsweep] artifact, relative to the pyproject's directory); a
-    one-line UsageError saying what to pass when there is none."""
+    project's (its [tool.opsweep] artifact, relative to the pyproject's directory, or the
+    default artifact when that file exists); (None, why) when the project names none, for
+    the packaged table of the installed torch. A one-line UsageError when a file named
+    is missing."""
     if explicit is not None:
         if not explicit.is_file():
             raise UsageError(f"--artifact {explicit}: no such file; {WHERE}")
         return explicit, "--artifact"
     project = config.load(pyproject)
     if project.keys is None:
-        here = f"{pyproject} has no [tool.opsweep]" if pyproject.is_file() else \
-            f"there is no {pyproject} here"
-        raise UsageError(f"no measured table to check against: {here}; {WHERE}")
+        return None, (f"{pyproject} has no [tool.opsweep]" if pyproject.is_file() else
+                      f"there is no {pyproject} here")
     path = pyproject.parent / project.artifact
-    why = (f"{ARTIFACT_SETTING} in {pyproject}" if "artifact" in project.keys
-           else f"the default artifact of a [tool.opsweep] project, {pyproject}")
+    if "artifact" not in project.keys:
+        if path.is_file():
+            return path, f"the default artifact of a [tool.opsweep] project, {pyproject}"
+        return None, f"{pyproject} sets no {ARTIFACT_SETTING}"
+    why = f"{ARTIFACT_SETTING} in {pyproject}"
     if not path.is_file():
         raise UsageError(f"no measured table at {path} ({why}): measure it with `opsweep "
                          f"sweep` (docs/adopting.md), or pass --artifact FILE")
     return path, why
 
 
-def load_table(path: Path, option: str):
-    """The artifact at `path`; one that cannot be read, or a history record given for one,
-    is bad input (exit 2) in one line."""
+def load_table(path: Path, option: str, why: str = "") -> Measured:
+    """The artifact or cell table (.json.gz) at `path`; one that cannot be read, or a
+    history record given for one, is bad input (exit 2) in one line."""
+    why = why or option
     try:
-        return art.load(path)
+        if path.name.endswith(tables.SUFFIX):
+            table = tables.load(path)
+            return Measured(table.artifact, path, why, table.measured_by, table.opsweep)
+        return Measured(art.load(path), path, why)
     except DataFileError as exc:
         if _is_history_record(path):
             raise UsageError(
@@ -148,6 +186,43 @@ def load_table(path: Path, option: str):
         raise UsageError(f"{option}: {exc}") from None
 
 
+def packaged_table(why_not: str) -> Measured:
+    """The table opsweep ships for the installed torch, or the nearest measured one."""
+    found = tables.packaged()
+    try:
+        from opsweep.check.stack import installed  # no torch: package metadata only
+        choice = tables.choose(installed().get("torch", ""), found)
+    except ValueError as exc:
+        raise UsageError(f"no measured table to check against: {why_not}, and {exc}; "
+                         f"{WHERE}") from None
+    return _shown(load_table(found[choice.chosen], "the packaged table",
+                             f"{choice.sentence()}; {why_not}"))
+
+
+def _shown(measured: Measured) -> Measured:
+    """A packaged table named as the file inside the installed opsweep, the same on every
+    machine (opsweep/data/tables/torch-2.15.0.json.gz)."""
+    return replace(measured, path=Path("opsweep", "data", "tables", measured.path.name))
+
+
+def against_table(value: str) -> Measured:
+    """--against: a file (an artifact or a cell table), else a measured torch version
+    whose table this opsweep carries."""
+    path = Path(value)
+    if path.is_file():
+        return load_table(path, "--against")
+    found = tables.packaged()
+    if not VERSION.match(value):
+        raise UsageError(f"--against {value}: no such file, nor a torch version (measured, "
+                         f"packaged with this opsweep: {', '.join(found) or 'none'})")
+    try:
+        chosen = tables.resolve(value, found)
+    except ValueError as exc:
+        raise UsageError(f"--against {value}: {exc}; or pass an artifact file") from None
+    return _shown(load_table(chosen, "--against", f"opsweep's packaged table for torch "
+                             f"{public_version(value)}"))
+
+
 def _is_history_record(path: Path) -> bool:
     try:
         data = json.loads(path.read_text("utf-8"))
@@ -156,15 +231,24 @@ def _is_history_record(path: Path) -> bool:
     return isinstance(data, dict) and "history_version" in data
 
 
-def table_of(artifact, path: Path, why: str, pyproject: Path, policy):
+def table_of(measured: Measured, pyproject: Path, policy, other: Measured | None = None):
     # the check package: torch (only once models are to be checked)
     from opsweep.check.stack import Table, measured_by
+    artifact, path = measured.artifact, measured.path
     project = config.load(pyproject)
     records = [path.parent / "history"]
     if project.keys is not None:
         records.append(pyproject.parent / project.history_dir)
-    return Table(str(path), why, dict(vars(artifact.fingerprint)),
-                 measured_by(artifact, records), artifact.policy, policy.label)
+    by = measured.measured_by if measured.measured_by is not None else \
+        measured_by(artifact, records)
+    return Table(str(path), measured.why, dict(vars(artifact.fingerprint)), by,
+                 artifact.policy, policy.label, written_by=measured.written_by,
+                 against="" if other is None else _against_line(other))
+
+
+def _against_line(other: Measured) -> str:
+    fp = other.artifact.fingerprint
+    return f"{other.path} ({other.why}): torch {fp.torch} at opset {fp.opset}"
 
 
 def cmd_check(args) -> int:
@@ -173,12 +257,13 @@ def cmd_check(args) -> int:
     if not sources:
         raise UsageError(f"no MODEL given and no {MODELS_SETTING} in {args.pyproject}")
     path, why = artifact_path(args.artifact, args.pyproject)
-    artifact = load_table(path, "--artifact")
-    other = load_table(args.against, "--against") if args.against else None
+    measured = load_table(path, "--artifact", why) if path else packaged_table(why)
+    artifact = measured.artifact
+    other = against_table(args.against) if args.against else None
     tolerance = project.tolerance_policy
     policy = read_policy(policy_file(str(args.pyproject.parent / tolerance)) if tolerance else "")
-    reports = run_checks(sources, artifact, other, not args.no_export, policy)
-    table = table_of(artifact, path, why, args.pyproject, policy)
+    reports = run_checks(sources, artifact, other and other.artifact, not args.no_export, policy)
+    table = table_of(measured, args.pyproject, policy, other)
     data = record_data(reports, table)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     if args.record:

@@ -79,6 +79,8 @@ def model(console: Console, rep, verbose: bool) -> None:
     if not verbose and (hidden or any(v.hint for v in rep.verdicts)):
         console.print("(--verbose adds what a spec author would change so that the table could "
                       "say more)")
+    if rep.against is not None and not rep.against:
+        console.print("Against the other table: no operator the model calls changes verdict")
     for c in rep.against or ():
         console.print(f"Against the other table: {c.op} at {c.dtype} rank {c.rank}: {c.new} "
                       f"in this table, {c.old} in the other", markup=False)

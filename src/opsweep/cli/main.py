@@ -44,6 +44,8 @@ from opsweep.cli.settings import (
     source_url,
 )
 from opsweep.cli.summary import summary
+from opsweep.cli.tables import add_parser as add_tables_parser
+from opsweep.cli.tables import cmd_tables
 from opsweep.engine.config import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
@@ -491,6 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_check_parser(sub)
     add_init_parser(sub)
     add_regrade_parser(sub)
+    add_tables_parser(sub)
     p = sub.add_parser("history", help="per-torch-version records and the history view")
     steps = p.add_subparsers(dest="step", required=True)
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
@@ -508,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "coverage": cmd_coverage, "attribution": cmd_attribution,
             "merge": cmd_merge, "assemble": cmd_assemble, "render": cmd_render, "diff": cmd_diff,
             "pin-changed": cmd_pin_changed, "history": cmd_history,
-            "check": cmd_check, "regrade": cmd_regrade}
+            "check": cmd_check, "regrade": cmd_regrade, "tables": cmd_tables}
 
 
 def main(argv: list[str] | None = None) -> int:
