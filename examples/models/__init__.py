@@ -4,9 +4,9 @@ tests (docs/check.md, "The public model set").
 
 `MODELS` maps each model's name to its callable (``bert_f32`` -> the callable of
 ``encoders.py:bert_f32``); `spec(name)` is how `opsweep check` names it on the command
-line; `ARCHS` are the architectures; `REFUSED` the dtype variants eager PyTorch refuses on
-the CPU (with why; they get no callable); `MISSING` the families left out because the
-package they come from is not installed (torchvision, timm).
+line; `ARCHS` are the architectures; `MISSING` the families left out because the package
+they come from is not installed (torchvision, timm). Every variant runs in eager PyTorch on
+the CPU, float16 and bfloat16 included (tests/integration/test_model_set.py).
 
     opsweep check examples/models/encoders.py:bert_f32 examples/models/vision_timm.py:timm_vit_bf16
     opsweep check $(python scripts/score_models.py --list)   # the whole set
@@ -56,7 +56,6 @@ def _registry(loaded: dict) -> tuple[dict[str, Callable[[], dict]], dict[str, st
 
 _LOADED, MISSING = _families()
 MODELS, FAMILY_OF, ARCHS = _registry(_LOADED)
-REFUSED: dict[str, str] = {k: w for m in _LOADED.values() for k, w in m.REFUSED.items()}
 
 
 def path_of(name: str) -> Path:
@@ -71,4 +70,4 @@ def spec(name: str, root: Path | None = None) -> str:
     return f"{path.relative_to(base) if path.is_relative_to(base) else path}:{name}"
 
 
-__all__ = ["ARCHS", "MISSING", "MODELS", "REFUSED", "path_of", "spec"]
+__all__ = ["ARCHS", "MISSING", "MODELS", "path_of", "spec"]

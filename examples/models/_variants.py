@@ -23,8 +23,8 @@ BATCH, OTHER_BATCH = 2, 3  # the example batch, and the dynamic export's second 
 @dataclass(frozen=True)
 class Arch:
     """One architecture: `build` gives the float32 model, `inputs(batch)` its positional
-    example inputs; `dynamic`: the batch dimension is exported dynamic (False where the
-    model fixes it, with the reason in `static_why`)."""
+    example inputs; `dynamic`: the batch dimension is exported dynamic (every architecture
+    of the set allows it: torch.export captures each float32 one with a dynamic batch)."""
 
     name: str
     family: str  # encoder, decoder, encoder-decoder, vision, audio, plain
@@ -32,9 +32,6 @@ class Arch:
     build: Callable[[], torch.nn.Module]
     inputs: Callable[[int], tuple]
     dynamic: bool = True
-    static_why: str = ""
-    #: dtype tag -> why eager PyTorch on CPU refuses that variant (no callable is made)
-    refused: tuple[tuple[str, str], ...] = ()
 
 
 def _cast(value, dtype: torch.dtype):
@@ -74,25 +71,16 @@ def _callable(arch: Arch, tag: str, module: str) -> Callable[[], dict]:
 
 def define(archs: tuple[Arch, ...], namespace: MutableMapping[str, object]) -> tuple[str, ...]:
     """Put a callable per architecture and dtype in `namespace` (a module's globals, so
-    that ``FILE.py:bert_f16`` names it); the names defined, in order. A variant eager
-    PyTorch refuses gets no callable (`refused` says why)."""
+    that ``FILE.py:bert_f16`` names it); the names defined, in order."""
     names = []
     for arch in archs:
-        refused = dict(arch.refused)
         for tag in DTYPES:
-            if tag in refused:
-                continue
             fn = _callable(arch, tag, str(namespace.get("__name__", "")))
             if fn.__name__ in namespace:
                 raise ValueError(f"two models named {fn.__name__}")
             namespace[fn.__name__] = fn
             names.append(fn.__name__)
     return tuple(names)
-
-
-def refusals(archs: tuple[Arch, ...]) -> dict[str, str]:
-    """name -> why eager PyTorch refuses it, for the variants `define` leaves out."""
-    return {f"{a.name}_{tag}": why for a in archs for tag, why in a.refused}
 
 
 def ids(vocab: int, length: int = 8) -> Callable[[int], tuple]:

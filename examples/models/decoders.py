@@ -51,4 +51,3 @@ ARCHS = (
 )
 
 ALL = v.define(ARCHS, globals())
-REFUSED = v.refusals(ARCHS)

@@ -46,4 +46,3 @@ ARCHS = (
 )
 
 ALL = v.define(ARCHS, globals())
-REFUSED = v.refusals(ARCHS)

@@ -62,4 +62,3 @@ ARCHS = (
 )
 
 ALL = v.define(ARCHS, globals())
-REFUSED = v.refusals(ARCHS)

@@ -55,4 +55,3 @@ ARCHS = (
 )
 
 ALL = v.define(ARCHS, globals())
-REFUSED = v.refusals(ARCHS)

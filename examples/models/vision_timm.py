@@ -42,4 +42,3 @@ ARCHS = (
 )
 
 ALL = v.define(ARCHS, globals())
-REFUSED = v.refusals(ARCHS)
