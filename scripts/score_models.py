@@ -9,9 +9,12 @@ every model against the artifact, then, counted from what check reports,
   matched the real export.
 
     HF_HUB_OFFLINE=1 python scripts/score_models.py [--artifact FILE] [--only NAME...]
+                                                    [--no-export] [--records FILE]
     python scripts/score_models.py --list          # the set's specs, for opsweep check
     python scripts/score_models.py --from-records records.json   # score saved reports
 
+The shares come from the table lookup alone, so `--no-export` (check's own option, several
+times faster) gives them too; only the match with the real export needs the export.
 Models are checked `--batch` at a time in one `opsweep check` process each; a batch whose
 process does not end with a report (a crash, a model that cannot be built) is checked
 again one model per process, and a model that still yields none is counted as such.
@@ -58,13 +61,14 @@ def chosen(names, patterns) -> list[str]:
     return picked
 
 
-def run_check(specs: list[str], artifact: Path) -> tuple[list[dict] | None, str]:
+def run_check(specs: list[str], artifact: Path,
+              options: tuple[str, ...] = ()) -> tuple[list[dict] | None, str]:
     """`opsweep check --json` of `specs` in its own process: the models' reports, or None
     and the last line it wrote to stderr when it ended without one."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     done = subprocess.run([sys.executable, "-m", "opsweep", "check", *specs, "--artifact",
-                           str(artifact), "--json"], capture_output=True, text=True, env=env,
-                          cwd=ROOT, check=False)
+                           str(artifact), "--json", *options], capture_output=True, text=True,
+                          env=env, cwd=ROOT, check=False)
     if done.returncode in (0, 1):
         try:
             return json.loads(done.stdout)["models"], ""
@@ -74,24 +78,36 @@ def run_check(specs: list[str], artifact: Path) -> tuple[list[dict] | None, str]
     return None, f"exit {done.returncode}: {lines[-1] if lines else 'no output'}"
 
 
-def check_all(names: list[str], specs: dict[str, str], artifact: Path,
-              batch: int) -> tuple[list[dict], dict[str, str]]:
-    """Every model's report, in batches; (reports, model -> why it has none)."""
+def save(path: Path | None, reports: list[dict], lost: dict[str, str]) -> None:
+    """The reports so far, to `path` (atomically: a run cut short keeps its batches)."""
+    if path is not None:
+        partial = path.with_name(path.name + ".part")
+        partial.write_text(json.dumps({"models": reports, "lost": lost}, indent=1) + "\n",
+                           "utf-8")
+        os.replace(partial, path)
+
+
+def check_all(names: list[str], specs: dict[str, str], artifact: Path, batch: int,
+              records: Path | None = None,
+              options: tuple[str, ...] = ()) -> tuple[list[dict], dict[str, str]]:
+    """Every model's report, in batches, saved to `records` after each; (reports, model ->
+    why it has none)."""
     reports, lost = [], {}
     for start in range(0, len(names), batch):
         part = names[start:start + batch]
         began = time.perf_counter()
-        got, why = run_check([specs[n] for n in part], artifact)
+        got, why = run_check([specs[n] for n in part], artifact, options)
         if got is None and len(part) > 1:
             got = []
             for name in part:
-                one, why = run_check([specs[name]], artifact)
+                one, why = run_check([specs[name]], artifact, options)
                 got += one or []
                 if one is None:
                     lost[name] = why
         elif got is None:
             lost[part[0]] = why
         reports += got
+        save(records, reports, lost)
         print(f"  {start + len(part)}/{len(names)} checked ({time.perf_counter() - began:.0f} s"
               f" for {', '.join(part)})", file=sys.stderr, flush=True)
     return reports, lost
@@ -121,13 +137,15 @@ def use_lines(reports: list[dict]) -> list[str]:
 def axis_lines(reports: list[dict], axis: str) -> list[str]:
     said = [r["prediction"].get(axis, "unknown") for r in reports]
     definite = [(p, r) for p, r in zip(said, reports) if p in DEFINITE]
-    right = sum((r["verdict"] or {}).get(axis) == REAL[p] for p, r in definite)
-    exported = [r for _, r in definite if r["verdict"] is not None]
+    exported = [(p, r) for p, r in definite if r["verdict"] is not None]
+    right = sum(r["verdict"].get(axis) == REAL[p] for p, r in exported)
     counts = Counter(said)
     return [f"models with a definite {axis} prediction: {pct(len(definite), len(reports))}"
             f"   [target {TARGET_MODELS:.0f}%]",
             "  predicted: " + ", ".join(f"{p} {counts[p]}" for p in sorted(counts)),
-            f"  definite and matching the real export: {pct(right, len(exported))}"]
+            f"  definite and matching the real export: {pct(right, len(exported))}" + (
+                "" if len(exported) == len(definite) else
+                f" ({len(definite) - len(exported)} checked with --no-export)")]
 
 
 def missing_lines(reports: list[dict], top: int) -> list[str]:
@@ -142,9 +160,13 @@ def missing_lines(reports: list[dict], top: int) -> list[str]:
 
 def score(reports: list[dict], lost: dict[str, str], top: int = 10) -> str:
     captured = [r for r in reports if not r["capture"]["error"]]
-    verdict = Counter("passes" if not r["failed"] else "fails" for r in reports)
-    lines = [f"models checked: {len(reports)} ({verdict['passes']} export, run and match; "
-             f"{verdict['fails']} do not; {len(reports) - len(captured)} not captured)"]
+    verdict = Counter("fails" if r["failed"] else "passes" for r in reports
+                      if r["verdict"] is not None)
+    exported = sum(r["verdict"] is not None for r in reports)
+    lines = [f"models checked: {len(reports)} ({len(reports) - len(captured)} not captured)",
+             f"  exported for real: {exported} ({verdict['passes']} export, run and match; "
+             f"{verdict['fails']} do not)" if exported else
+             "  exported for real: none (--no-export: the table's predictions alone)"]
     lines += [f"  no report for {name}: {why}" for name, why in sorted(lost.items())]
     lines += use_lines(reports) + axis_lines(reports, "export") + axis_lines(reports, "runtime")
     return "\n".join(lines + missing_lines(reports, top))
@@ -158,9 +180,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="the models to check, by name or glob (default: the whole set)")
     parser.add_argument("--batch", type=int, default=6,
                         help="models per opsweep check process (default: 6)")
-    parser.add_argument("--records", type=Path, help="also write the reports here (JSON)")
+    parser.add_argument("--records", type=Path,
+                        help="also write the reports here (JSON), after each batch")
     parser.add_argument("--from-records", type=Path,
                         help="score the reports of an earlier --records instead of checking")
+    parser.add_argument("--no-export", action="store_true",
+                        help="the table lookup alone (opsweep check --no-export): the shares "
+                        "need no real export, only the match with reality does")
     parser.add_argument("--list", action="store_true", help="print the set's specs and stop")
     args = parser.parse_args(argv)
     if args.from_records:
@@ -177,11 +203,9 @@ def main(argv: list[str] | None = None) -> int:
         print("left out (package not installed): " + ", ".join(
             f"{f} ({p})" for f, p in models.MISSING.items()), file=sys.stderr)
     began = time.perf_counter()
-    reports, lost = check_all(names, specs, args.artifact.resolve(), args.batch)
+    reports, lost = check_all(names, specs, args.artifact.resolve(), args.batch, args.records,
+                              ("--no-export",) if args.no_export else ())
     seconds = time.perf_counter() - began
-    if args.records:
-        args.records.write_text(json.dumps({"models": reports, "lost": lost}, indent=1) + "\n",
-                                "utf-8")
     shown = args.artifact.resolve()
     print(f"artifact: {shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown}")
     print(score(reports, lost))

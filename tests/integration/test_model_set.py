@@ -121,3 +121,17 @@ def test_opsweep_check_gives_a_verdict_and_the_score_counts_it(capsys):
     for axis in ("export", "runtime"):
         definite = sum(r["prediction"][axis] != "unknown" for r in reports)
         assert f"models with a definite {axis} prediction: {definite} of 2 " in text
+
+
+def test_the_score_of_a_table_lookup_alone(capsys):
+    """--no-export (the shares need no real export): no verdict, the same counting."""
+    main(["check", models.spec("mlp_bf16", ROOT), "--artifact", str(ARTIFACT), "--json",
+          "--no-export"])
+    (report,) = json.loads(capsys.readouterr().out)["models"]
+    assert report["verdict"] is None and report["uses"]
+    text = score_models.score([report], {})
+    assert "exported for real: none" in text
+    measured = report["counts"]["measured fine"] + report["counts"]["measured failing"]
+    assert f"operator uses measured at their (dtype, rank): {measured} of " \
+           f"{len(report['uses'])} " in text
+    assert "definite and matching the real export: 0 of 0" in text
