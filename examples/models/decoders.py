@@ -1,7 +1,7 @@
 """Decoders from `transformers` configurations (random weights, nothing downloaded, no KV
 cache), each in float32, float16 and bfloat16, with a dynamic batch:
 
-    opsweep check examples/models/decoders.py:llama_bf16 --artifact docs/onnx_support_measured.json
+    opsweep check examples/models/decoders.py:llama_bf16
 """
 
 import transformers

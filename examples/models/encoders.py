@@ -1,7 +1,7 @@
 """Encoders from `transformers` configurations (random weights, nothing downloaded), each in
 float32, float16 and bfloat16, with a dynamic batch:
 
-    opsweep check examples/models/encoders.py:bert_f32 --artifact docs/onnx_support_measured.json
+    opsweep check examples/models/encoders.py:bert_f32
 """
 
 import transformers

@@ -2,7 +2,7 @@
 a Transformer encoder layer), randomly initialised, each in float32, float16 and bfloat16,
 with a dynamic batch:
 
-    opsweep check examples/models/plain.py:lstm_f32 --artifact docs/onnx_support_measured.json
+    opsweep check examples/models/plain.py:lstm_f32
 """
 
 import torch

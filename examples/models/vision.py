@@ -1,7 +1,7 @@
 """Vision models from `transformers` configurations (random weights, nothing downloaded) on
 32×32 images, each in float32, float16 and bfloat16, with a dynamic batch:
 
-    opsweep check examples/models/vision.py:swin_f16 --artifact docs/onnx_support_measured.json
+    opsweep check examples/models/vision.py:swin_f16
 """
 
 import transformers

@@ -2,7 +2,7 @@
 configuration (random weights: nothing downloaded) on 32×32 images, each in float32,
 float16 and bfloat16, with a dynamic batch:
 
-    opsweep check examples/models/vision_timm.py:timm_vit_bf16 --artifact docs/onnx_support_measured.json
+    opsweep check examples/models/vision_timm.py:timm_vit_bf16
 """
 
 import timm

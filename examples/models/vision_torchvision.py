@@ -2,7 +2,7 @@
 as small as their constructors allow, on 32×32 images, each in float32, float16 and
 bfloat16, with a dynamic batch:
 
-    opsweep check examples/models/vision_torchvision.py:tv_resnet18_f32 --artifact docs/onnx_support_measured.json
+    opsweep check examples/models/vision_torchvision.py:tv_resnet18_f32
 """
 
 import torchvision
