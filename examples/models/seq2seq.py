@@ -2,7 +2,7 @@
 KV cache), each in float32, float16 and bfloat16, with a dynamic batch. The model is called
 as a user exports it, with the encoder's and the decoder's inputs by keyword (`Seq2Seq`):
 
-    opsweep check examples/models/seq2seq.py:t5_f32 --artifact docs/onnx_support_measured.json
+    opsweep check examples/models/seq2seq.py:t5_f32
 """
 
 import torch
