@@ -27,6 +27,7 @@ import fnmatch
 import importlib.util
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -206,10 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     reports, lost = check_all(names, specs, args.artifact.resolve(), args.batch, args.records,
                               ("--no-export",) if args.no_export else ())
     seconds = time.perf_counter() - began
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN)  # the check processes' own time
     shown = args.artifact.resolve()
     print(f"artifact: {shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown}")
     print(score(reports, lost))
-    print(f"time: {seconds:.0f} s for {len(names)} models ({seconds / len(names):.1f} s a model)")
+    used = cpu.ru_utime + cpu.ru_stime
+    print(f"time: {seconds:.0f} s for {len(names)} models ({seconds / len(names):.1f} s a model); "
+          f"CPU of the check processes {used:.0f} s ({used / len(names):.1f} s a model)")
     return 0
 
 
