@@ -408,8 +408,8 @@ def test_the_check_pages_sample_report_is_the_real_commands_output():
 
 def test_the_check_pages_torchvision_recipe_checks_as_written(tmp_path):
     """The page's torchvision recipe, written to a file in an empty directory and checked
-    with the command the page gives (torchvision is not a test dependency: skipped
-    without it)."""
+    with the command the page gives (torchvision is in the test extras, for the public
+    model set: skipped without it)."""
     pytest.importorskip("torchvision")
     example = _check_example()
     page = (ROOT / "docs" / "check.md").read_text("utf-8")

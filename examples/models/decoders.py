@@ -1,0 +1,53 @@
+"""Decoders from `transformers` configurations (random weights, nothing downloaded, no KV
+cache), each in float32, float16 and bfloat16, with a dynamic batch:
+
+    opsweep check examples/models/decoders.py:llama_bf16
+"""
+
+import transformers
+
+try:
+    from . import _variants as v
+except ImportError:  # loaded as a file: opsweep check examples/models/decoders.py:NAME
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "opsweep_models_variants" not in sys.modules:
+        _spec = importlib.util.spec_from_file_location(
+            "opsweep_models_variants", Path(__file__).with_name("_variants.py"))
+        sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+        _spec.loader.exec_module(sys.modules[_spec.name])
+    v = sys.modules["opsweep_models_variants"]
+
+VOCAB = 64
+SMALL = dict(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+             intermediate_size=32, max_position_embeddings=32, use_cache=False)
+
+
+def _arch(name, model_class, config_class, **config):
+    return v.Arch(name, "decoder", "transformers", lambda: model_class(config_class(**config)),
+                  v.ids(VOCAB))
+
+
+ARCHS = (
+    _arch("gpt2", transformers.GPT2Model, transformers.GPT2Config, vocab_size=VOCAB, n_embd=16,
+          n_layer=1, n_head=2, n_inner=32, n_positions=32, bos_token_id=0, eos_token_id=0,
+          use_cache=False),
+    _arch("llama", transformers.LlamaModel, transformers.LlamaConfig, num_key_value_heads=1,
+          **SMALL),
+    _arch("mistral", transformers.MistralModel, transformers.MistralConfig,
+          num_key_value_heads=1, **SMALL),
+    _arch("qwen2", transformers.Qwen2Model, transformers.Qwen2Config, num_key_value_heads=1,
+          **SMALL),
+    _arch("phi", transformers.PhiModel, transformers.PhiConfig, partial_rotary_factor=0.5,
+          **SMALL),
+    _arch("gpt_neox", transformers.GPTNeoXModel, transformers.GPTNeoXConfig, **SMALL),
+    _arch("opt", transformers.OPTModel, transformers.OPTConfig, vocab_size=VOCAB,
+          hidden_size=16, num_hidden_layers=1, num_attention_heads=2, ffn_dim=32,
+          word_embed_proj_dim=16, max_position_embeddings=32, use_cache=False),
+    _arch("bloom", transformers.BloomModel, transformers.BloomConfig, vocab_size=VOCAB,
+          hidden_size=16, n_layer=1, n_head=2, use_cache=False),
+)
+
+ALL = v.define(ARCHS, globals())

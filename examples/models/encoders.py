@@ -1,0 +1,48 @@
+"""Encoders from `transformers` configurations (random weights, nothing downloaded), each in
+float32, float16 and bfloat16, with a dynamic batch:
+
+    opsweep check examples/models/encoders.py:bert_f32
+"""
+
+import transformers
+
+try:
+    from . import _variants as v
+except ImportError:  # loaded as a file: opsweep check examples/models/encoders.py:NAME
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "opsweep_models_variants" not in sys.modules:
+        _spec = importlib.util.spec_from_file_location(
+            "opsweep_models_variants", Path(__file__).with_name("_variants.py"))
+        sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+        _spec.loader.exec_module(sys.modules[_spec.name])
+    v = sys.modules["opsweep_models_variants"]
+
+VOCAB = 64
+SMALL = dict(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+             intermediate_size=32, max_position_embeddings=32)
+
+
+def _arch(name, model_class, config_class, **config):
+    return v.Arch(name, "encoder", "transformers", lambda: model_class(config_class(**config)),
+                  v.ids(VOCAB))
+
+
+ARCHS = (
+    _arch("bert", transformers.BertModel, transformers.BertConfig, **SMALL),
+    _arch("roberta", transformers.RobertaModel, transformers.RobertaConfig,
+          **{**SMALL, "max_position_embeddings": 40}),  # positions start after the pad id
+    _arch("distilbert", transformers.DistilBertModel, transformers.DistilBertConfig,
+          vocab_size=VOCAB, dim=16, n_layers=1, n_heads=2, hidden_dim=32,
+          max_position_embeddings=32),
+    _arch("albert", transformers.AlbertModel, transformers.AlbertConfig, embedding_size=16,
+          **SMALL),
+    _arch("electra", transformers.ElectraModel, transformers.ElectraConfig, embedding_size=16,
+          **SMALL),
+    _arch("deberta_v2", transformers.DebertaV2Model, transformers.DebertaV2Config,
+          relative_attention=True, position_buckets=8, pos_att_type=["p2c", "c2p"], **SMALL),
+)
+
+ALL = v.define(ARCHS, globals())

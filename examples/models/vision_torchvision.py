@@ -1,0 +1,45 @@
+"""torchvision architectures built with random weights (``weights=None``: nothing downloaded),
+as small as their constructors allow, on 32×32 images, each in float32, float16 and
+bfloat16, with a dynamic batch:
+
+    opsweep check examples/models/vision_torchvision.py:tv_resnet18_f32
+"""
+
+import torchvision
+
+try:
+    from . import _variants as v
+except ImportError:  # loaded as a file: opsweep check examples/models/vision_torchvision.py:NAME
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "opsweep_models_variants" not in sys.modules:
+        _spec = importlib.util.spec_from_file_location(
+            "opsweep_models_variants", Path(__file__).with_name("_variants.py"))
+        sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
+        _spec.loader.exec_module(sys.modules[_spec.name])
+    v = sys.modules["opsweep_models_variants"]
+
+SIDE = 32
+CLASSES = 10
+
+
+def _arch(name, build):
+    return v.Arch(name, "vision", "torchvision", build, v.image(SIDE))
+
+
+ARCHS = (
+    _arch("tv_resnet18", lambda: torchvision.models.resnet18(weights=None, num_classes=CLASSES)),
+    _arch("tv_mobilenet_v3", lambda: torchvision.models.mobilenet_v3_small(
+        weights=None, num_classes=CLASSES, width_mult=0.25)),
+    _arch("tv_squeezenet", lambda: torchvision.models.squeezenet1_1(weights=None,
+                                                                    num_classes=CLASSES)),
+    _arch("tv_shufflenet", lambda: torchvision.models.shufflenet_v2_x0_5(weights=None,
+                                                                         num_classes=CLASSES)),
+    _arch("tv_vit", lambda: torchvision.models.VisionTransformer(
+        image_size=SIDE, patch_size=8, num_layers=1, num_heads=2, hidden_dim=16, mlp_dim=32,
+        num_classes=CLASSES)),
+)
+
+ALL = v.define(ARCHS, globals())
