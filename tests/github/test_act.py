@@ -235,10 +235,12 @@ def test_same_repository_bump_is_commented_and_committed(built, measured, httpse
     assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
     committed = json.loads(git(origin, "show", "feature:docs/onnx_support_measured.json"))
     assert committed["fingerprint"]["torch"].startswith(INSTALLED)
-    # the project's configuration measures the torchscript exporter beside stock (the
-    # base has it too) and the workflow adds its translation table (the base has not)
+    # the project's configuration measures the torchscript exporter and the opset targets
+    # beside stock (the base has torchscript too) and the workflow adds its translation
+    # table (the base has not)
     targets = set(committed["targets"])
-    assert targets == {"examples/custom_translations.py:TABLE", "torchscript"}
+    assert targets == {"examples/custom_translations.py:TABLE", "torchscript", "opset18",
+                       "opset28"}
     assert "target examples/custom_translations.py:TABLE added" in comment.body
     assert "target torchscript added" not in comment.body
     (name,) = [n for n in git(origin, "ls-tree", "--name-only", "feature", "docs/history/").split()

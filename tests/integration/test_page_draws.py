@@ -48,7 +48,7 @@ def test_snippets_from_the_cached_draws_are_those_drawn_anew(swept, monkeypatch)
 
     def no_draw(*a, **k):
         raise AssertionError("drawn again: the cache's draws were not used")
-    monkeypatch.setattr(driver, "draw_examples", no_draw)
+    monkeypatch.setattr(driver, "draw_with_cells", no_draw)
     monkeypatch.setattr(standalone, "draw_examples", no_draw)
     cached = Scripts(catalog, "ci", page_draws(cache))
     for name in SPECS:

@@ -169,20 +169,26 @@ def test_one_changed_spec_moves_only_its_lines_its_operators_and_the_header(rege
     assert changed["files"] == {ARTIFACT, HOME, PAGE, DTYPES, DETAILS, SOURCES, HISTORY_PAGE,
                                 RECORD}
     assert MIGRATING in runs["first"]["committed"]  # rendered, and unchanged by this change
-    # the page's own diff: sin's rows, and the headline numbers its grade moves
-    headline = ("measured full", '[=', "exported fully")
+    # the page's own diff: sin's rows, and the headline numbers its grade moves (and the
+    # ranks the Failing at filter offers, on the table's line: sin now fails at a new rank)
+    headline = ("measured full", '[=', "exported fully", ' data-ranks="')
     page = [line for line in changed["diff"][PAGE]
             if 'data-op="sin"' not in line and "`sin`" not in line]  # its rows (table, gap view)
     assert page and all(any(h in line for h in headline) for line in page), \
         [line for line in page if not any(h in line for h in headline)]
     # the history view: sin's rows, the record's date, and the chart and counts of full
-    # operators that sin's export grade moves: one count down in each exporter (stock from
-    # 1 to 0; torchscript, which exports cdist too, from 2 to 1)
+    # operators that sin's export grade moves: one count down in each exporter (stock and
+    # each opset target from 1 to 0; torchscript, which exports cdist too, from 2 to 1)
     other = [line for line in changed["diff"][HISTORY_PAGE] if "`sin`" not in line
              and VERSION not in line and not line[1:].startswith("<svg")]
+    # (the opset targets alike: sin is full at each in the base)
     assert sorted(other) == sorted(["-| export (stock) | 1 |", "+| export (stock) | 0 |",
+                                    "-| export with opset18 | 1 |",
+                                    "+| export with opset18 | 0 |",
+                                    "-| export with opset28 | 1 |",
+                                    "+| export with opset28 | 0 |",
                                     "-| export with torchscript | 2 |",
-                                    "+| export with torchscript | 1 |"])
+                                    "+| export with torchscript | 1 |"]), sorted(other)
 
 
 def publish(repo: Path, artifact: bytes, tmp: Path, name: str, monkeypatch) -> dict[str, str]:

@@ -129,7 +129,7 @@ def test_the_history_view_lists_a_changed_catalog_apart_from_torch_transitions(t
     regression, rest = section("regression"), section("measured anew")
     assert 'data-op="cos"' in regression and 'data-op="sin"' not in regression
     assert "<summary>Measured anew by a changed catalog or engine (1)</summary>" in rest
-    assert 'data-op="sin"' in rest
+    assert "<a href=\"../operators/sin/\">sin</a> (export full→partial)" in rest
     assert f"catalog `{records[1].catalog}`, opsweep {opsweep.__version__}" in page
     assert records[0].catalog != records[1].catalog
 
