@@ -6,19 +6,7 @@ cache), each in float32, float16 and bfloat16, with a dynamic batch:
 
 import transformers
 
-try:
-    from . import _variants as v
-except ImportError:  # loaded as a file: opsweep check examples/models/decoders.py:NAME
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "opsweep_models_variants" not in sys.modules:
-        _spec = importlib.util.spec_from_file_location(
-            "opsweep_models_variants", Path(__file__).with_name("_variants.py"))
-        sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
-        _spec.loader.exec_module(sys.modules[_spec.name])
-    v = sys.modules["opsweep_models_variants"]
+from . import _variants as v
 
 VOCAB = 64
 SMALL = dict(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,

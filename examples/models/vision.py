@@ -6,19 +6,7 @@
 
 import transformers
 
-try:
-    from . import _variants as v
-except ImportError:  # loaded as a file: opsweep check examples/models/vision.py:NAME
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "opsweep_models_variants" not in sys.modules:
-        _spec = importlib.util.spec_from_file_location(
-            "opsweep_models_variants", Path(__file__).with_name("_variants.py"))
-        sys.modules[_spec.name] = importlib.util.module_from_spec(_spec)
-        _spec.loader.exec_module(sys.modules[_spec.name])
-    v = sys.modules["opsweep_models_variants"]
+from . import _variants as v
 
 SIDE = 32
 VIT = dict(image_size=SIDE, patch_size=8, num_channels=3, hidden_size=16, num_hidden_layers=1,

@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import re
 import sys
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,14 +46,34 @@ class SourceImportError(Exception):
     imported: the message says which and why; each caller names where it was given."""
 
 
+def _package_of(path: Path, prefix: str) -> str | None:
+    """For a file in a directory with an ``__init__.py``: the name of a package standing for
+    that directory (made once, its ``__init__`` not run: importing a file never runs its
+    siblings), so the file's relative imports of its siblings resolve; else None."""
+    where = path.resolve().parent
+    if not (where / "__init__.py").is_file():
+        return None
+    name = prefix + "pkg_" + hashlib.sha256(str(where).encode()).hexdigest()[:12]
+    if name not in sys.modules:
+        package = types.ModuleType(name, f"the directory {where.name}/ as a package")
+        package.__path__ = [str(where)]
+        package.__package__ = name
+        sys.modules[name] = package
+    return name
+
+
 def import_source(module: str, prefix: str):
-    """The module `module` names: a .py file (imported once per resolved path, under a
-    name made from `prefix`) or a dotted module (the working directory importable)."""
+    """The module `module` names: a .py file (imported once per resolved path, under a name
+    made from `prefix`; a file in a package directory as a member of that package, so its
+    relative imports work) or a dotted module (the working directory importable)."""
     if _is_path(module):
         path = Path(module)
         if not path.is_file():
             raise SourceImportError(f"no such file {module}")
         name = prefix + hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+        package = _package_of(path, prefix)
+        if package:  # a member of its directory's package: `from . import helpers` works
+            name = f"{package}.{path.stem}"
         if name in sys.modules:
             return sys.modules[name]
         spec = importlib.util.spec_from_file_location(name, path)
