@@ -105,7 +105,7 @@ def test_the_support_page_has_its_column_filter_and_section(catalog):
     assert "**full aten listing at opset 28**: 1 of 5 measured full" in page
     # the operators it grades otherwise are counted here, shown on the migration page's
     # opsets view (each with its smallest example telling the opsets apart)
-    assert "Its 1 operators graded otherwise than with the stock exporter, each\nwith the " \
+    assert "Its 1 operator graded otherwise than with the stock exporter, each\nwith the " \
            "smallest example that tells the opsets apart: [Moving between opsets]" \
            "(migrating.md#opsets)." in page
     assert "| Operator | Stock exporter | At opset 28 |" not in page
