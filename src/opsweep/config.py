@@ -191,15 +191,33 @@ def _join(directory: str, name: str) -> str:
     return name if directory in ("", ".") else f"{directory}/{name}"
 
 
+#: the configurations read, by the file's identity (see `load`)
+_READ: dict[tuple, Config] = {}
+
+
 def load(pyproject: str | Path = "pyproject.toml") -> Config:
     """The configuration in `pyproject` (its directory is the repository); the defaults
-    when the file or the table is absent."""
+    when the file or the table is absent. The same contents at the same place are parsed
+    once (a command's steps each ask for the configuration; a Config is frozen, so they
+    share one); a file whose contents changed is parsed again."""
     pyproject = Path(pyproject)
     if not pyproject.is_file():
         return Config(pins=PinSource(pyproject=pyproject.name), pyproject=pyproject.name)
     try:
-        data = tomllib.loads(pyproject.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raw = pyproject.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{pyproject}: cannot read it: {str(exc).splitlines()[0]}") from None
+    key = (str(pyproject), str(pyproject.resolve()), raw)
+    if key not in _READ:
+        _READ.clear()  # one project per command: the newest only
+        _READ[key] = _parsed(pyproject, raw)
+    return _READ[key]
+
+
+def _parsed(pyproject: Path, raw: bytes) -> Config:
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{pyproject}: cannot read it: {str(exc).splitlines()[0]}") from None
     table = _get(data, ("tool", "opsweep"))
     if table is None:
