@@ -23,7 +23,7 @@ import jsonschema
 try:  # compiled (Rust) validation: the same verdicts, some 300 times faster on an artifact
     import jsonschema_rs
 except ImportError:  # the bot's hash-pinned install (requirements/bot.txt) goes without it
-    jsonschema_rs = None
+    jsonschema_rs = None  # type: ignore[assignment]
 
 from opsweep.config import Config, PinSource
 from opsweep.errors import DataFileError
@@ -116,8 +116,9 @@ class Layout:
 
     def under(self, root: str | os.PathLike) -> Layout:
         """The same layout, every path under `root`."""
-        return replace(self, **{f.name: str(Path(root, getattr(self, f.name)))
-                                for f in fields(self) if f.name not in ("pins", "templates")},
+        moved: dict[str, Any] = {f.name: str(Path(root, getattr(self, f.name)))
+                                 for f in fields(self) if f.name not in ("pins", "templates")}
+        return replace(self, **moved,
                        templates=str(Path(root, self.templates)) if self.templates else "")
 
 

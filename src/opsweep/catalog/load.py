@@ -110,6 +110,8 @@ def _directory_modules(directory: Path) -> list[ModuleType]:
             modules.append(sys.modules[name])
             continue
         module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:  # a .py file always has both
+            raise SpecError("*", f"{path.name} cannot be imported", source=str(path))
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         try:
@@ -197,7 +199,7 @@ def _gather(modules: list[tuple[ModuleType, bool]], ops: frozenset[str] | None):
 def _placed(item: OpSpec, module: ModuleType) -> OpSpec:
     """`item` as loaded from `module`: its family is the module's name, whatever its
     support status, so a spec may not state one of its own."""
-    family = Path(module.__file__).stem
+    family = Path(module.__file__ or module.__name__).stem
     if item.family:
         raise SpecError(item.name, f"sets family={item.family!r}, but a spec's family is the "
                         f"name of the module it lives in ({family!r}): remove family= "

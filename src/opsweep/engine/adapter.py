@@ -154,4 +154,6 @@ class Exporter(BaseExporter):
         program = torch.onnx.export(
             module, tuple(args), dynamo=True, opset_version=self.opset, verbose=False,
             dynamic_shapes=dynamic_shapes, custom_translation_table=self.custom_translation_table)
+        if program is None:  # dynamo=True returns a program or raises
+            raise RuntimeError("torch.onnx.export(..., dynamo=True) returned no program")
         return program.model_proto

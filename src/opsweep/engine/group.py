@@ -76,8 +76,8 @@ def run_targets(spec: OpSpec, group: Sequence[Example], exporters: Mapping[str, 
     invalid, references, call = references_of(spec, group, _prefixed(phase, names[0]))
     if call is None:
         outcomes = [invalid[i] for i in range(len(group))]
-        final = dict.fromkeys(names, outcomes)
-        return with_arguments(spec, group, final) if arguments else final
+        failed = dict.fromkeys(names, outcomes)
+        return with_arguments(spec, group, failed) if arguments else failed
     static: dict[str, list[Outcome]] = {}
     final: dict[str, list[Outcome]] = {}
     traces: dict[str, object] = {}  # the stock exports' traces: "static", "dynamic"

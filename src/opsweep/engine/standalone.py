@@ -207,7 +207,7 @@ def _module(spec: OpSpec, example: Example, call: str) -> str | None:
                 f"class Repro(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                 f"        self.target = {dotted}({init})\n\n"
                 f"    def forward(self, {params}):\n        return self.target({call})\n")
-    callee = _callee(spec.fn)
+    callee = _callee(spec.fn) if spec.fn is not None else None
     if callee is None:
         return None
     define, name = callee
@@ -285,7 +285,8 @@ def script(spec: OpSpec, examples: list[Example], *, dynamic: bool = False, targ
                  if (t := builtin().tolerance(spec, d)) is not None}
     measured_with = of_name(target)
     if not measured_with.behaviour.dynamo:
-        export = _torchscript_export(first, plan.inputs if dynamic else (), export_with)
+        export = _torchscript_export(first, plan.inputs if dynamic and plan is not None
+                                     else (), export_with)
         shapes = ""
         table = ""
     else:

@@ -26,7 +26,7 @@ import os
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import onnx
 import torch
@@ -141,7 +141,7 @@ class TorchScriptExporter(BaseExporter):
         names = input_names(len(args))
         axes = None if dynamic_shapes is None else dynamic_axes_of(dynamic_shapes, len(args))
         with contextlib.nullcontext() if self.verbose else _output_dropped():
-            torch.onnx.export(module, tuple(args), buffer, dynamo=False,
+            torch.onnx.export(module, tuple(args), cast(Any, buffer), dynamo=False,  # a file
                               opset_version=self.opset, input_names=names,
                               dynamic_axes=axes, verbose=False)
         return onnx.load_from_string(buffer.getvalue())

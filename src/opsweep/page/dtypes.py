@@ -111,6 +111,10 @@ def _failing(groups: Iterable[FailureGroup]) -> list[FailureGroup]:
     return [g for g in groups if g.stage is not Stage.OK and g.stage not in UNGRADED]
 
 
+def _of_class(label: str) -> Callable[[StageCount], bool]:
+    return lambda c: class_of(c.dtype) == label
+
+
 def _drawn(outcomes: Sequence[StageCount], member: Callable[[StageCount], bool]) -> int:
     return sum(c.count for c in outcomes if c.stage not in UNGRADED and member(c))
 
@@ -125,7 +129,7 @@ def dtype_row(name: str, specs: Sequence[OpSpec], groups: Iterable[FailureGroup]
     for label, _ in CLASSES:
         mine = [g for g in failing if class_of(g.dtype) == label]
         if outcomes is not None:
-            drawn: int | None = _drawn(outcomes, lambda c, label=label: class_of(c.dtype) == label)
+            drawn: int | None = _drawn(outcomes, _of_class(label))
         else:
             drawn = None if label in declared or mine else 0
         cells.append(_cell(label, drawn, mine))
