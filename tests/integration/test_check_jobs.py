@@ -18,12 +18,14 @@ CRASHING = HERE / "crashing.py"
 TABLE = sorted(tables.packaged().values())[-1]
 
 
-def test_a_model_that_aborts_in_its_worker_costs_only_itself(capsys):
+def test_a_model_that_aborts_in_its_worker_costs_only_itself(tmp_path, capsys):
     order = ["good_one", "aborts", "good_two"]
-    code = main(["check", *(f"{CRASHING}:{n}" for n in order), "--jobs", "2", "--json",
-                 "--artifact", str(TABLE)])
-    data = json.loads(capsys.readouterr().out)
+    record = tmp_path / "record.json"
+    code = main(["check", *(f"{CRASHING}:{n}" for n in order), "--jobs", "2", "--record",
+                 str(record), "--artifact", str(TABLE)])
+    captured = capsys.readouterr()
     assert code == 1  # a machine failure is not a passing model
+    data = json.loads(record.read_text())
     # the report keeps the order the models were given, whatever order they finished in
     assert [m["source"] for m in data["models"]] == [f"{CRASHING}:{n}" for n in order]
     one, lost, two = data["models"]
@@ -34,11 +36,12 @@ def test_a_model_that_aborts_in_its_worker_costs_only_itself(capsys):
     assert lost["lost"] == "worker killed by SIGABRT" and lost["failed"]
     assert lost["verdict"] is None and lost["uses"] == []
     checked.from_data(data)  # what the bot reads: schema-valid, the lost model included
-    # the terminal report says it in a line: which model, which signal
-    assert main(["check", f"{CRASHING}:aborts", "--jobs", "2", "--artifact", str(TABLE)]) == 1
-    text = " ".join(capsys.readouterr().out.split())
+    # the terminal report says it in a line (which model, which signal), the others in full
+    text = " ".join(captured.out.split())
     assert (f"{CRASHING}:aborts: machine failure: worker killed by SIGABRT while checking it; "
             "no verdict") in text
+    assert text.count("Your model exports, runs and matches PyTorch") == 2
+    assert "leaked semaphore" not in captured.err
 
 
 def test_jobs_must_be_positive(capsys):
@@ -100,25 +103,32 @@ def test_the_main_commands_models_are_reused_by_fingerprint(tmp_path):
     assert after[1]["check_fingerprint"]["model"] != data["models"][1]["check_fingerprint"]["model"]
 
 
-def test_another_stack_or_a_lost_model_is_checked_again(tmp_path):
+def test_another_stack_another_check_or_a_lost_model_is_not_reused(tmp_path):
     from dataclasses import replace
 
+    from opsweep.check.fingerprint import fingerprint, reusable
     from opsweep.cli.check import check_or_reuse, previous_entries, record_data
+    from opsweep.policy import builtin
     artifact = tables.load(TABLE).artifact
     files = _project(tmp_path)
     source = f"{files['first'].as_posix()}:build"
-    done = check_or_reuse([source], artifact, export=False)
+    done = check_or_reuse([source], artifact, export=False)  # the table alone: cheap
     record = tmp_path / "record.json"
     record.write_text(json.dumps(record_data(done.items, keys=done.keys)))
-    assert check_or_reuse([source], artifact, previous_entries(record), export=False).reused == 1
+    previous = previous_entries(record)
+    label = builtin().label
+    assert check_or_reuse([source], artifact, previous, export=False).reused == 1
+    assert reusable(previous, source, fingerprint(source, artifact, label, False)) is not None
     moved = replace(artifact, fingerprint=replace(artifact.fingerprint, onnxruntime="0.0.1"))
-    assert check_or_reuse([source], moved, previous_entries(record), export=False).checked == 1
-    # with the export it is another check: the --no-export entry is not its answer
-    assert check_or_reuse([source], artifact, previous_entries(record)).checked == 1
-    entry = json.loads(record.read_text())
-    entry["models"][0]["lost"] = "worker killed by SIGSEGV"
-    record.write_text(json.dumps(entry))
-    assert check_or_reuse([source], artifact, previous_entries(record), export=False).checked == 1
+    assert reusable(previous, source, fingerprint(source, moved, label, False)) is None
+    # with the real export it is another check: the --no-export entry is not its answer
+    assert reusable(previous, source, fingerprint(source, artifact, label, True)) is None
+    assert reusable(previous, source, fingerprint(source, artifact, "mine v2", False)) is None
+    data = json.loads(record.read_text())
+    data["models"][0]["lost"] = "worker killed by SIGSEGV"
+    record.write_text(json.dumps(data))
+    assert reusable(previous_entries(record), source,
+                    fingerprint(source, artifact, label, False)) is None
 
 
 def test_a_bad_previous_record_is_one_line(tmp_path, capsys):
