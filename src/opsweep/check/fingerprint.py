@@ -52,7 +52,8 @@ def model_digest(source: str) -> str:
         return ""
 
 
-def fingerprint(source: str, artifact: Artifact, policy: str, export: bool = True) -> dict[str, Any]:
+def fingerprint(source: str, artifact: Artifact, policy: str,
+                export: bool = True) -> dict[str, Any]:
     """The key `source`'s check against `artifact` is reused by (`policy`: the label of the
     tolerance policy the outputs are compared at)."""
     stack = {k: v for k, v in asdict(artifact.fingerprint).items() if k != "opset"}
