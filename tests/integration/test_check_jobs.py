@@ -103,21 +103,26 @@ def test_the_main_commands_models_are_reused_by_fingerprint(tmp_path):
     assert after[1]["check_fingerprint"]["model"] != data["models"][1]["check_fingerprint"]["model"]
 
 
-def test_another_stack_another_check_or_a_lost_model_is_not_reused(tmp_path):
+def test_another_stack_another_check_or_a_lost_model_is_not_reused(tmp_path, capsys):
     from dataclasses import replace
 
     from opsweep.check.fingerprint import fingerprint, reusable
-    from opsweep.cli.check import check_or_reuse, previous_entries, record_data
+    from opsweep.cli.check import previous_entries
     from opsweep.policy import builtin
     artifact = tables.load(TABLE).artifact
     files = _project(tmp_path)
     source = f"{files['first'].as_posix()}:build"
-    done = check_or_reuse([source], artifact, export=False)  # the table alone: cheap
     record = tmp_path / "record.json"
-    record.write_text(json.dumps(record_data(done.items, keys=done.keys)))
+    table = ["--artifact", str(TABLE), "--no-export"]  # the table alone: cheap
+    first = main(["check", source, *table, "--record", str(record)])
+    capsys.readouterr()
+    assert _builds(tmp_path) == ["first"]
+    assert main(["check", source, *table, "--reuse", str(record), "--json"]) == first
+    out = capsys.readouterr()
+    assert "0 models checked, 1 reused from" in out.err and _builds(tmp_path) == []
+    assert json.loads(out.out)["models"] == json.loads(record.read_text())["models"]
     previous = previous_entries(record)
     label = builtin().label
-    assert check_or_reuse([source], artifact, previous, export=False).reused == 1
     assert reusable(previous, source, fingerprint(source, artifact, label, False)) is not None
     moved = replace(artifact, fingerprint=replace(artifact.fingerprint, onnxruntime="0.0.1"))
     assert reusable(previous, source, fingerprint(source, moved, label, False)) is None
@@ -139,3 +144,6 @@ def test_a_bad_previous_record_is_one_line(tmp_path, capsys):
                  "--artifact", str(TABLE)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--reuse" in err and "check_fingerprint" in err, err
+    assert main(["check", f"{CRASHING}:good_one", "--reuse", str(bad), "--against",
+                 str(TABLE), "--artifact", str(TABLE)]) == 2
+    assert "--reuse with --against" in capsys.readouterr().err

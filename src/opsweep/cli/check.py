@@ -122,8 +122,8 @@ def add_parser(sub) -> None:
                    help="a previous record (--record's, or the main command's "
                         "models_checked.json): a model whose entry there has the same check "
                         "fingerprint (the table's pins and opset, the model's source file, "
-                        "opsweep, the tolerance policy) is taken from it, not checked again "
-                        "(default: none, every model is checked)")
+                        "opsweep, the tolerance policy) is taken from it, not checked again; "
+                        "not with --against (default: none, every model is checked)")
     p.add_argument("--pyproject", type=Path, default=Path(DEFAULT.pyproject),
                    help="the project whose [tool.opsweep] gives the defaults "
                         f"(default: {DEFAULT.pyproject} in the current directory)")
@@ -335,6 +335,9 @@ def _options(args) -> None:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     if args.timeout is not None and not args.timeout > 0:
         raise UsageError(f"--timeout must be > 0 seconds, got {args.timeout:g}")
+    if args.reuse is not None and args.against:
+        raise UsageError("--reuse with --against: a reused entry holds no comparison with "
+                         "the other table; give one of them")
     if args.reuse is not None and not args.reuse.is_file():
         raise UsageError(f"--reuse {args.reuse}: no such file (a record --record or the main "
                          "command wrote)")
