@@ -215,8 +215,8 @@ def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) ->
     for rep in reports:
         brief = summary_line(rep)
         if brief is not None:
-            lines += [f"## {_cell(rep.get('name') if isinstance(rep, dict) else rep.name)}", "",
-                      brief, ""]
+            name = rep.get("name") if isinstance(rep, dict) else rep.name
+            lines += [f"## {_cell(str(name))}", "", brief, ""]
             continue
         lines += [f"## {_cell(rep.name)}", ""]
         if rep.capture.error:
