@@ -178,7 +178,8 @@ def test_the_main_command_records_the_models_only_when_some_are_configured(tmp_p
     assert not (tmp_path / layout.models).exists()
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.opsweep]\nmodels = ["{MODELS.as_posix()}:vit_half"]\n')
-    assert check_models(tmp_path, layout, artifact) == layout.models
+    done = check_models(tmp_path, layout, artifact)
+    assert (done.path, done.checked, done.reused) == (layout.models, 1, 0)
     record = checked.load(tmp_path / layout.models)  # what the bot reads
     assert record["vit float16"].verdict == {"export": "pass", "runtime": "pass",
                                              "numerics": "pass"}

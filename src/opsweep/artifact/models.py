@@ -2,7 +2,13 @@
 against the artifact, kept beside it (``docs/models_checked.json``) by the main command
 when models are configured. The bot reads two of them (the committed one and the new
 measurement's) as data and shows each model's verdict old → new. Only what the bot
-needs is read here (it never imports the check itself, nor torch)."""
+needs is read here (it never imports the check itself, nor torch).
+
+The record is validated against ``schema/models.schema.json``. Version 2 gives every
+entry its ``check_fingerprint`` (`opsweep.check.fingerprint`), by which the main command
+reuses it instead of checking the model again; a version-1 record reads the same, and
+reuses nothing. An entry with ``lost`` is a model whose worker died (a machine failure):
+no verdict."""
 
 from __future__ import annotations
 
@@ -13,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from opsweep.errors import DataFileError
+from opsweep.files import validate
+
+#: the versions of the record this opsweep reads (it writes the last)
+VERSIONS = (1, 2)
 
 AXES = ("export", "runtime", "numerics", "dynamic")
 VALUES = frozenset({"pass", "fail", "not reached"})
@@ -60,15 +70,24 @@ def _entry(path: object, i: int, m: Any) -> ModelEntry:
     return ModelEntry(m["name"], verdict, frozenset(u["op"] for u in uses), bool(m.get("failed")))
 
 
+def entries_by_source(data: Any, path: object = "<models>") -> dict[str, dict[str, Any]]:
+    """The record's entries as data, by the source each model was given as (for reuse);
+    a DataFileError naming the field when it is not a models record."""
+    from_data(data, path)
+    return {m["source"]: m for m in data["models"] if isinstance(m.get("source"), str)}
+
+
 def from_data(data: Any, path: object = "<models>") -> dict[str, ModelEntry]:
-    if not isinstance(data, dict) or data.get("models_version") != 1:
-        raise DataFileError(path, "models_version", "expected 1 (an opsweep check --json record)")
+    if not isinstance(data, dict) or data.get("models_version") not in VERSIONS:
+        raise DataFileError(path, "models_version", f"expected one of {VERSIONS} (an opsweep "
+                            "check --json record)")
     if not isinstance(data.get("models"), list):
         raise DataFileError(path, "models", "expected a list")
     entries = [_entry(path, i, m) for i, m in enumerate(data["models"])]
     names = [e.name for e in entries]
     if len(set(names)) != len(names):
         raise DataFileError(path, "models", "two models share a name")
+    validate(data, "models", path)  # the rest of the shape (fingerprints, lost models)
     return {e.name: e for e in entries}
 
 

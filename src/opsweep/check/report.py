@@ -185,6 +185,25 @@ def against(report_verdicts: Iterable[Verdict], other: Iterable[Verdict]) -> tup
                  if before.get(v.use.key, NOT_MEASURED) != label(v))
 
 
+def summary_line(item) -> str | None:
+    """The one line a model without a report of its own gets (None for a `Report`): a
+    lost model's machine failure, or a reused entry's verdict (an entry of the previous
+    record, as data)."""
+    if isinstance(item, Report):
+        return None
+    if isinstance(item, dict):
+        verdict = item.get("verdict") or {}
+        axes = ", ".join(f"{a} {verdict[a]}" for a in AXES if a in verdict)
+        return (f"{item.get('name')} ({item.get('source')}): reused from the previous record "
+                f"(same check fingerprint, not checked again): {axes or 'not exported'}")
+    return item.line()
+
+
+def failed(item) -> bool:
+    """A report, a lost model or a reused entry: does it make the command exit 1?"""
+    return bool(item.get("failed")) if isinstance(item, dict) else bool(item.failed)
+
+
 def _cell(text: str) -> str:
     return "`" + str(text).replace("`", "'").replace("|", "/").replace("\n", " ") + "`"
 
@@ -194,6 +213,11 @@ def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) ->
     table and the installed stack; `verbose`: the spec author's hints too."""
     lines = [] if table is None else _markdown_head(table)
     for rep in reports:
+        brief = summary_line(rep)
+        if brief is not None:
+            name = rep.get("name") if isinstance(rep, dict) else rep.name
+            lines += [f"## {_cell(str(name))}", "", brief, ""]
+            continue
         lines += [f"## {_cell(rep.name)}", ""]
         if rep.capture.error:
             lines += [f"Capture failed: {_cell(rep.capture.error)}", ""]
@@ -233,4 +257,5 @@ def _markdown_head(table) -> list[str]:
     return ([f"> **Warning:** {warning}", ""] if warning else []) + lines + [""]
 
 
-__all__ = ["FAIL", "FINE", "NOT_REACHED", "PASS", "Report", "against", "to_data", "to_markdown"]
+__all__ = ["FAIL", "FINE", "NOT_REACHED", "PASS", "Report", "against", "failed", "summary_line",
+           "to_data", "to_markdown"]

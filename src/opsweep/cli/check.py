@@ -1,7 +1,8 @@
 """`opsweep check MODEL...`: your models against the measured table, before you bump.
 
 Exit 0 when every model exports, runs and matches (with --no-export: when no use is
-measured failing), 1 when one does not, 2 for bad input (a model that cannot be loaded
+measured failing), 1 when one does not (or, with --jobs, its worker died: a machine
+failure), 2 for bad input (a model that cannot be loaded
 or run, no measured table, a bad artifact or setting), with one line naming it.
 """
 
@@ -18,14 +19,18 @@ from opsweep import config
 from opsweep.artifact import data as art
 from opsweep.artifact import tables
 from opsweep.artifact.data import Artifact
+from opsweep.artifact.models import entries_by_source
 from opsweep.artifact.records import public_version
 from opsweep.cli.exits import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.settings import MODELS_SETTING, policy_file
 from opsweep.errors import DataFileError, UsageError
-from opsweep.files import DEFAULT, write_atomic
+from opsweep.files import DEFAULT, read_json, write_atomic
+from opsweep.policy import builtin
 from opsweep.policy import read as read_policy
 
-RECORD_VERSION = 1
+#: with --jobs above 1, one model's check's deadline (seconds): check.isolate.TIMEOUT's
+CHECK_TIMEOUT = 900.0
+RECORD_VERSION = 2  # 2: each model's check_fingerprint, and lost models
 #: what --against takes for a measured torch rather than a file
 VERSION = re.compile(r"^\d+(\.\d+)+([a-z]+\d*)?(\+[\w.]+)?$")
 ARTIFACT_SETTING = "[tool.opsweep] artifact"
@@ -57,7 +62,8 @@ exit codes:
   {EXIT_OK}  every model exports, runs and matches PyTorch (with --no-export: no operator
      the models use is measured failing)
   {EXIT_ERROR}  a model does not (with --no-export: an operator it uses is measured failing,
-     or it cannot be captured)
+     or it cannot be captured), or with --jobs above 1 a model's worker died or went
+     past --timeout (a machine failure, named with its signal; the others are checked)
   {EXIT_USAGE}  bad input, one line naming it: a model that cannot be imported, built or run
      in eager PyTorch, no measured table, an unreadable artifact, a bad [tool.opsweep]
 
@@ -66,6 +72,8 @@ examples:
   opsweep check my_models.py:build_bert --against 2.15.0
   opsweep check mypkg.models:build --artifact onnx_support_measured.json
   opsweep check my_models.py:build_bert --against new_torch_artifact.json --verbose
+  opsweep check my_models.py:build_bert my_models.py:build_vit --jobs 2 --record checked.json
+  opsweep check my_models.py:build_bert my_models.py:build_vit --reuse checked.json --json
 
 docs/check.md has recipes for Hugging Face and torchvision models."""
 
@@ -101,22 +109,54 @@ def add_parser(sub) -> None:
                    help="markdown on stdout instead of the terminal report (default: off)")
     p.add_argument("--record", type=Path, default=None, metavar="FILE",
                    help="also write the JSON record here, what the bot diffs (default: none)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="check each model in a worker process of its own, N at a time: a "
+                        "model whose check kills its process (an abort or a crash in the "
+                        "exporter or onnxruntime, a hang past --timeout) is reported as a "
+                        "machine failure and every other model is still checked (default: 1, "
+                        "one after another in this process)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="with --jobs above 1, how long one model's check may take before "
+                        "its worker is killed (default: %g)" % CHECK_TIMEOUT)
+    p.add_argument("--reuse", type=Path, default=None, metavar="FILE",
+                   help="a previous record (--record's, or the main command's "
+                        "models_checked.json): a model whose entry there has the same check "
+                        "fingerprint (the table's pins and opset, the model's source file, "
+                        "opsweep, the tolerance policy) is taken from it, not checked again; "
+                        "not with --against (default: none, every model is checked)")
     p.add_argument("--pyproject", type=Path, default=Path(DEFAULT.pyproject),
                    help="the project whose [tool.opsweep] gives the defaults "
                         f"(default: {DEFAULT.pyproject} in the current directory)")
 
 
-def record_data(reports, table=None) -> dict:
+def record_data(reports, table=None, keys=None) -> dict:
+    """The JSON record: each model's report (a reused entry as it was; a lost model's
+    machine failure), with the check fingerprint `keys` gives it by source."""
     # the check package: torch, the exporter
+    from opsweep.check.fingerprint import KEY
+    from opsweep.check.isolate import Lost
     from opsweep.check.report import to_data
     head = {} if table is None else {"table": table.to_data()}
-    return {"models_version": RECORD_VERSION, **head,
-            "models": [to_data(r) for r in reports]}
+    keys = keys or {}
+
+    def entry(r) -> dict:
+        if isinstance(r, dict):  # reused from the previous record, as it was
+            return r
+        data = r.to_data() if isinstance(r, Lost) else to_data(r)
+        if r.source in keys:
+            data[KEY] = dict(keys[r.source])
+        return data
+    return {"models_version": RECORD_VERSION, **head, "models": [entry(r) for r in reports]}
 
 
-def run_checks(sources, artifact, other=None, export: bool = True, policy=None):
+def run_checks(sources, artifact, other=None, export: bool = True, policy=None, *,
+               jobs: int = 1, timeout: float | None = None):
+    """The reports of `sources`, in their order: checked here one after another (`jobs`
+    1), or each in a worker process, `jobs` at a time (a model whose worker dies is a
+    `Lost`, a machine failure, and the others are still checked)."""
     # the check package: torch, the exporter, onnxruntime
     from opsweep.catalog.load import exclusions
+    from opsweep.check.isolate import Setup, check_isolated
     from opsweep.check.models import load_model
     from opsweep.check.run import check
     from opsweep.engine.adapter import quiet_exporter
@@ -124,9 +164,48 @@ def run_checks(sources, artifact, other=None, export: bool = True, policy=None):
     quiet_exporter()
     quiet_runtime()
     excluded = exclusions()
+    if jobs > 1 and sources:
+        return check_isolated(sources, Setup(artifact, excluded, export, other, policy), jobs,
+                              timeout or CHECK_TIMEOUT)
     cases = [load_model(s) for s in sources]  # every model loads before any is checked
     return [check(c, artifact, excluded, export=export, other=other, policy=policy)
             for c in cases]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A models run: what the record lists, in the order of the models given (a fresh
+    report, a `Lost` model, or an entry reused from the previous record), each model's
+    check fingerprint, and how many models were checked and reused."""
+
+    items: list
+    keys: dict
+    checked: int
+    reused: int
+
+
+def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool = True,
+                   policy=None, jobs: int = 1, timeout: float | None = None) -> Checked:
+    """`run_checks` of the models whose check fingerprint has no entry in `previous` (a
+    record's entries by source); the others are that entry, not checked again."""
+    # the check package (its fingerprint: torch-free, beside the check that needs torch)
+    from opsweep.check.fingerprint import fingerprint, reusable
+    label = (policy or builtin()).label
+    keys = {s: fingerprint(s, artifact, label, export) for s in sources}
+    reused = {s: e for s in sources if (e := reusable(previous, s, keys[s])) is not None}
+    fresh = [s for s in sources if s not in reused]
+    reports = iter(run_checks(fresh, artifact, other, export, policy, jobs=jobs, timeout=timeout)
+                   if fresh else ())
+    items = [reused[s] if s in reused else next(reports) for s in sources]
+    return Checked(items, keys, len(fresh), len(reused))
+
+
+def previous_entries(path: Path | None) -> dict | None:
+    """A previous models record's entries by source, for reuse; None when there is no
+    such file; a DataFileError naming the field when it is not a models record."""
+    if path is None or not path.is_file():
+        return None
+    return entries_by_source(read_json(path), path)
 
 
 @dataclass(frozen=True)
@@ -251,7 +330,28 @@ def _against_line(other: Measured) -> str:
     return f"{other.path} ({other.why}): torch {fp.torch} at opset {fp.opset}"
 
 
+def _options(args) -> None:
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout must be > 0 seconds, got {args.timeout:g}")
+    if args.reuse is not None and args.against:
+        raise UsageError("--reuse with --against: a reused entry holds no comparison with "
+                         "the other table; give one of them")
+    if args.reuse is not None and not args.reuse.is_file():
+        raise UsageError(f"--reuse {args.reuse}: no such file (a record --record or the main "
+                         "command wrote)")
+
+
+def _reused_from(path: Path | None) -> dict | None:
+    try:
+        return previous_entries(path)
+    except DataFileError as exc:
+        raise UsageError(f"--reuse: {exc}") from None
+
+
 def cmd_check(args) -> int:
+    _options(args)
     project = config.load(args.pyproject)
     sources = tuple(args.models) or project.models
     if not sources:
@@ -262,9 +362,14 @@ def cmd_check(args) -> int:
     other = against_table(args.against) if args.against else None
     tolerance = project.tolerance_policy
     policy = read_policy(policy_file(str(args.pyproject.parent / tolerance)) if tolerance else "")
-    reports = run_checks(sources, artifact, other and other.artifact, not args.no_export, policy)
+    done = check_or_reuse(sources, artifact, _reused_from(args.reuse),
+                          other=other and other.artifact, export=not args.no_export,
+                          policy=policy, jobs=args.jobs, timeout=args.timeout)
+    if args.reuse is not None:
+        print(f"opsweep check: {done.checked} models checked, {done.reused} reused from "
+              f"{args.reuse}", file=sys.stderr)
     table = table_of(measured, args.pyproject, policy, other)
-    data = record_data(reports, table)
+    data = record_data(done.items, table, done.keys)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     if args.record:
         write_atomic(args.record, text.encode("utf-8"))
@@ -272,8 +377,9 @@ def cmd_check(args) -> int:
         sys.stdout.write(text)
     elif args.markdown:
         from opsweep.check.report import to_markdown  # the check package: torch
-        sys.stdout.write(to_markdown(reports, table, verbose=args.verbose))
+        sys.stdout.write(to_markdown(done.items, table, verbose=args.verbose))
     else:
         from opsweep.cli.checkshow import show  # rich: the terminal display only
-        show(reports, table, verbose=args.verbose)
-    return EXIT_ERROR if any(r.failed for r in reports) else EXIT_OK
+        show(done.items, table, verbose=args.verbose)
+    from opsweep.check.report import failed  # the check package: torch (imported by now)
+    return EXIT_ERROR if any(failed(r) for r in done.items) else EXIT_OK

@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
-from opsweep.check.report import opset_of
+from opsweep.check.report import opset_of, summary_line
 from opsweep.check.table import FAILING, STATUSES
 
 #: every failing operator gets its repro; past this many, --verbose shows the rest
@@ -23,6 +23,11 @@ def show(reports, table, verbose: bool = False, console: Console | None = None) 
     console = console or Console(width=max(Console().width, 120), highlight=False)
     head(console, table)
     for rep in reports:
+        brief = summary_line(rep)  # a lost model, a reused entry: one line
+        if brief is not None:
+            console.print(brief, markup=False, style="bold red" if hasattr(rep, "why") else None)
+            console.print()
+            continue
         model(console, rep, verbose)
 
 

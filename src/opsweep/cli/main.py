@@ -225,7 +225,7 @@ def cmd_assemble(args) -> int:
                            cache=args.settings.cache_dir())
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     if checked:
-        print(f"opsweep: wrote {checked} ([tool.opsweep] models against the artifact)")
+        print(f"opsweep: {checked.line()}")
     core, listing = done.view.bars
     if done.artifact_changed:
         print(f"opsweep: wrote {layout.artifact}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from opsweep.artifact.data import Artifact
@@ -13,6 +14,7 @@ from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
 from opsweep.cli.settings import models, repo_url, source_url
 from opsweep.engine.standalone import Scripts
+from opsweep.errors import DataFileError
 from opsweep.files import Layout, write_atomic
 from opsweep.page.site import Regenerated, regenerate
 
@@ -44,15 +46,37 @@ def regenerate_site(root: Path, layout: Layout, new: Artifact,
                       scripts=Scripts(catalog, new.profile, page_draws(cache)).for_example)
 
 
-def check_models(root: Path, layout: Layout, new: Artifact) -> str | None:
+@dataclass(frozen=True)
+class ModelsChecked:
+    """The main command's models step: the record written (relative to the project's
+    root), how many models were checked and how many reused from the committed record."""
+
+    path: str
+    checked: int
+    reused: int
+
+    def line(self) -> str:
+        return (f"wrote {self.path} ([tool.opsweep] models against the artifact: "
+                f"{self.checked} checked, {self.reused} reused by fingerprint)")
+
+
+def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | None:
     """When the project lists [tool.opsweep] models: `opsweep check --json` of each against
-    the new artifact, written to the layout's models record (the path, relative to `root`);
-    None (and no time spent) when it lists none."""
+    the new artifact, written to the layout's models record; a model whose entry in the
+    record already there (the committed one) has the same check fingerprint is that entry,
+    not checked again (opsweep.check.fingerprint). None (and no time spent) when the
+    project lists no model."""
     sources = models(Path(root, layout.pyproject))
     if not sources or new.broken is not None:
         return None
     # the check: torch, the exporter, onnxruntime (only when models are configured)
-    from opsweep.cli.check import record_data, run_checks
-    text = json.dumps(record_data(run_checks(sources, new)), indent=1, sort_keys=True) + "\n"
-    write_atomic(Path(root, layout.models), text.encode("utf-8"))
-    return layout.models
+    from opsweep.cli.check import check_or_reuse, previous_entries, record_data
+    record = Path(root, layout.models)
+    try:
+        previous = previous_entries(record)
+    except DataFileError:  # not a models record: rewritten whole, every model checked
+        previous = None
+    done = check_or_reuse(sources, new, previous)
+    text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
+    write_atomic(record, text.encode("utf-8"))
+    return ModelsChecked(layout.models, done.checked, done.reused)

@@ -93,6 +93,30 @@ def worker_context(setup: SweepConfig, preload: bool = True,
             server._stop()
 
 
+@contextmanager
+def preloaded(modules: list[str]) -> Iterator[Any]:
+    """The multiprocessing context of workers forked from a server that imported
+    `modules` once (torch and the exporter's stack, for `opsweep check --jobs`: about 5 s
+    of CPU a worker does not spend again), where the platform has the fork server; else
+    spawn. The server is stopped on the way out, its preload set back."""
+    server = _server()
+    before = list(getattr(server, "_preload_modules", None) or ["__main__"])
+    if server is not None:
+        server._stop()
+        server.set_forkserver_preload(modules)
+        try:
+            server.ensure_running()
+        except OSError:  # no socket or process for it here
+            server.set_forkserver_preload(before)
+            server = None
+    try:
+        yield multiprocessing.get_context("spawn" if server is None else "forkserver")
+    finally:
+        if server is not None:
+            server._stop()
+            server.set_forkserver_preload(before)
+
+
 def _set_up_server() -> None:
     """In the server process, as it imports this module: its output to the file named,
     then the workers' set-up, once."""

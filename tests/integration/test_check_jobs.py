@@ -1,0 +1,149 @@
+"""`opsweep check --jobs N` isolates each model in a worker: a model that kills its
+process costs that model alone. And the models record is reused by fingerprint: a second
+run at the same pins and model code checks nothing again; an edited model file re-checks
+that model only. Tiny plain models, real torch, exporter and onnxruntime, and the table
+opsweep ships (a cell table: cheap to load)."""
+
+import json
+from pathlib import Path
+
+from opsweep.artifact import models as checked
+from opsweep.artifact import tables
+from opsweep.cli import main
+from opsweep.cli.site import check_models
+from opsweep.files import Layout
+
+HERE = Path(__file__).parent / "models"
+CRASHING = HERE / "crashing.py"
+TABLE = sorted(tables.packaged().values())[-1]
+
+
+def test_a_model_that_aborts_in_its_worker_costs_only_itself(tmp_path, capsys):
+    order = ["good_one", "aborts", "good_two"]
+    record = tmp_path / "record.json"
+    code = main(["check", *(f"{CRASHING}:{n}" for n in order), "--jobs", "2", "--record",
+                 str(record), "--artifact", str(TABLE)])
+    captured = capsys.readouterr()
+    assert code == 1  # a machine failure is not a passing model
+    data = json.loads(record.read_text())
+    # the report keeps the order the models were given, whatever order they finished in
+    assert [m["source"] for m in data["models"]] == [f"{CRASHING}:{n}" for n in order]
+    one, lost, two = data["models"]
+    for good in (one, two):
+        assert good["verdict"] == {"export": "pass", "runtime": "pass", "numerics": "pass"}
+        assert not good["failed"] and "lost" not in good
+        assert {u["op"] for u in good["uses"]} >= {"linear", "relu"}
+    assert lost["lost"] == "worker killed by SIGABRT" and lost["failed"]
+    assert lost["verdict"] is None and lost["uses"] == []
+    checked.from_data(data)  # what the bot reads: schema-valid, the lost model included
+    # the terminal report says it in a line (which model, which signal), the others in full
+    text = " ".join(captured.out.split())
+    assert (f"{CRASHING}:aborts: machine failure: worker killed by SIGABRT while checking it; "
+            "no verdict") in text
+    assert text.count("Your model exports, runs and matches PyTorch") == 2
+    assert "leaked semaphore" not in captured.err
+
+
+def test_jobs_must_be_positive(capsys):
+    assert main(["check", f"{CRASHING}:good_one", "--jobs", "0"]) == 2
+    assert "--jobs must be >= 1, got 0" in capsys.readouterr().err
+
+
+def _project(root: Path) -> dict[str, Path]:
+    """A project listing two models, each in a file of its own that logs each build."""
+    files = {}
+    for name in ("first", "second"):
+        path = root / f"{name}.py"
+        path.write_text(
+            "from pathlib import Path\n\nimport torch\n\n\n"
+            "def build():\n"
+            "    with open(Path(__file__).with_name('builds.txt'), 'a') as log:\n"
+            f"        log.write('{name}\\n')\n"
+            "    torch.manual_seed(0)\n"
+            "    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())\n"
+            f"    return {{'model': model, 'inputs': (torch.randn(2, 4),), 'name': '{name}'}}\n")
+        files[name] = path
+    listed = ", ".join(f'"{p.as_posix()}:build"' for p in files.values())
+    (root / "pyproject.toml").write_text(f"[tool.opsweep]\nmodels = [{listed}]\n")
+    return files
+
+
+def _builds(root: Path) -> list[str]:
+    log = root / "builds.txt"
+    built = log.read_text().split() if log.exists() else []
+    log.unlink(missing_ok=True)
+    return built
+
+
+def test_the_main_commands_models_are_reused_by_fingerprint(tmp_path):
+    artifact = tables.load(TABLE).artifact
+    layout, files = Layout(), _project(tmp_path)
+    record = tmp_path / layout.models
+    first = check_models(tmp_path, layout, artifact)
+    assert (first.checked, first.reused) == (2, 0)
+    assert sorted(_builds(tmp_path)) == ["first", "second"]
+    written = record.read_bytes()
+    data = json.loads(written)
+    assert data["models_version"] == 2
+    key = data["models"][0]["check_fingerprint"]
+    assert key["stack"]["torch"] == artifact.fingerprint.torch and key["opset"] == 20
+    assert key["model"].startswith("sha256:") and key["export"] is True
+
+    again = check_models(tmp_path, layout, artifact)  # unchanged pins and model code
+    assert (again.checked, again.reused) == (0, 2)
+    assert _builds(tmp_path) == []  # no model was even built
+    assert record.read_bytes() == written  # the record stays byte for byte
+
+    files["second"].write_text(files["second"].read_text() + "# edited\n")
+    edited = check_models(tmp_path, layout, artifact)
+    assert (edited.checked, edited.reused) == (1, 1)
+    assert _builds(tmp_path) == ["second"]
+    after = json.loads(record.read_text())["models"]
+    assert after[0] == data["models"][0]  # the first model's entry, as it was
+    assert after[1]["check_fingerprint"]["model"] != data["models"][1]["check_fingerprint"]["model"]
+
+
+def test_another_stack_another_check_or_a_lost_model_is_not_reused(tmp_path, capsys):
+    from dataclasses import replace
+
+    from opsweep.check.fingerprint import fingerprint, reusable
+    from opsweep.cli.check import previous_entries
+    from opsweep.policy import builtin
+    artifact = tables.load(TABLE).artifact
+    files = _project(tmp_path)
+    source = f"{files['first'].as_posix()}:build"
+    record = tmp_path / "record.json"
+    table = ["--artifact", str(TABLE), "--no-export"]  # the table alone: cheap
+    first = main(["check", source, *table, "--record", str(record)])
+    capsys.readouterr()
+    assert _builds(tmp_path) == ["first"]
+    assert main(["check", source, *table, "--reuse", str(record), "--json"]) == first
+    out = capsys.readouterr()
+    assert "0 models checked, 1 reused from" in out.err and _builds(tmp_path) == []
+    assert json.loads(out.out)["models"] == json.loads(record.read_text())["models"]
+    previous = previous_entries(record)
+    label = builtin().label
+    assert reusable(previous, source, fingerprint(source, artifact, label, False)) is not None
+    moved = replace(artifact, fingerprint=replace(artifact.fingerprint, onnxruntime="0.0.1"))
+    assert reusable(previous, source, fingerprint(source, moved, label, False)) is None
+    # with the real export it is another check: the --no-export entry is not its answer
+    assert reusable(previous, source, fingerprint(source, artifact, label, True)) is None
+    assert reusable(previous, source, fingerprint(source, artifact, "mine v2", False)) is None
+    data = json.loads(record.read_text())
+    data["models"][0]["lost"] = "worker killed by SIGSEGV"
+    record.write_text(json.dumps(data))
+    assert reusable(previous_entries(record), source,
+                    fingerprint(source, artifact, label, False)) is None
+
+
+def test_a_bad_previous_record_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "old.json"
+    bad.write_text(json.dumps({"models_version": 2, "models": [{"name": "x", "uses": [],
+                                                                "failed": False}]}))
+    assert main(["check", f"{CRASHING}:good_one", "--no-export", "--reuse", str(bad),
+                 "--artifact", str(TABLE)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--reuse" in err and "check_fingerprint" in err, err
+    assert main(["check", f"{CRASHING}:good_one", "--reuse", str(bad), "--against",
+                 str(TABLE), "--artifact", str(TABLE)]) == 2
+    assert "--reuse with --against" in capsys.readouterr().err
