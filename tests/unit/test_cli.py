@@ -39,13 +39,23 @@ def _without_opsets(artifact):
 
 def test_a_full_three_target_summary_fits_one_screen(committed, monkeypatch):
     five = _summary(Regeneration(committed, every_third_reused(committed), 0, ()), OUT, 2712)
-    committed = _without_opsets(committed)
+    full, committed = committed, _without_opsets(committed)
     text = _summary(Regeneration(committed, every_third_reused(committed), 0, ()), OUT, 2712)
     lines = text.splitlines()
     # stock, the example translation table and the torchscript exporter, on a 25-row screen
     assert len(committed.target_names) == 3 and len(lines) <= 25, text
-    # each opset target (the committed artifact has two) adds its five lines, no more
-    assert len(five.splitlines()) <= len(lines) + 2 * 5, five
+    # each opset target (the committed artifact has two) adds two lines: its reuse, and its
+    # grades as full/partial/none per axis; five targets still fit the screen
+    assert len(five.splitlines()) == len(lines) + 2 * 2 and len(five.splitlines()) <= 25, five
+    assert " further targets' grades per axis: full/partial/none" in lines
+    opset28 = full.target("opset28").operators.values()
+    assert "  " + "  ".join(
+        f"{axis} " + "/".join(str(sum(1 for r in opset28 if getattr(r.grades, axis)
+                                      and getattr(r.grades, axis).value == grade))
+                              for grade in ("full", "partial", "none"))
+        for axis in ("export", "runtime", "numerics", "dynamic")) in five.splitlines()
+    # the first target's grades in full, one line per axis; the others' in one line
+    assert len([ln for ln in lines if ln.startswith("  export    ")]) == 1
     # the stages once, the first target's; a further target's reuse, read the same, said so
     assert [line.split()[0] for line in lines].count("examples") == 1
     assert " target torchscript: reuse as for stock" in lines

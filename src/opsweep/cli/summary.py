@@ -17,6 +17,8 @@ from opsweep.model import Stage
 SUMMARY_WIDTH = 80
 #: Names listed in one summary line before it says "and N more" (the summary fits a screen).
 MAX_NAMES = 8
+#: A further target's grades, per axis, on one line: these counts, in this order.
+COMPACT = ("full", "partial", "none")
 
 
 def _names(names: list[str]) -> str:
@@ -35,6 +37,7 @@ def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False,
              (f" measured with torch {fp.torch}, opset {fp.opset}, exporter {fp.exporter}, "
               f"profile {artifact.profile}")]
     first = None  # the first target's reuse: a further target's that reads the same says so
+    legend = False
     for target, measured in artifact.results.items():
         absent = measured.absent
         if absent:  # an exporter this pin set does not have: one line, no empty grades
@@ -42,6 +45,9 @@ def summary(result, out: Path, seconds: float, in_tox_sweep: bool = False,
             continue
         block, reuse = _target_summary(measured, target,
                                        result.decisions.get(target, {}), first)
+        if first and not legend:
+            lines.append(f" further targets' grades per axis: {'/'.join(COMPACT)}")
+            legend = True
         lines += block
         first = first or (target, reuse)
     if result.resumed:
@@ -104,12 +110,17 @@ def _target_summary(measured: TargetResult, target: str, decisions,
     lines = ([f"{title}: {shown}"] if fits
              else [title, *_wrapped("reuse", shown.split("; "), sep="; ")])
     order = ["full", "partial", "none", "blocked", "skipped", "n/a"]
-    for axis in AXES:
-        counts = Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
-                         for r in measured.operators.values())
-        lines.append(f"  {axis:<10}" + "  ".join(f"{k} {counts[k]}" for k in order if counts[k]))
-    if first:
+    counts = {axis: Counter((getattr(r.grades, axis).value if getattr(r.grades, axis) else "n/a")
+                            for r in measured.operators.values()) for axis in AXES}
+    if first:  # one line: full/partial/none per axis (COMPACT), the rest is on the pages
+        items = [f"{axis} " + "/".join(str(counts[axis][k]) for k in COMPACT) for axis in AXES]
+        line = "  " + "  ".join(items)
+        lines += [line] if len(line) <= SUMMARY_WIDTH else [
+            "  " + "  ".join(items[:2]), "  " + "  ".join(items[2:])]
         return lines + _spec_notes(measured), reuse
+    for axis in AXES:
+        lines.append(f"  {axis:<10}" + "  ".join(f"{k} {counts[axis][k]}" for k in order
+                                                 if counts[axis][k]))
     stages: Counter = Counter()
     dynamic: Counter = Counter()
     for name in (n for n, d in decided.items() if not d.reuse):
