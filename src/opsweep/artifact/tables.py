@@ -84,7 +84,8 @@ def compact(artifact: art.Artifact) -> art.Artifact:
 def _overloads(arguments) -> dict[str, dict] | None:
     """The overloads a spec called as declared packets, without the values it reached
     (an overload reached only on the way is marked ``~`` and left out)."""
-    kept = {o: {} for o in arguments or () if not o.startswith(INDIRECT) and "." in o}
+    kept: dict[str, dict] = {o: {} for o in arguments or ()
+                             if not o.startswith(INDIRECT) and "." in o}
     return kept or None
 
 
