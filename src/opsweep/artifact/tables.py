@@ -5,8 +5,8 @@ in the wheel (``opsweep/data/tables/torch-<version>.json.gz``), so that a check 
 A table is the artifact's stock target with what the check never reads dropped: the other
 targets (TorchScript, translation tables) and each spec's `arguments` (the values its
 draws reached; the overloads it called as declared packets stay, without their values:
-the check joins a packet the listing has no row for, ``_to_copy``, on them). Everything the join reads stays as the sweep wrote it: per operator its
-specs; per spec its outcome counts per (dtype, rank, stage), its failure groups (stage,
+the check joins a packet the listing has no row for, ``_to_copy``, on them). Everything
+the join reads stays as the sweep wrote it: per operator its specs; per spec its outcome counts per (dtype, rank, stage), its failure groups (stage,
 error, count and smallest example: the failing verdict and its repro), its `cells` and
 `errors`; the fingerprint and the tolerance policy. The artifact inside validates as any
 artifact does (its operators are derived again from the kept spec results), so the check
