@@ -4,14 +4,15 @@ in the wheel (``opsweep/data/tables/torch-<version>.json.gz``), so that a check 
 
 A table is the artifact's stock target with what the check never reads dropped: the other
 targets (TorchScript, translation tables) and each spec's `arguments` (the values its
-draws reached; the overloads it called as declared packets stay, without their values:
-the check joins a packet the listing has no row for, ``_to_copy``, on them). Everything
-the join reads stays as the sweep wrote it: per operator its specs; per spec its outcome
+draws reached; the overloads it called as declared packets stay, without their values: the
+check joins a packet the listing has no row for, ``_to_copy``, on them). Everything the
+join reads stays as the sweep wrote it: per operator its specs; per spec its outcome
 counts per (dtype, rank, stage), its failure groups (stage, error, count and smallest
-example: the failing verdict and its repro), its `cells` and `errors`; the fingerprint and the tolerance policy. The artifact inside validates as any
-artifact does (its operators are derived again from the kept spec results), so the check
-runs on it unchanged. Around it the table names the opsweep that wrote it and, when a
-history record of the same pins said so, the opsweep that measured it.
+example: the failing verdict and its repro), its `cells` and `errors`; the fingerprint and
+the tolerance policy. The artifact inside validates as any artifact does (its operators
+are derived again from the kept spec results), so the check runs on it unchanged. Around
+it the table names the opsweep that wrote it and, when a history record of the same pins
+said so, the opsweep that measured it.
 
 The file is gzip-compressed JSON with fixed header bytes (no time, no name), so the same
 artifact always gives the same bytes.
