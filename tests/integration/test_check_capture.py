@@ -59,6 +59,11 @@ def test_a_failed_dynamic_capture_falls_back_to_a_static_one(artifact):
     text = to_markdown([report])
     assert f"uses from a static capture: the dynamic one failed: {found.fallback}"[:60] in text
     assert to_data(report)["capture"]["fallback"] == found.fallback
+    # the real export agrees on the dynamic axis: the public call relaxes the batch to the
+    # example's branch, which gives the wrong answer at a batch of 6
+    real = check(case, artifact, exclusions())
+    assert real.reality.dynamic == "fail" and real.reality.stage == "ok"
+    assert {u.key for u in real.capture.uses} == {u.key for u in found.uses}
 
 
 def test_a_model_without_dynamic_shapes_whose_capture_fails_still_says_so(tmp_path):
