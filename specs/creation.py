@@ -49,10 +49,10 @@ def _like(dtypes, *, value=False):
     return examples(build)
 
 
-def _new(dtypes, *, value=False):
+def _new(dtypes, *, value=False, max_rank=2):
     """An input, a size, a fill value maybe, and sometimes a dtype other than the input's."""
     def build(draw):
-        x = TensorArg(draw(shapes(max_rank=2)), draw(st.sampled_from(dtypes)))
+        x = TensorArg(draw(shapes(max_rank=max_rank)), draw(st.sampled_from(dtypes)))
         dtype = draw(_other_dtype(x.dtype, dtypes))
         args = (x, draw(shapes()))
         out = x.dtype if dtype is ABSENT else dtype
@@ -205,8 +205,9 @@ SPECS = [
     spec("empty_like", _like(ALL), fn=torch.empty_like, dtypes=ALL, nondeterministic=True),
     spec("new_zeros", _new(ALL), fn=lambda x, size, **kw: x.new_zeros(size, **kw), dtypes=ALL,
          ranks=(0, 2)),
-    spec("new_ones", _new(ALL), fn=lambda x, size, **kw: x.new_ones(size, **kw), dtypes=ALL,
-         ranks=(0, 2)),
+    # top rank 4: models call it on a rank-4 tensor (an attention mask, a feature map)
+    spec("new_ones", _new(ALL, max_rank=4), fn=lambda x, size, **kw: x.new_ones(size, **kw),
+         dtypes=ALL, ranks=(0, 4)),
     spec("new_full", _new(ALL, value=True),
          fn=lambda x, size, value, **kw: x.new_full(size, value, **kw), dtypes=ALL,
          ranks=(0, 2)),

@@ -179,8 +179,8 @@ def _expand_target(draw, shape, *, lead=True):
     return extra + target
 
 
-def _expand(draw, *, implicit=False):
-    x = _tensor(draw, max_rank=3)
+def _expand(draw, *, implicit=False, max_rank=3):
+    x = _tensor(draw, max_rank=max_rank)
     kwargs = present(implicit=draw(optional(st.booleans()))) if implicit else {}
     return (x, _expand_target(draw, x.shape)), kwargs
 
@@ -423,9 +423,10 @@ SPECS = [
     spec("dsplit", examples(_axis_split(lambda r: 2, 3)), fn=torch.dsplit, dtypes=ALL,
          ranks=(3, 4)),
     # broadcasting, tiling, reordering
-    spec("expand", examples(lambda draw: _expand(draw, implicit=True)),
+    # top rank 4: a model's attention mask is expanded there ([B, 1, 1, S] to [B, 1, S, S])
+    spec("expand", examples(lambda draw: _expand(draw, implicit=True, max_rank=4)),
          fn=lambda x, size, **kw: x.expand(size, **kw), dtypes=ALL,
-         ranks=(0, 3)),
+         ranks=(0, 4)),
     spec("expand_as", examples(_expand_as), fn=lambda x, other: x.expand_as(other), dtypes=ALL,
          ranks=(0, 3)),
     spec("broadcast_to", examples(_expand), fn=torch.broadcast_to, dtypes=ALL, ranks=(0, 3)),

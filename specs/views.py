@@ -270,8 +270,9 @@ SPECS = [
     spec("contiguous", examples(_contiguous), fn=lambda x, **kw: x.contiguous(**kw),
          dtypes=ALL, ranks=(4, 4)),
     spec("copy", examples(_copy), fn=A.copy, dtypes=ALL),
+    # x.to(dtype) dispatches to _to_copy, the packet a model's decomposed graph calls
     spec("to_dtype", examples(_to_dtype), fn=lambda x, dtype, **kw: x.to(dtype, **kw),
-         aten=("to",), dtypes=ALL),
+         aten=("to",), dtypes=ALL, traces={"to": ("_to_copy",)}),
     spec("type_as", examples(_type_as), fn=lambda x, other: x.type_as(other), dtypes=ALL),
     spec("resize", examples(_resize), fn=A.resize, dtypes=ALL),
     spec("resize_as", examples(_resize_as), fn=A.resize_as, dtypes=ALL),

@@ -4,13 +4,15 @@ in the wheel (``opsweep/data/tables/torch-<version>.json.gz``), so that a check 
 
 A table is the artifact's stock target with what the check never reads dropped: the other
 targets (TorchScript, translation tables) and each spec's `arguments` (the values its
-draws reached). Everything the join reads stays as the sweep wrote it: per operator its
-specs; per spec its outcome counts per (dtype, rank, stage), its failure groups (stage,
-error, count and smallest example: the failing verdict and its repro), its `cells` and
-`errors`; the fingerprint and the tolerance policy. The artifact inside validates as any
-artifact does (its operators are derived again from the kept spec results), so the check
-runs on it unchanged. Around it the table names the opsweep that wrote it and, when a
-history record of the same pins said so, the opsweep that measured it.
+draws reached; the overloads it called as declared packets stay, without their values: the
+check joins a packet the listing has no row for, ``_to_copy``, on them). Everything the
+join reads stays as the sweep wrote it: per operator its specs; per spec its outcome
+counts per (dtype, rank, stage), its failure groups (stage, error, count and smallest
+example: the failing verdict and its repro), its `cells` and `errors`; the fingerprint and
+the tolerance policy. The artifact inside validates as any artifact does (its operators
+are derived again from the kept spec results), so the check runs on it unchanged. Around
+it the table names the opsweep that wrote it and, when a history record of the same pins
+said so, the opsweep that measured it.
 
 The file is gzip-compressed JSON with fixed header bytes (no time, no name), so the same
 artifact always gives the same bytes.
@@ -30,6 +32,7 @@ from typing import Any
 from opsweep.artifact import data as art
 from opsweep.artifact.points import version_key
 from opsweep.artifact.records import public_version
+from opsweep.coverage import INDIRECT
 from opsweep.errors import ArtifactError
 from opsweep.files import write_atomic
 
@@ -72,10 +75,19 @@ def compact(artifact: art.Artifact) -> art.Artifact:
                          "shards first (opsweep sweep --merge)")
     if artifact.broken is not None:
         raise ValueError(artifact.broken.headline(artifact.fingerprint))
-    specs = {name: replace(r, arguments=None) for name, r in artifact.specs.items()}
+    specs = {name: replace(r, arguments=_overloads(r.arguments))
+             for name, r in artifact.specs.items()}
     return art.make_artifact(artifact.fingerprint, artifact.profile, artifact.examples,
                              artifact.regen_index, specs, absent=artifact.absent,
                              policy=artifact.policy)
+
+
+def _overloads(arguments) -> dict[str, dict] | None:
+    """The overloads a spec called as declared packets, without the values it reached
+    (an overload reached only on the way is marked ``~`` and left out)."""
+    kept: dict[str, dict] = {o: {} for o in arguments or ()
+                             if not o.startswith(INDIRECT) and "." in o}
+    return kept or None
 
 
 def to_bytes(artifact: art.Artifact, opsweep: str, measured_by: str = "") -> bytes:

@@ -47,7 +47,8 @@ class Report:
 
     @property
     def prediction(self) -> dict[str, str]:
-        return predict(self.verdicts, self.dynamic, bool(self.capture.error))
+        return predict(self.verdicts, self.dynamic, bool(self.capture.error),
+                       bool(self.capture.fallback))
 
     @property
     def gaps(self) -> tuple[str, ...]:
@@ -67,14 +68,26 @@ class Report:
         return not self.reality.ok
 
 
+def queries_line(c: Capture) -> str:
+    """The shape queries of a capture, counted apart from the operator uses."""
+    return ("Shape queries (not operator uses, not looked up): "
+            + ", ".join(f"{name} ×{n}" for name, n in c.queries))
+
+
+def fallback_line(c: Capture) -> str:
+    return f"uses from a static capture: the dynamic one failed: {c.fallback}"
+
+
 def label(v: Verdict) -> str:
     stages = sorted({f.stage for f in v.failures})
     return v.status + (f" ({', '.join(stages)})" if stages else "")
 
 
-def predict(verdicts: Sequence[Verdict], dynamic: bool, blocked: bool) -> dict[str, str]:
+def predict(verdicts: Sequence[Verdict], dynamic: bool, blocked: bool,
+            dynamic_blocked: bool = False) -> dict[str, str]:
     """Per axis: failing when a use fails on it, unknown when a use is not measured (or
-    unattributable), else fine; the dynamic axis only when the model is dynamic."""
+    unattributable), else fine; the dynamic axis only when the model is dynamic, failing
+    when its dynamic capture failed (`dynamic_blocked`: the uses are a static capture's)."""
     if blocked:
         return {a: FAILING_P if a == "export" else UNKNOWN_P for a in AXES if a != "dynamic" or dynamic}
     unknown = any(v.status in (NOT_MEASURED, UNATTRIBUTABLE) for v in verdicts)
@@ -83,7 +96,8 @@ def predict(verdicts: Sequence[Verdict], dynamic: bool, blocked: bool) -> dict[s
         if axis == "dynamic" and not dynamic:
             continue
         failing = any(f.axis == axis for v in verdicts for f in v.failures) or (
-            axis == "export" and any(v.status == FAILING and not v.failures for v in verdicts))
+            axis == "export" and any(v.status == FAILING and not v.failures for v in verdicts)) or (
+            axis == "dynamic" and dynamic_blocked)
         out[axis] = FAILING_P if failing else UNKNOWN_P if unknown else FINE_P
     return out
 
@@ -166,7 +180,8 @@ def to_data(report: Report) -> dict[str, Any]:
     return {
         "name": report.name, "source": report.source, "fingerprint": dict(report.fingerprint),
         "capture": {"error": c.error, "capture_seconds": round(c.capture_seconds, 3),
-                    "decompose_seconds": round(c.decompose_seconds, 3), "other": list(c.other)},
+                    "decompose_seconds": round(c.decompose_seconds, 3), "other": list(c.other),
+                    "shape_queries": dict(c.queries), "fallback": c.fallback},
         "uses": [_verdict_data(v, opset_of(report)) for v in report.verdicts],
         "counts": {s: sum(v.status == s for v in report.verdicts) for s in STATUSES},
         "prediction": report.prediction,
@@ -221,6 +236,8 @@ def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) ->
         lines += [f"## {_cell(rep.name)}", ""]
         if rep.capture.error:
             lines += [f"Capture failed: {_cell(rep.capture.error)}", ""]
+        if rep.capture.fallback:
+            lines += [_cell(fallback_line(rep.capture)), ""]
         lines += ["| axis | table predicts | real export |", "| --- | --- | --- |"]
         real = _real(rep.reality) if rep.reality else {}
         for axis, said in rep.prediction.items():
@@ -237,6 +254,8 @@ def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) ->
         if rep.capture.other:
             lines += ["", "Not aten operators (untestable): "
                       + ", ".join(_cell(o) for o in rep.capture.other)]
+        if rep.capture.queries:
+            lines += ["", queries_line(rep.capture)]
         for v in order:
             for f in v.failures:
                 lines += ["", _cell(failure_line(v, f)), "", "```python",

@@ -142,17 +142,28 @@ def _failures(artifact: Artifact, names: Sequence[str], use: Use, dynamic: bool)
     return out
 
 
+def measuring(artifact: Artifact, op: str) -> tuple[str, ...]:
+    """The specs that measure aten packet `op`: its listing row's, or (a packet the listing
+    has no row for, ``_to_copy``, ``_native_batch_norm_legit_no_training``) the specs whose
+    recorded arguments show they called one of its overloads as a declared packet (the
+    spec's ``traces``; an overload reached only on the way, marked ``~``, is not one)."""
+    result = artifact.operators.get(op)
+    if result is not None:
+        return tuple(result.specs)
+    return tuple(sorted(name for name, r in artifact.specs.items()
+                        if any(key.split(".", 1)[0] == op for key in r.arguments or ())))
+
+
 def verdict(artifact: Artifact, use: Use, excluded: Mapping[str, str], dynamic: bool) -> Verdict:
     """`dynamic`: the model is exported with dynamic shapes, so the dynamic axis counts."""
     if use.op in excluded:
         return Verdict(use, UNATTRIBUTABLE,
                        f"no spec can measure it on its own: {excluded[use.op]}", ())
-    result = artifact.operators.get(use.op)
-    if result is None:
+    names = measuring(artifact, use.op)
+    if not names:
         return Verdict(use, NOT_MEASURED, f"the table measures no aten::{use.op} at all", (),
                        hint=f"add a spec of aten::{use.op} to the catalog "
                        "(docs/adding_specs.md)")
-    names = result.specs
     results = [artifact.specs[n] for n in names]
     if any(r.outcomes is None for r in results):
         return Verdict(use, NOT_MEASURED, "the table predates counts per dtype and rank "

@@ -7,6 +7,11 @@ aten call of the decomposed graph listed with the dtype and rank of its first te
 The dtype and rank are those of the first tensor input because that is where the sweep
 files an example (``Example.dtype``, ``Example.rank``): a use and a measurement meet there.
 A call with no tensor input (``arange(n)``) is filed at its output's dtype and rank 0.
+
+A *shape query* (``sym_size``, ``sym_numel``, ``sym_stride``, ``sym_storage_offset``: a
+dynamic-shape capture asking a tensor for a symbolic side) is not an operator use: the
+exporter reads it as shape arithmetic, not as an operator it translates, and no spec can
+measure it. Such calls are counted apart (`Capture.queries`), never looked up.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from opsweep.check.models import ModelCase
 from opsweep.engine.adapter import error_line
 
 NO_TENSOR = "none"  # the dtype a call with no tensor input is filed under, as in Example.dtype
+#: aten packets that ask a tensor for a (symbolic) side: shape queries, not operator uses
+SHAPE_QUERIES = frozenset({"sym_size", "sym_numel", "sym_stride", "sym_storage_offset"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,11 @@ class Capture:
     #: "" when captured here; "export" when read from the public export's own decomposed
     #: program (the same preparation, made once instead of twice)
     source: str = ""
+    #: shape queries (SHAPE_QUERIES), overload -> calls: counted apart, not operator uses
+    queries: tuple[tuple[str, int], ...] = ()
+    #: "" when the uses come from the capture the model asks for; else the error line of
+    #: its dynamic capture, which failed, so the uses come from a static capture instead
+    fallback: str = ""
 
 
 def _first_tensor(node: torch.fx.Node) -> torch.Tensor | None:
@@ -69,11 +81,13 @@ def _dtype(value: torch.Tensor | None) -> tuple[str, int]:
     return str(value.dtype).removeprefix("torch."), value.dim()
 
 
-def uses_of(program) -> tuple[tuple[Use, ...], tuple[str, ...]]:
-    """(aten uses, other calls) of a decomposed ExportedProgram, sorted."""
+def uses_of(program) -> tuple[tuple[Use, ...], tuple[str, ...], tuple[tuple[str, int], ...]]:
+    """(aten uses, other calls, shape queries with their counts) of a decomposed
+    ExportedProgram, sorted."""
     counts: Counter = Counter()
     first: dict[tuple, str] = {}
     other: set[str] = set()
+    queries: Counter = Counter()
     for node in program.graph.nodes:
         if node.op != "call_function":
             continue
@@ -84,6 +98,9 @@ def uses_of(program) -> tuple[tuple[Use, ...], tuple[str, ...]]:
             continue  # operator.getitem, symbolic size arithmetic: no operator of their own
         if target.namespace != "aten":
             other.add(target.name())
+            continue
+        if target.overloadpacket.__name__ in SHAPE_QUERIES:
+            queries[target.name()] += 1
             continue
         filed = _first_tensor(node)
         if filed is None and isinstance(node.meta.get("val"), torch.Tensor):
@@ -96,20 +113,37 @@ def uses_of(program) -> tuple[tuple[Use, ...], tuple[str, ...]]:
         first.setdefault(key, node.name)
     uses = tuple(Use(op, overload, dtype, rank, n, first[op, overload, dtype, rank])
                  for (op, overload, dtype, rank), n in sorted(counts.items()))
-    return uses, tuple(sorted(other))
+    return uses, tuple(sorted(other)), tuple(sorted(queries.items()))
 
 
-def _capture(case: ModelCase):
+def _capture(case: ModelCase, dynamic: bool = True):
     if case.exported:
         return case.model
     error: Exception | None = None
     for strict in (False, True):  # the exporter's capture strategies, in its order
         try:
             return torch.export.export(case.model, case.inputs, dict(case.kwargs),
-                                       dynamic_shapes=case.dynamic_shapes, strict=strict)
+                                       dynamic_shapes=case.dynamic_shapes if dynamic else None,
+                                       strict=strict)
         except Exception as exc:
             error = error or exc
     raise error  # type: ignore[misc]
+
+
+def _captured(case: ModelCase) -> tuple[object, str]:
+    """(the captured program, "" or the dynamic capture's error line): a model whose
+    dynamic capture fails is captured again without its dynamic_shapes, so that its uses
+    are still looked up; the first error raised when the static capture fails too."""
+    try:
+        return _capture(case), ""
+    except Exception as exc:
+        if case.exported or case.dynamic_shapes is None:
+            raise
+        dynamic = exc
+    try:
+        return _capture(case, dynamic=False), error_line(dynamic)
+    except Exception:
+        raise dynamic from None
 
 
 def decompose(program, opset: int | None = None):
@@ -126,7 +160,7 @@ def decompose(program, opset: int | None = None):
 def capture(case: ModelCase, opset: int | None = None) -> Capture:
     started = time.perf_counter()
     try:
-        program = _capture(case)
+        program, fallback = _captured(case)
     except Exception as exc:
         return Capture((), (), f"capture: {error_line(exc)}", time.perf_counter() - started, 0.0)
     captured = time.perf_counter()
@@ -135,13 +169,14 @@ def capture(case: ModelCase, opset: int | None = None) -> Capture:
     except Exception as exc:
         return Capture((), (), f"decomposition: {error_line(exc)}", captured - started,
                        time.perf_counter() - captured)
-    uses, other = uses_of(program)
-    return Capture(uses, other, "", captured - started, time.perf_counter() - captured, program)
+    uses, other, queries = uses_of(program)
+    return Capture(uses, other, "", captured - started, time.perf_counter() - captured, program,
+                   queries=queries, fallback=fallback)
 
 
 def from_export(onnx_program) -> Capture:
     """The uses of a successful public export, read from the decomposed program the
     exporter translated (``ONNXProgram.exported_program``): the same capture and
     preparation as :func:`capture`, without making them a second time."""
-    uses, other = uses_of(onnx_program.exported_program)
-    return Capture(uses, other, "", 0.0, 0.0, onnx_program.exported_program, "export")
+    uses, other, queries = uses_of(onnx_program.exported_program)
+    return Capture(uses, other, "", 0.0, 0.0, onnx_program.exported_program, "export", queries)

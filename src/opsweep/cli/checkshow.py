@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
-from opsweep.check.report import opset_of, summary_line
+from opsweep.check.report import fallback_line, opset_of, queries_line, summary_line
 from opsweep.check.table import FAILING, STATUSES
 
 #: every failing operator gets its repro; past this many, --verbose shows the rest
@@ -56,6 +56,8 @@ def model(console: Console, rep, verbose: bool) -> None:
     console.print(axes)
     if rep.capture.error:
         console.print(f"Capture failed: {rep.capture.error}", markup=False)
+    if rep.capture.fallback:
+        console.print(fallback_line(rep.capture), markup=False)
     for line in outcome(real) if real is not None else ():
         console.print(line, markup=False)
     order = sorted(rep.verdicts, key=lambda v: (STATUSES.index(v.status), v.use.key))
@@ -70,6 +72,8 @@ def model(console: Console, rep, verbose: bool) -> None:
     if rep.capture.other:
         console.print("Not aten operators (untestable): " + ", ".join(rep.capture.other),
                       markup=False)
+    if rep.capture.queries:
+        console.print(queries_line(rep.capture), markup=False)
     failing = [(v, f) for v in order if v.status == FAILING for f in v.failures]
     for v, f in failing[: None if verbose else REPROS]:
         console.print(f"Failing in the table: {failure_line(v, f)}", markup=False)
