@@ -34,6 +34,14 @@ class Arch:
     dynamic: bool = True
 
 
+def configured(name: str, family: str, inputs: Callable[[int], tuple], model_class,
+               config_class, **config) -> Arch:
+    """A `transformers` architecture built from its configuration, random weights:
+    ``model_class(config_class(**config))``."""
+    return Arch(name, family, "transformers", lambda: model_class(config_class(**config)),
+                inputs)
+
+
 def _cast(value, dtype: torch.dtype):
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         return value.to(dtype)

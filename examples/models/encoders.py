@@ -14,8 +14,7 @@ SMALL = dict(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attentio
 
 
 def _arch(name, model_class, config_class, **config):
-    return v.Arch(name, "encoder", "transformers", lambda: model_class(config_class(**config)),
-                  v.ids(VOCAB))
+    return v.configured(name, "encoder", v.ids(VOCAB), model_class, config_class, **config)
 
 
 ARCHS = (

@@ -14,8 +14,7 @@ VIT = dict(image_size=SIDE, patch_size=8, num_channels=3, hidden_size=16, num_hi
 
 
 def _arch(name, model_class, config_class, **config):
-    return v.Arch(name, "vision", "transformers", lambda: model_class(config_class(**config)),
-                  v.image(SIDE))
+    return v.configured(name, "vision", v.image(SIDE), model_class, config_class, **config)
 
 
 ARCHS = (

@@ -14,7 +14,6 @@ died is replaced by the pool.
 
 from __future__ import annotations
 
-import signal
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,6 +32,7 @@ from opsweep.engine.procpool import (
     TaskTimedOut,
     WorkerDied,
     WorkersCannotStart,
+    describe_exit,
 )
 from opsweep.engine.runner import quiet_runtime
 from opsweep.engine.worker import thread_only_progress_lock
@@ -116,13 +116,7 @@ def why_lost(exc: BaseException, timeout: float) -> str | None:
     """The machine failure a pool's exception means, in words; None: not one (the
     check itself raised)."""
     if isinstance(exc, WorkerDied):
-        code = exc.exitcode
-        if isinstance(code, int) and code < 0:
-            try:
-                return f"worker killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"worker killed by signal {-code}"
-        return f"worker exited with code {code}"
+        return describe_exit(exc)
     if isinstance(exc, TaskTimedOut):
         return f"no report within {timeout:g} s (its worker was killed)"
     if isinstance(exc, (WorkersCannotStart, PoolStopped)):

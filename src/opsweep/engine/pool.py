@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,7 +38,7 @@ from opsweep.engine.config import SweepConfig
 from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.procpool import (PoolStopped, ProcessPool, TaskTimedOut, WorkerDied,
-                                     WorkersCannotStart)
+                                     WorkersCannotStart, describe_exit)
 from opsweep.engine.cache import merge_counts
 from opsweep.engine.exporters import sweep_exporters
 from opsweep.engine.worker import Outcomes, open_cache, wanted_outcomes
@@ -122,16 +121,6 @@ def lost_targets(group: list[Example], phase_file: Path, why: str,
     settled = tuple(t for t in targets if t in final or t in static or t == reached.target)
     again = tuple(t for t in targets if t not in settled)
     return lost_group(group, phase_file, why, settled), again
-
-
-def _describe_exit(exc: BaseException) -> str:
-    code = getattr(exc, "exitcode", None)
-    if isinstance(code, int) and code < 0:
-        try:
-            return f"worker killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"worker killed by signal {-code}"
-    return f"worker exited ({type(exc).__name__}: {exc})"
 
 
 # --- the sweep's side -------------------------------------------------------------
@@ -223,7 +212,7 @@ def _collect(future, group: list[Example], phase_file: Path, targets: tuple[str,
     except TaskTimedOut:
         return lost("timed out")
     except WorkerDied as exc:
-        return lost(_describe_exit(exc))
+        return lost(describe_exit(exc))
     except (ExporterBroken, WorkersCannotStart, PoolStopped) as exc:
         raise PoolBroken(f"the worker pool broke ({type(exc).__name__}: {exc}); no further "
                          "spec could be measured") from exc
@@ -386,7 +375,7 @@ def _check_stack(pool: ProcessPool, timeout: float) -> dict[str, str]:
     except TaskTimedOut:
         raise ExporterBroken(STOCK, Step.EXPORT.value, f"the canary export took over {timeout:.0f}s") from None
     except (WorkerDied, WorkersCannotStart, PoolStopped) as exc:
-        why = _describe_exit(exc) if isinstance(exc, WorkerDied) else f"{type(exc).__name__}: {exc}"
+        why = describe_exit(exc) if isinstance(exc, WorkerDied) else f"{type(exc).__name__}: {exc}"
         raise ExporterBroken(STOCK, IMPORT_STAGE, import_error() or f"workers could not start ({why})"
                              ) from None
 

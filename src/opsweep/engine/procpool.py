@@ -53,6 +53,17 @@ class WorkerDied(Exception):
         self.exitcode = exitcode
 
 
+def describe_exit(exc: BaseException) -> str:
+    """A dead worker in words: the signal that killed it, else how it exited."""
+    code = getattr(exc, "exitcode", None)
+    if isinstance(code, int) and code < 0:
+        try:
+            return f"worker killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker killed by signal {-code}"
+    return f"worker exited ({type(exc).__name__}: {exc})"
+
+
 class TaskTimedOut(Exception):
     """The task overran its time limit; its worker was killed."""
 
