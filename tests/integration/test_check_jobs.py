@@ -147,3 +147,26 @@ def test_a_bad_previous_record_is_one_line(tmp_path, capsys):
     assert main(["check", f"{CRASHING}:good_one", "--reuse", str(bad), "--against",
                  str(TABLE), "--artifact", str(TABLE)]) == 2
     assert "--reuse with --against" in capsys.readouterr().err
+
+
+def test_an_unreadable_models_record_is_refused_and_kept(tmp_path):
+    """The main command's models step never rewrites a committed record it cannot read:
+    it stops with one line naming the file and the field, the file stays byte for byte,
+    and no model is built (deleting the file is the way to check every model again)."""
+    import pytest
+
+    from opsweep.errors import UsageError
+    artifact = tables.load(TABLE).artifact
+    layout = Layout()
+    _project(tmp_path)
+    record = tmp_path / layout.models
+    record.parent.mkdir(parents=True, exist_ok=True)
+    for broken in (b'{"models_version": 2, "models": "none"}\n', b"{not json\n"):
+        record.write_bytes(broken)
+        with pytest.raises(UsageError) as refused:
+            check_models(tmp_path, layout, artifact)
+        message = str(refused.value)
+        assert layout.models in message and "\n" not in message
+        assert "delete it" in message
+        assert record.read_bytes() == broken
+        assert _builds(tmp_path) == []

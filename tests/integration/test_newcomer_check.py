@@ -8,23 +8,18 @@ and the commands are the ones docs/check.md gives: `opsweep check my_models.py:b
 no artifact of one's own uses the table the wheel carries for the installed torch, and
 `--against VERSION` sets the model against the packaged table of another measured torch.
 
-The second measured torch is a real one: tests/integration/tables/torch-2.13.0.json.gz is
-the cell table, written by `opsweep tables`, of the artifact committed at 6f9dc60 (schema
-2: the whole catalog measured under torch 2.13.0+cpu with onnx 1.23.2, onnxruntime
-1.32.0, onnxscript 0.7.2). That artifact predates the counts per dtype and rank (schema
-5), so its table cannot tell any use fine or failing ("not measured" for every use): the
-uses that change verdict are those the current table measured, and the test joins both
-tables itself to say which. The wheel carries only the current measurement's table, so
-the test puts this one beside it, as an opsweep release carrying both measured torches
-would. (A table of a newer artifact of another torch would show real verdict changes;
-no such artifact is committed.)
+The wheel carries the cell tables of two real measurements of the whole catalog
+(src/opsweep/data/tables, written by `opsweep tables`): torch 2.15.0, the committed
+artifact's, and torch 2.14.1, the same catalog and engine measured under torch 2.14.1 with
+onnx 1.23.2, onnxruntime 1.32.0 and onnxscript 0.7.2 (the stock target; docs/performance.md
+says when and how long). So `--against 2.14.1` answers from the wheel alone, from an
+environment on the other torch, what a move between the two changes for the model.
 """
 
 import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -41,7 +36,7 @@ from .wheel import ROOT, fresh_venv
 
 pytestmark = pytest.mark.integration
 
-OLDER = Path(__file__).parent / "tables" / "torch-2.13.0.json.gz"
+OLDER = "2.14.1"  # the other measured torch the wheel carries a table of
 TORCH = metadata.version("torch")
 
 
@@ -70,8 +65,9 @@ def newcomer(tmp_path_factory):
     assert where[0].startswith(str(venv)) and not where[0].startswith(str(ROOT)), where
     packaged = Path(where[1])  # the wheel's tables, inside the venv
     assert packaged.is_relative_to(venv), packaged
-    assert list(tables.packaged(packaged)) == list(tables.packaged())  # what the wheel carries
-    shutil.copyfile(OLDER, packaged / OLDER.name)
+    carried = tables.packaged(packaged)
+    assert list(carried) == list(tables.packaged())  # what the wheel carries
+    assert OLDER in carried and len(carried) >= 2, list(carried)
     home = tmp / "project"
     home.mkdir()
     (home / "my_models.py").write_text(recipe())
@@ -89,7 +85,7 @@ def _flat(text: str) -> str:
 
 
 def test_check_from_pip_install_uses_the_packaged_table_and_says_what_a_bump_changes(newcomer):
-    done = _check(newcomer, "my_models.py:bert", "--against", "2.13.0", "--record", "rec.json")
+    done = _check(newcomer, "my_models.py:bert", "--against", OLDER, "--record", "rec.json")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     text = _flat(done.stdout)
@@ -101,32 +97,37 @@ def test_check_from_pip_install_uses_the_packaged_table_and_says_what_a_bump_cha
     table = tables.load(tables.packaged()[choice.chosen])
     assert f"the table packaged by opsweep {table.opsweep}" in text
     assert f"installed torch {TORCH}," in text
-    assert "against opsweep/data/tables/torch-2.13.0.json.gz (opsweep's packaged table for " \
-        "torch 2.13.0): torch 2.13.0" in text
+    assert f"against opsweep/data/tables/torch-{OLDER}.json.gz (opsweep's packaged table for " \
+        f"torch {OLDER}): torch {OLDER}" in text
     # a verdict and a prediction
     assert "Your model exports, runs and matches PyTorch" in text
     assert re.search(r"│ export +│ \w+", done.stdout) and "tested, passes" in text
     record = json.loads((home / "rec.json").read_text())
     (bert,) = record["models"]
     assert record["table"]["written_by"] == table.opsweep
-    # --against: the uses whose verdict differs in 2.13.0's table, joined again here
+    # --against: the uses whose verdict differs in 2.14.1's table, joined again here
     uses = [Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
             for u in bert["uses"]]
     now = table.artifact
-    old = tables.load(OLDER).artifact
+    old = tables.load(tables.packaged()[OLDER]).artifact
+    assert old.fingerprint.torch.split("+")[0] == OLDER
     excluded = exclusions()
     older = lookup(old, uses, excluded)
-    assert {v.status for v in older} == {NOT_MEASURED}  # schema 2: it cannot tell
+    # a dense measurement of its own: the other table measured the model's uses as well
+    measured = [v for v in older if v.status != NOT_MEASURED]
+    assert len(measured) >= 0.9 * len(older), (len(measured), len(older))
     expected = against(lookup(now, uses, excluded), older)
-    assert expected  # the uses the current table measured
     assert [(c["op"], c["dtype"], c["rank"], c["old"], c["new"]) for c in bert["against"]] == \
         [(c.op, c.dtype, c.rank, c.old, c.new) for c in expected]
     for c in expected:
         assert f"Against the other table: {c.op} at {c.dtype} rank {c.rank}: {c.new} in " \
             f"this table, {c.old} in the other" in text
-    print(f"\n{len(uses)} uses; against torch 2.13.0: {len(expected)} change verdict")
+    if not expected:
+        assert "Against the other table: no operator the model calls changes verdict" in text
+    print(f"\n{len(uses)} uses, {len(measured)} measured in {OLDER}'s table; against torch "
+          f"{OLDER}: {len(expected)} change verdict")
     for c in expected:
-        print(f"  {c.op} {c.dtype} rank {c.rank}: 2.13.0 {c.old} -> {choice.chosen} {c.new}")
+        print(f"  {c.op} {c.dtype} rank {c.rank}: {OLDER} {c.old} -> {choice.chosen} {c.new}")
 
 
 def test_against_the_installed_torchs_own_table_nothing_changes(newcomer):
@@ -138,8 +139,8 @@ def test_against_the_installed_torchs_own_table_nothing_changes(newcomer):
 
 
 def test_against_a_torch_that_was_not_measured_names_the_measured_ones(newcomer):
-    done = _check(newcomer, "my_models.py:bert", "--no-export", "--against", "2.14.1")
+    done = _check(newcomer, "my_models.py:bert", "--no-export", "--against", "2.12.1")
     assert done.returncode == 2
-    measured = ", ".join(["2.13.0", *tables.packaged()])
-    assert done.stderr == (f"opsweep: error: --against 2.14.1: torch 2.14.1 has no packaged "
+    measured = ", ".join(tables.packaged())
+    assert done.stderr == (f"opsweep: error: --against 2.12.1: torch 2.12.1 has no packaged "
                            f"table (measured: {measured}); or pass an artifact file\n")

@@ -22,6 +22,7 @@ from typing import Any
 
 import opsweep
 from opsweep.artifact.data import Artifact
+from opsweep.engine.translations import is_path
 
 #: the key of each entry of the models record
 KEY = "check_fingerprint"
@@ -33,7 +34,7 @@ def source_file(source: str) -> Path | None:
     if source.endswith(".pt2"):
         return Path(source)
     module = source.rpartition(":")[0]
-    if module.endswith(".py") or "/" in module or "\\" in module:
+    if is_path(module):
         return Path(module)
     try:
         spec = importlib.util.find_spec(module)

@@ -14,7 +14,7 @@ from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
 from opsweep.cli.settings import models, repo_url, source_url
 from opsweep.engine.standalone import Scripts
-from opsweep.errors import DataFileError
+from opsweep.errors import DataFileError, UsageError
 from opsweep.files import Layout, write_atomic
 from opsweep.page.site import Regenerated, regenerate
 
@@ -74,8 +74,9 @@ def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | N
     record = Path(root, layout.models)
     try:
         previous = previous_entries(record)
-    except DataFileError:  # not a models record: rewritten whole, every model checked
-        previous = None
+    except DataFileError as exc:  # never rewritten unread: the committed record is kept
+        raise UsageError(f"{exc}; the models record is kept as it is: fix it, or delete it "
+                         "to check every model again") from None
     done = check_or_reuse(sources, new, previous)
     text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))

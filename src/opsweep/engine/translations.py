@@ -37,7 +37,9 @@ def parse(text: str) -> tuple[str, str]:
     return m.group("module"), m.group("table")
 
 
-def _is_path(module: str) -> bool:
+def is_path(module: str) -> bool:
+    """Whether `module` (the part of ``MODULE:NAME`` before the colon) names a file rather
+    than a dotted module."""
     return module.endswith(".py") or "/" in module or "\\" in module
 
 
@@ -66,7 +68,7 @@ def import_source(module: str, prefix: str):
     """The module `module` names: a .py file (imported once per resolved path, under a name
     made from `prefix`; a file in a package directory as a member of that package, so its
     relative imports work) or a dotted module (the working directory importable)."""
-    if _is_path(module):
+    if is_path(module):
         path = Path(module)
         if not path.is_file():
             raise SourceImportError(f"no such file {module}")
