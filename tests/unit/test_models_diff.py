@@ -218,3 +218,24 @@ def _first():
     return models_diff(None, record(
         entry("a", torch="2.16.0"), entry("b", lost="worker killed by SIGABRT", torch="2.16.0"),
         entry("c", {**OK, "numerics": "fail"}, stage="numerics", torch="2.16.0")))
+
+
+def test_the_section_is_kept_whole_when_the_operator_transitions_fill_the_comment():
+    from dataclasses import replace
+
+    from opsweep.artifact.diff import diff
+    from opsweep.bot.comment import GITHUB_COMMENT_LIMIT, models_markdown, to_markdown
+    from opsweep.bot.publish import NOTE_ROOM, comment_body
+
+    from .test_diff import artifacts
+    old, new = artifacts()
+    d = diff(old, new)
+    many = replace(d, transitions=d.transitions * 2000)
+    section = models_markdown(_pin_move(), many, new)
+    assert len(to_markdown(many, new)) + len(section) > GITHUB_COMMENT_LIMIT  # would not fit
+    body = comment_body(many, new, section, title="grade transitions", history="", account=None)
+    assert body.endswith(section) and len(body) + NOTE_ROOM <= GITHUB_COMMENT_LIMIT
+    assert "*Cut at GitHub's comment limit" in body  # the operator transitions were cut
+    # without a models section the operator transitions keep the whole limit, as before
+    assert comment_body(many, new, "", title="grade transitions", history="",
+                        account=None) == to_markdown(many, new)

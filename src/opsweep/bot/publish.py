@@ -354,12 +354,7 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     history = _history_url(server_url, repo, target.branch, layout.history_page) \
         if target.same_repo else ""
     title = "grade transitions" if result else "first measurement"
-    # the models section is kept whole: the operator transitions are cut to the room left
-    room = GITHUB_COMMENT_LIMIT - (len(section) + NOTE_ROOM if section else 0)
-    body = to_markdown(result, new, title=title, history=history, account=account,
-                       limit=room) if result else \
-        f"{len(new.operators)} operators measured (no previous artifact to compare)."
-    body = f"{body}\n\n{section}" if section else body
+    body = comment_body(result, new, section, title=title, history=history, account=account)
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, files, layout, push_token,
                         message)
@@ -374,6 +369,19 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     counts = to_json(result)["counts"] if result else {}
     outcome = "done" if sha or (result and result.transitions) else "nothing"
     return Published(counts, sha, note, outcome, f"{full}\n\n{note}\n")
+
+
+def comment_body(result, new, section: str, *, title: str, history: str,
+                 account: Account | None) -> str:
+    """The sticky comment before its note on committing: the operator transitions, then
+    the models section, kept whole (the transitions are cut to the room it leaves)."""
+    if result is None:
+        body = f"{len(new.operators)} operators measured (no previous artifact to compare)."
+    else:
+        room = GITHUB_COMMENT_LIMIT - (len(section) + NOTE_ROOM if section else 0)
+        body = to_markdown(result, new, title=title, history=history, account=account,
+                           limit=room)
+    return f"{body}\n\n{section}" if section else body
 
 
 def _models_section(files: dict[str, Path], layout: Layout, committed: Path, result,
