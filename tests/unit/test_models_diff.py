@@ -239,3 +239,18 @@ def test_the_section_is_kept_whole_when_the_operator_transitions_fill_the_commen
     # without a models section the operator transitions keep the whole limit, as before
     assert comment_body(many, new, "", title="grade transitions", history="",
                         account=None) == to_markdown(many, new)
+
+
+def test_the_check_page_shows_the_section_s_lines_as_the_bot_writes_them():
+    """docs/check.md, "In the review bot": its example lines are this diff's."""
+    from pathlib import Path
+
+    from opsweep.bot.comment import models_markdown
+    base = record(entry("resnet50"), entry("big_one"), entry("bert", {**OK, "dynamic": "fail"}))
+    new = record(entry("resnet50", {**OK, "numerics": "fail"}, torch="2.16.0", stage="numerics",
+                       node="convolution_12", op="convolution"),
+                 entry("big_one", torch="2.16.0", lost="worker killed by SIGABRT"),
+                 entry("bert", {**OK, "dynamic": "pass"}, torch="2.16.0"))
+    lines = models_markdown(models_diff(base, new), None, None).splitlines()[4:]
+    page = (Path(__file__).parents[2] / "docs" / "check.md").read_text("utf-8")
+    assert len(lines) == 3 and "```text\n" + "\n".join(lines) + "\n```" in page
