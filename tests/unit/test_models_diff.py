@@ -254,3 +254,25 @@ def test_the_check_page_shows_the_section_s_lines_as_the_bot_writes_them():
     lines = models_markdown(models_diff(base, new), None, None).splitlines()[4:]
     page = (Path(__file__).parents[2] / "docs" / "check.md").read_text("utf-8")
     assert len(lines) == 3 and "```text\n" + "\n".join(lines) + "\n```" in page
+
+
+def test_the_section_follows_which_side_has_a_models_record(tmp_path):
+    """Both records: the transitions; the result's only: one line; the base's only: one
+    line saying the committed record is left as it is; neither: no section."""
+    from opsweep.bot.publish import models_section
+    from opsweep.files import Layout
+    layout = Layout()
+    committed, measured = tmp_path / "base.json", tmp_path / "new.json"
+    committed.write_text(json.dumps(record(entry("a"))))
+    measured.write_text(json.dumps(record(entry("a", {**OK, "numerics": "fail"}, torch="2.16.0",
+                                                stage="numerics"))))
+    files = {layout.models: measured}
+    both, full = models_section(files, layout, committed, None, None)
+    assert "- **regression** `a`: numerics pass → **fail**" in both and full == both
+    first, _ = models_section(files, layout, tmp_path / "none.json", None, None)
+    assert "No models record on the base yet (`docs/models_checked.json`)" in first
+    gone, _ = models_section({}, layout, committed, None, None)
+    assert gone == ("### Models\n\nThis run wrote no models record: the committed "
+                    "`docs/models_checked.json` is left as it is (no model was checked at "
+                    "these pins).\n")
+    assert models_section({}, layout, tmp_path / "none.json", None, None) == ("", "")
