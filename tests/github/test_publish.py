@@ -490,12 +490,11 @@ def test_publish_honours_the_configured_layout_and_pin_source(github, monkeypatc
     assert "`torch 2.12.0 → 2.13.0`" in comment.body
 
 
-@pytest.mark.parametrize("base_record", [True, False], ids=["base-record", "no-base-record"])
-def test_an_adopter_s_own_models_get_the_same_section(github, monkeypatch, tmp_path, base_record):
+def test_an_adopter_s_own_models_get_the_same_section(github, monkeypatch, tmp_path):
     """[tool.opsweep] models of an adopter with its own layout: the models record lives in
-    its pages directory (site/models_checked.json), on the base and in the result; with no
-    record on the base yet, the section is one line saying so."""
-    bare, sha = adopter_origin(tmp_path, models=_models("2.12.0") if base_record else None)
+    its pages directory (site/models_checked.json), on the base and in the result (the
+    other cases, a record on one side only: tests/unit/test_models_diff.py)."""
+    bare, sha = adopter_origin(tmp_path, models=_models("2.12.0"))
     github.add_pull(REPO, 5, ref="feature", sha=sha)
     head = checkout(bare, tmp_path / "head")
     result = adopter_result(tmp_path, whole("2.13.0", Stage.NUMERICS))
@@ -504,12 +503,8 @@ def test_an_adopter_s_own_models_get_the_same_section(github, monkeypatch, tmp_p
     assert out["changed"] == "true", out
     (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
     body = comment.body
-    assert body.index("### Regressions") < body.index("### Models")
-    if base_record:
-        assert TRANSITION in body and "1 regression; 1 unchanged." in body
-    else:
-        assert ("No models record on the base yet (`site/models_checked.json`): this run "
-                "checked 2 model(s) at `torch 2.13.0`") in body and "1 failing an axis" in body
+    assert body.index("### Regressions") < body.index("### Models") < body.index(TRANSITION)
+    assert "1 regression; 1 unchanged." in body
     committed = json.loads(git(bare, "show", "feature:site/models_checked.json"))
     assert committed["models"][0]["verdict"]["numerics"] == "fail"
 

@@ -349,8 +349,8 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     result = diff(old, new) if old is not None else None
     # the models record of the same checkout as the artifact, read before the result is
     # installed over it
-    section, full_extra = models_section(files, layout, Path(head if head is not None else base,
-                                                               layout.models), result, new)
+    committed = Path(head if head is not None else base, layout.models)
+    section, full_extra = models_section(files, layout, committed, result, new)
     history = _history_url(server_url, repo, target.branch, layout.history_page) \
         if target.same_repo else ""
     title = "grade transitions" if result else "first measurement"
@@ -385,7 +385,7 @@ def comment_body(result, new, section: str, *, title: str, history: str,
 
 
 def models_section(files: dict[str, Path], layout: Layout, committed: Path, result,
-                    new) -> tuple[str, str]:
+                   new) -> tuple[str, str]:
     """The comment's "Models" section, after the operator transitions, and the job
     summary's (never cut): the committed models record against the measured result's, when
     both exist; one line when only one does; ("", "") when neither does."""
