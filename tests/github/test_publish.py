@@ -122,6 +122,7 @@ def test_same_repository_head_is_committed_and_commented(github, monkeypatch, tm
     (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
     assert "`torch 2.12.0 → 2.13.0`" in comment.body and "Committed the regenerated" in comment.body
     assert f"/{REPO}/blob/feature/docs/history.md" in comment.body
+    assert "### Models" not in comment.body  # no models record on either side
 
 
 def test_a_fork_head_is_found_from_its_sha_commented_and_never_pushed(github, monkeypatch,
@@ -376,31 +377,61 @@ def test_a_failed_run_whose_result_is_a_breakage_comments_the_breakage(
             assert "ImportError: no onnxscript" in comment.body
 
 
-def _models(numerics: str) -> str:
-    return json.dumps({"models_version": 1, "models": [
-        {"name": "tiny bert", "failed": numerics != "pass", "uses": [{"op": "sin"}],
-         "verdict": {"export": "pass", "runtime": "pass", "numerics": numerics}}]})
+def _models(torch: str, numerics: str = "pass", lost: str = "") -> str:
+    """A models record (version 2) as the main command writes it, checked at `torch`."""
+    key = {"stack": {"torch": torch, "onnx": FP.onnx, "onnxruntime": FP.onnxruntime,
+                     "onnxscript": FP.onnxscript}, "opset": 20, "model": "", "opsweep": "0.9.0",
+           "tolerance_policy": "builtin", "export": True}
+    bert = {"name": "tiny bert", "source": "m.py:bert", "failed": numerics != "pass",
+            "uses": [{"op": "sin"}], "check_fingerprint": key,
+            "verdict": {"export": "pass", "runtime": "pass", "numerics": numerics},
+            "reality": {"stage": "ok" if numerics == "pass" else "numerics",
+                        "node": "" if numerics == "pass" else "sin_3", "op": "sin",
+                        "error": "", "dynamic_stage": "", "dynamic_error": ""}}
+    vit = {"name": "vit", "source": "m.py:vit", "failed": bool(lost), "uses": [{"op": "relu"}],
+           "check_fingerprint": key, **({"lost": lost, "verdict": None} if lost else {
+               "verdict": {"export": "pass", "runtime": "pass", "numerics": "pass"}})}
+    return json.dumps({"models_version": 2, "models": [bert, vit]})
 
 
-def test_your_models_section_shows_a_model_that_breaks_with_its_operator(github, monkeypatch,
-                                                                         tmp_path, origin):
+TRANSITION = ("- **regression** `tiny bert`: numerics pass → **fail** at `torch 2.13.0`; first "
+              "diverging node `sin_3` (`aten::sin`)")
+
+
+def test_a_pin_move_s_model_transitions_follow_the_operator_transitions_in_the_sticky_comment(
+        github, monkeypatch, tmp_path, origin):
+    """torch 2.12.0 → 2.13.0 breaks `sin`: the one sticky comment (the bot's earlier one,
+    edited) says so, then lists the models whose verdict moved, each with where the new
+    record says it fails, and the regenerated models record is committed."""
     bare, sha = origin
     seed = checkout(bare, tmp_path / "seed2")  # the branch's committed models record
-    (seed / "docs" / "models_checked.json").write_text(_models("pass"))
+    (seed / "docs" / "models_checked.json").write_text(_models("2.12.0"))
     git(seed, "add", ".")
     git(seed, *IDENT, "commit", "-qm", "models checked")
     git(seed, "push", "-q", "origin", "HEAD:refs/heads/feature")
     sha = git(seed, "rev-parse", "HEAD")
     github.add_pull(REPO, 7, ref="feature", sha=sha)
+    earlier = github.add_comment(REPO, 7, f"{MARKER}\nan earlier run's report",
+                                 "github-actions[bot]", "Bot")
     head = checkout(bare, tmp_path / "head")
     result = measured(tmp_path, whole("2.13.0", Stage.NUMERICS))
-    (result / "docs" / "models_checked.json").write_text(_models("fail"))
+    (result / "docs" / "models_checked.json").write_text(
+        _models("2.13.0", "fail", lost="worker killed by SIGSEGV"))
     publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head, result)
     (comment,) = [c for c in github.comments(REPO, 7) if MARKER in c.body]
-    assert "### Your models" in comment.body
-    assert "| `tiny bert` | pass | pass | pass → **fail** | — | **regression** |" in comment.body
-    assert "`sin` numerics: full → none (regression)" in comment.body
+    assert comment.id == earlier.id
+    assert [(m, p) for m, p, _ in github.writes if "/comments" in p] == [
+        ("PATCH", f"/repos/{REPO}/issues/comments/{earlier.id}")]
+    body = comment.body
+    assert body.index("### Regressions") < body.index("### Models") < body.index(TRANSITION)
+    assert ("(moved: `torch 2.12.0 → 2.13.0`): 1 regression; 1 lost; 0 unchanged.") in body
+    assert ("- **lost** `vit`: machine failure, no verdict at `torch 2.13.0`: "
+            "`worker killed by SIGSEGV`") in body
+    assert "`sin` numerics: full → none (regression)" in body  # the operator tiny bert uses
+    assert body.index("### Models") < body.index("Committed the regenerated")
     assert "docs/models_checked.json" in git(bare, "show", "--stat", "feature")
+    summary = (tmp_path / "summary.md").read_text()
+    assert TRANSITION in summary
 
 
 ADOPTER = """[project]
@@ -413,13 +444,18 @@ history-dir = "site/history"
 """
 
 
-def adopter_origin(tmp_path):
-    """An adopter's origin: its own layout and torch pinned in a requirements file."""
+def adopter_origin(tmp_path, models=None):
+    """An adopter's origin: its own layout and torch pinned in a requirements file; with
+    `models` (a models record), its own [tool.opsweep] models, checked as that record says."""
     bare = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
     seed = tmp_path / "seed"
     git(tmp_path, "clone", "-q", str(bare), str(seed))
-    (seed / "pyproject.toml").write_text(ADOPTER)
+    (seed / "pyproject.toml").write_text(ADOPTER + ('models = ["demo/models.py:build"]\n'
+                                                    if models is not None else ""))
+    if models is not None:
+        (seed / "site").mkdir()
+        (seed / "site" / "models_checked.json").write_text(models)
     (seed / "requirements").mkdir()
     (seed / "requirements" / "onnx.txt").write_text("torch==2.13.0\nhypothesis==6.170.17\n")
     art.save(seed / "site" / "data" / "onnx.json", whole("2.12.0"))
@@ -452,6 +488,25 @@ def test_publish_honours_the_configured_layout_and_pin_source(github, monkeypatc
     assert json.loads(committed)["fingerprint"]["torch"] == "2.13.0"
     (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
     assert "`torch 2.12.0 → 2.13.0`" in comment.body
+
+
+def test_an_adopter_s_own_models_get_the_same_section(github, monkeypatch, tmp_path):
+    """[tool.opsweep] models of an adopter with its own layout: the models record lives in
+    its pages directory (site/models_checked.json), on the base and in the result (the
+    other cases, a record on one side only: tests/unit/test_models_diff.py)."""
+    bare, sha = adopter_origin(tmp_path, models=_models("2.12.0"))
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    result = adopter_result(tmp_path, whole("2.13.0", Stage.NUMERICS))
+    (result / "site" / "models_checked.json").write_text(_models("2.13.0", "fail"))
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head, result)
+    assert out["changed"] == "true", out
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    body = comment.body
+    assert body.index("### Regressions") < body.index("### Models") < body.index(TRANSITION)
+    assert "1 regression; 1 unchanged." in body
+    committed = json.loads(git(bare, "show", "feature:site/models_checked.json"))
+    assert committed["models"][0]["verdict"]["numerics"] == "fail"
 
 
 def test_publish_checks_the_result_against_the_configured_pins(github, monkeypatch, tmp_path):

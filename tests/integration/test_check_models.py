@@ -104,7 +104,7 @@ def test_a_bfloat16_convolution_the_table_predicts_failing_fails_for_real(artifa
     assert report.prediction["runtime"] == "failing"
 
 
-def test_the_command_json_and_exit_codes(tmp_path, capsys):
+def test_the_command_json_and_exit_codes(tmp_path, capsys, artifact):
     out = tmp_path / "record.json"
     code = main(["check", f"{MODELS}:resnet_half", "--json", "--record", str(out)])
     data = json.loads(capsys.readouterr().out)
@@ -115,6 +115,16 @@ def test_the_command_json_and_exit_codes(tmp_path, capsys):
     failing = [u for u in resnet["uses"] if u["status"] == FAILING]
     assert failing and all(f["snippet"].startswith("import torch") for u in failing
                            for f in u["failures"])
+    # the bot's diff reads this real record: against a base where the model ran, the runtime
+    # regression with the node onnx.checker named, at the pins of the table checked against
+    from opsweep.artifact.models_diff import models_diff
+    base = json.loads(json.dumps(data))
+    base["models"][0]["verdict"] = {a: "pass" for a in resnet["verdict"]}
+    (moved,) = models_diff(base, data).transitions
+    assert moved.status == "regression" and moved.name == resnet["name"]
+    (where,) = moved.failures()
+    assert (where.stage, where.op) == ("checker", "onnx::Conv") and where.node
+    assert models_diff(base, data).pins["torch"] == artifact.fingerprint.torch
     # --no-export: the table alone; exit 1 as a use is measured failing
     assert main(["check", f"{MODELS}:resnet_half", "--no-export", "--markdown"]) == 1
     text = capsys.readouterr().out

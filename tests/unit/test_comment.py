@@ -155,34 +155,6 @@ def test_too_many_shards_are_refused_before_measuring():
         parse_shard("1/300")
 
 
-def _models_record(verdicts: dict, ops=("sin", "cos")) -> dict:
-    return {"models_version": 1, "models": [
-        {"name": name, "verdict": v, "failed": v is not None and "fail" in v.values(),
-         "uses": [{"op": op} for op in ops]} for name, v in verdicts.items()]}
-
-
-def test_your_models_shows_each_verdict_old_to_new_and_the_transitions_that_touch_it():
-    from opsweep.artifact import models as checked
-    from opsweep.bot.comment import models_markdown
-    ok = {"export": "pass", "runtime": "pass", "numerics": "pass"}
-    old = checked.from_data(_models_record({"bert": ok, "vit <b>x</b>": ok}))
-    new = checked.from_data(_models_record({"bert": {**ok, "numerics": "fail"},
-                                            "vit <b>x</b>": ok}))
-    before = art.make_artifact(FP, "ci", 25, 0, {"sin": result(["sin"], Stage.OK),
-                                                 "tan": result(["tan"], Stage.OK)})
-    after = art.make_artifact(FP, "ci", 25, 0, {"sin": result(["sin"], Stage.OK, Stage.NUMERICS),
-                                                "tan": result(["tan"], Stage.OK, Stage.NUMERICS)})
-    changes = checked.changes(old, new)
-    assert [c.regression for c in changes] == [True, False]
-    body = models_markdown(changes, diff(before, after), after)
-    assert body.startswith("### Your models")
-    assert "| `bert` | pass | pass | pass → **fail** | — | **regression** |" in body
-    assert "`bert` uses 1 operator(s) whose grade moved:" in body  # sin, not tan
-    assert "`sin` numerics: full → partial (regression)" in body and "`tan`" not in body
-    assert "example_for('sin'" in body  # the regression's repro snippet
-    assert "<b>" not in _inert(body)
-
-
 def test_a_models_record_that_is_not_one_is_refused_naming_the_field(tmp_path):
     from opsweep.artifact import models as checked
     from opsweep.errors import DataFileError

@@ -1,8 +1,9 @@
 """The models record: `opsweep check --json` of a project's ``[tool.opsweep] models``
 against the artifact, kept beside it (``docs/models_checked.json``) by the main command
 when models are configured. The bot reads two of them (the committed one and the new
-measurement's) as data and shows each model's verdict old → new. Only what the bot
-needs is read here (it never imports the check itself, nor torch).
+measurement's) as data and shows each model's verdict transitions
+(`opsweep.artifact.models_diff`). Only what the bot needs is read here (it never imports
+the check itself, nor torch).
 
 The record is validated against ``schema/models.schema.json``. Version 2 gives every
 entry its ``check_fingerprint`` (`opsweep.check.fingerprint`), by which the main command
@@ -34,25 +35,6 @@ class ModelEntry:
     verdict: Mapping[str, str] | None  # axis -> pass | fail | not reached (None: not exported)
     ops: frozenset[str]  # the aten operators the model uses
     failed: bool
-
-
-@dataclass(frozen=True)
-class ModelChange:
-    name: str
-    old: Mapping[str, str] | None  # None: the model was not checked before
-    new: Mapping[str, str] | None  # None: no longer checked
-    ops: frozenset[str]
-
-    @property
-    def regression(self) -> bool:
-        """A model that passed an axis and fails it now breaks like an operator breaks."""
-        return any((self.old or {}).get(a) == "pass" and (self.new or {}).get(a) != "pass"
-                   for a in AXES if a in (self.old or {}))
-
-    @property
-    def improvement(self) -> bool:
-        return not self.regression and any(
-            (self.old or {}).get(a) != "pass" and (self.new or {}).get(a) == "pass" for a in AXES)
 
 
 def _entry(path: object, i: int, m: Any) -> ModelEntry:
@@ -97,16 +79,3 @@ def load(path: str | Path) -> dict[str, ModelEntry]:
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataFileError(path, "", f"cannot read the models record: {exc}") from None
     return from_data(data, path)
-
-
-def changes(old: Mapping[str, ModelEntry] | None,
-            new: Mapping[str, ModelEntry]) -> tuple[ModelChange, ...]:
-    """Every model of either record, old verdict → new, sorted by name."""
-    old = old or {}
-    out = []
-    for name in sorted(set(old) | set(new)):
-        before, after = old.get(name), new.get(name)
-        ops = (before.ops if before else frozenset()) | (after.ops if after else frozenset())
-        out.append(ModelChange(name, before.verdict if before else None,
-                               after.verdict if after else None, ops))
-    return tuple(out)

@@ -20,7 +20,7 @@ from opsweep.artifact.diff import KINDS_ORDER as KINDS
 from opsweep.artifact.diff import Diff, Kind, Transition, smallest
 from opsweep.artifact.drift import Drift
 from opsweep.artifact.grade import FailureGroup
-from opsweep.artifact.models import AXES as MODEL_AXES
+from opsweep.artifact.models_diff import STATUSES, Failure, ModelsDiff, ModelTransition
 from opsweep.artifact.results import TargetResult
 from opsweep.page.snippets import snippet
 from opsweep.page.templates import code, environment
@@ -201,34 +201,124 @@ def to_json(d: Diff) -> dict[str, Any]:
                    "pins": x.pins} for x in d.drift]}
 
 
-# --- "Your models": the project's [tool.opsweep] models, old verdict → new ---------------
+# --- "Models": the project's [tool.opsweep] models, their verdict transitions ---------------
 
-def _verdict(v, axis: str) -> str:
-    return "—" if v is None or axis not in v else v[axis]
+MODELS_HEADING = "### Models"
+_STATUS_WORDS = {"regression": "**regression**", "lost": "**lost**"}
 
 
-def models_markdown(changes, d: Diff | None, new: Artifact | None, *, limit: int = 20_000) -> str:
-    """The sticky comment's "Your models" section: each model's verdict old → new per
-    axis, then the operator transitions that touch the operators it uses (regressions with
-    their repro snippet). `changes`: artifact.models.changes of the two records."""
-    lines = ["### Your models", "",
-             "| model | " + " | ".join(MODEL_AXES) + " | |", "| --- |" + " --- |" * (len(MODEL_AXES) + 1)]
-    for c in changes:
-        cells = []
-        for axis in MODEL_AXES:
-            old, now = _verdict(c.old, axis), _verdict(c.new, axis)
-            cells.append(now if old == now else f"{old} → **{now}**")
-        kind = "**regression**" if c.regression else "improvement" if c.improvement else ""
-        lines.append(f"| {code(c.name)} | " + " | ".join(cells) + f" | {kind} |")
-    for c in changes:
-        touching = [t for t in (d.transitions if d else ()) if t.op in c.ops]
-        if not touching:
-            continue
-        lines += ["", f"{code(c.name)} uses {len(touching)} operator(s) whose grade moved:"]
-        for t in touching:
-            view = _view(t, new)
-            lines.append(f"- {code(t.op)} {t.axis}: {view.old_label} → {view.new_label} ({t.kind})")
-            if view.snippet:
-                lines += ["", "  ```python", *("  " + s for s in view.snippet.splitlines()), "  ```"]
-    text = "\n".join(lines) + "\n"
-    return text if len(text) <= limit else text[: limit - 80] + "\n\n*Cut: see the job summary.*\n"
+def _aten(op: str) -> str:
+    return op if "::" in op else f"aten::{op}"
+
+
+def failure_words(f: Failure, dynamic: bool = False) -> str:
+    """Where a model fails, as the record says: "first diverging node `n` (`aten::op`)",
+    "fails in `no-translation` at node `n` (`aten::op`): `the error`"."""
+    op = code(_aten(f.op)) if f.op else ""
+    if f.stage == "numerics" and not dynamic:
+        if f.node:
+            return f"first diverging node {code(f.node)}" + (f" ({op})" if op else "")
+        return "no single node diverges first" + (f": {code(f.error[:160])}" if f.error else "")
+    where = f" at node {code(f.node)}" + (f" ({op})" if op else "") if f.node else \
+        f" at {op}" if op else ""
+    text = f"fails in {code(f.stage)}{where}" + (f": {code(f.error[:160])}" if f.error else "")
+    return f"with its dynamic shapes, {text}" if dynamic else text
+
+
+def _value(v: str | None) -> str:
+    return "—" if v is None else v
+
+
+def _was(t: ModelTransition) -> str:
+    old = [f"{a.axis} {a.old}" for a in t.axes if a.old is not None]
+    return f" (before: {', '.join(old)})" if old else ""
+
+
+def transition_line(t: ModelTransition, at: str = "") -> str:
+    """One model's transition: "**regression** `resnet50`: numerics pass → **fail** at
+    `torch 2.16.0`; first diverging node `convolution_12` (`aten::convolution`)"."""
+    head = f"- {_STATUS_WORDS.get(t.status, t.status)} {code(t.name)}"
+    if t.removed:
+        return f"{head}: no longer checked{_was(t)}"
+    if t.lost:
+        return f"{head}: machine failure, no verdict{at}: {code(t.lost)}{_was(t)}"
+    if t.added:
+        moved = ", ".join(f"{a.axis} " + (f"**{a.new}**" if a.new == "fail" else str(a.new))
+                          for a in t.axes if a.new is not None) or "not exported"
+    else:
+        moved = ", ".join(f"{a.axis} {_value(a.old)} → " + (f"**{_value(a.new)}**"
+                          if a.kind == "regression" else _value(a.new)) for a in t.axes)
+    again = f" (lost to a machine failure before: {code(t.was_lost)})" if t.was_lost else ""
+    where = [failure_words(a.where, a.axis == "dynamic") for a in t.axes if a.where is not None]
+    return f"{head}{again}: {moved}{at}" + "".join(f"; {w}" for w in dict.fromkeys(where))
+
+
+def _pins(md: ModelsDiff) -> str:
+    """" at `torch 2.16.0`, `onnx 1.23.2`, ...": the new record's pin set ("" if unknown)."""
+    return (" at " + ", ".join(code(f"{p} {v}") for p, v in md.pins.items())) if md.pins else ""
+
+
+def _pin_line(md: ModelsDiff) -> str:
+    moved = f" (moved: {', '.join(code(m) for m in md.moved)})" if md.moved else ""
+    return f"Checked{_pins(md)}{moved}"
+
+
+def _counts(md: ModelsDiff) -> str:
+    parts = [f"{len(md.of_status(s))} {s}" for s in STATUSES if md.of_status(s)]
+    return "; ".join(parts + [f"{md.unchanged} unchanged"])
+
+
+def _touching(t: ModelTransition, d: Diff | None, new: Artifact | None) -> list[str]:
+    """The operator transitions that touch the operators model `t` uses, with the
+    regressions' repro snippets."""
+    touching = [x for x in (d.transitions if d else ()) if x.op in t.ops]
+    if not touching:
+        return []
+    lines = ["", f"{code(t.name)} uses {len(touching)} operator(s) whose grade moved:"]
+    for x in touching:
+        view = _view(x, new)
+        lines.append(f"- {code(x.op)} {x.axis}: {view.old_label} → {view.new_label} ({x.kind})")
+        if view.snippet:
+            lines += ["", "  ```python", *("  " + s for s in view.snippet.splitlines()), "  ```"]
+    return lines
+
+
+def models_markdown(md: ModelsDiff, d: Diff | None, new: Artifact | None, *,
+                    limit: int = 20_000) -> str:
+    """The sticky comment's "Models" section, after the operator transitions: each model
+    whose verdict moved (artifact.models_diff), regressions first, with where the new
+    record says it fails, then the operator transitions that touch the operators those
+    models use. Cut to `limit` characters, regressions kept first."""
+    at = (" at " + ", ".join(code(f"{p} {md.pins[p]}") for p in md.moved_pins)) \
+        if md.moved_pins else ""
+    head = [MODELS_HEADING, "", f"{_pin_line(md)}: {_counts(md)}.", ""]
+    if not md.transitions:
+        head[2] = f"{_pin_line(md)}: every one of the {md.unchanged} models keeps its verdicts."
+        return "\n".join(head)
+    lines = [transition_line(t, at) for t in md.transitions]
+    touching = [x for t in md.transitions if not t.removed for x in _touching(t, d, new)]
+    text = "\n".join(head + lines + touching) + "\n"
+    if len(text) <= limit:
+        return text
+    kept = list(lines)
+    while kept and len("\n".join(head + kept)) + 120 > limit:
+        kept.pop()
+    cut = f"*… and {len(lines) - len(kept)} more: the job summary lists every model.*"
+    return "\n".join(head + kept + ["", cut]) + "\n"
+
+
+def models_first_markdown(md: ModelsDiff, path: str) -> str:
+    """The section when the base has no models record yet: one line, what was checked."""
+    failing = sum(t.status == "added" and any(a.new == "fail" for a in t.axes)
+                  for t in md.transitions)
+    lost = len(md.of_status("lost"))
+    return (f"{MODELS_HEADING}\n\nNo models record on the base yet ({code(path)}): this run "
+            f"checked {md.models} model(s){_pins(md)}, {failing} failing an axis, {lost} lost "
+            "to a machine failure; their verdict transitions are shown from the next "
+            "regeneration on.\n")
+
+
+def models_gone_markdown(path: str) -> str:
+    """The section when the base has a models record and this run wrote none."""
+    return (f"{MODELS_HEADING}\n\nThis run wrote no models record: the committed "
+            f"{code(path)} is left as it is (no model was checked at these pins).\n")

@@ -35,12 +35,20 @@ from urllib.parse import quote
 
 from opsweep.artifact import data as art
 from opsweep.artifact import models as checked
+from opsweep.artifact import models_diff
 from opsweep.artifact import records as history
 from opsweep.artifact.account import ACCOUNT_FILE, Account
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import partial_reason
 from opsweep.bot.check import regen_pull
-from opsweep.bot.comment import models_markdown, to_json, to_markdown
+from opsweep.bot.comment import (
+    GITHUB_COMMENT_LIMIT,
+    models_first_markdown,
+    models_gone_markdown,
+    models_markdown,
+    to_json,
+    to_markdown,
+)
 from opsweep.bot.git import GitError, StaleHead, commit_files, refuse_links
 from opsweep.bot.github import (
     PROFILES,
@@ -58,6 +66,8 @@ from opsweep.files import Layout
 MAX_FILE_BYTES = 32 * 1024 * 1024
 NO_CHANGE = ("No change: every measurement equals the committed artifact's, so the artifact, "
              "the page and the history record are left as they are.")
+#: what the comment keeps free for the note on committing, after the models section
+NOTE_ROOM = 1_000
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,120}$")
 
 
@@ -336,16 +346,15 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     if new.broken is not None:
         return _publish_broken(gh, repo, target, old, new, bot)
     check_publishable(old, new, head, layout)
-    committed = Path(head if head is not None else base, layout.models)
-    old_models = checked.load(committed) if committed.is_file() else {}
     result = diff(old, new) if old is not None else None
+    # the models record of the same checkout as the artifact, read before the result is
+    # installed over it
+    committed = Path(head if head is not None else base, layout.models)
+    section, full_extra = models_section(files, layout, committed, result, new)
     history = _history_url(server_url, repo, target.branch, layout.history_page) \
         if target.same_repo else ""
     title = "grade transitions" if result else "first measurement"
-    body = to_markdown(result, new, title=title, history=history, account=account) if result else \
-        f"{len(new.operators)} operators measured (no previous artifact to compare)."
-    section = _models_section(files, layout, old_models, result, new)
-    body, full_extra = (f"{body}\n\n{section}" if section else body), section
+    body = comment_body(result, new, section, title=title, history=history, account=account)
     # without a head checkout the target is a fork or refused: _commit never runs git then
     sha, note = _commit(head if head is not None else base, target, files, layout, push_token,
                         message)
@@ -362,13 +371,32 @@ def publish(gh, repo: str, target: Target, files: dict[str, Path], head: Path | 
     return Published(counts, sha, note, outcome, f"{full}\n\n{note}\n")
 
 
-def _models_section(files: dict[str, Path], layout: Layout, old_models, result, new) -> str:
-    """ "Your models", when the measured result carries the models record: the committed
-    record (read before the result is installed over it) against the new one."""
+def comment_body(result, new, section: str, *, title: str, history: str,
+                 account: Account | None) -> str:
+    """The sticky comment before its note on committing: the operator transitions, then
+    the models section, kept whole (the transitions are cut to the room it leaves)."""
+    if result is None:
+        body = f"{len(new.operators)} operators measured (no previous artifact to compare)."
+    else:
+        room = GITHUB_COMMENT_LIMIT - (len(section) + NOTE_ROOM if section else 0)
+        body = to_markdown(result, new, title=title, history=history, account=account,
+                           limit=room)
+    return f"{body}\n\n{section}" if section else body
+
+
+def models_section(files: dict[str, Path], layout: Layout, committed: Path, result,
+                   new) -> tuple[str, str]:
+    """The comment's "Models" section, after the operator transitions, and the job
+    summary's (never cut): the committed models record against the measured result's, when
+    both exist; one line when only one does; ("", "") when neither does."""
     if layout.models not in files:
-        return ""
-    return models_markdown(checked.changes(old_models, checked.load(files[layout.models])),
-                           result, new)
+        return (models_gone_markdown(layout.models),) * 2 if committed.is_file() else ("", "")
+    if not committed.is_file():
+        first = models_first_markdown(models_diff.load_diff(None, files[layout.models]),
+                                      layout.models)
+        return first, first
+    moved = models_diff.load_diff(committed, files[layout.models])
+    return models_markdown(moved, result, new), models_markdown(moved, result, new, limit=10**9)
 
 
 def broken_body(old, new) -> str:
