@@ -101,6 +101,17 @@ def test_every_miss_with_its_reason():
     assert "Constraints violated (batch)" in said["g", "dynamic"]
 
 
+def test_a_failure_at_an_operator_outside_aten_is_an_unmeasured_cell():
+    """The decomposition can call prims::lgamma, which no spec measures: the table never
+    saw it, though every aten use is fine."""
+    m = model("l", (FINE, FINE, FINE), ("fail", NR, NR), [use("abs")], op="lgamma",
+              node="lgamma")
+    m["capture"] = {"other": ["prims::lgamma"]}
+    (miss,) = scoring.score([m]).misses
+    assert (miss.kind, miss.reason, miss.op) == (FALSE_NEGATIVE, UNMEASURED_CELL, "lgamma")
+    assert "prims::lgamma, not an aten operator" in miss.detail
+
+
 def test_a_record_checked_without_export_scores_the_shares_alone():
     table_only = [dict(m, verdict=None) for m in RECORD]
     s = scoring.score(table_only)

@@ -15,7 +15,7 @@ model checked: the shares need no export), `score` counts
 
 and lists every miss, a false positive or a false negative, with its reason read from what
 the record says: an unmeasured cell (the failing operator, or the uses the table could not
-say about), a value-dependent failure (the failing operator measured fine at its cell, or
+say about, or an operator that is not aten's, such as ``prims::lgamma``, which no cell holds), a value-dependent failure (the failing operator measured fine at its cell, or
 failing only at examples this model does not give), or a failure arising between operators
 (a numerics drift that accumulates through layers, a node no operator use names).
 """
@@ -199,6 +199,11 @@ def _false_negative(m: Mapping[str, Any], axis: str, said: str) -> Miss:
                         "operators before it")
         return miss(VALUE_DEPENDENT, f"fails {axis}{where}, yet {measured}: this model "
                     "gives that operator values the table's examples do not")
+    other = [o for o in (m.get("capture") or {}).get("other") or ()
+             if op and str(o).rpartition("::")[2] == op]
+    if other:
+        return miss(UNMEASURED_CELL, f"fails {axis}{where}: the model calls {other[0]}, not an "
+                    "aten operator, so the table has no cell for it")
     missing = [u for u in m.get("uses") or () if u.get("status") not in MEASURED]
     if said == "unknown" and missing:
         cells = ", ".join(_cell(u) for u in missing[:3]) + (", …" if len(missing) > 3 else "")

@@ -229,7 +229,8 @@ def cmd_assemble(args) -> int:
     core, listing = done.view.bars
     if done.artifact_changed:
         print(f"opsweep: wrote {layout.artifact}")
-    print(f"opsweep: recorded {done.record}; rendered {', '.join(layout.pages)} and the pages "
+    shown = [p for p in layout.pages if Path(args.repo_dir, p).is_file()]
+    print(f"opsweep: recorded {done.record}; rendered {', '.join(shown)} and the pages "
           f"in {', '.join(d + '/' for d in layout.page_dirs)}: full "
           f"{core.numerator}/{core.denominator} core, {listing.numerator}/{listing.denominator} "
           "of the listing")
