@@ -246,6 +246,7 @@ def cmd_render(args) -> int:
     args.data_dir = args.data_dir or Path(root, configured.data_dir)
     layout = replace(configured, page=str(args.out), history_dir=str(
         args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir),
+        models=str(Path(root, configured.models)),
         templates=str(Path(root, configured.templates)) if configured.templates else "")
     installed = gather(args.data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
