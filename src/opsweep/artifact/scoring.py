@@ -213,7 +213,3 @@ def _false_negative(m: Mapping[str, Any], axis: str, said: str) -> Miss:
     first = error.splitlines()[0][:200] if error else ""
     return miss(BETWEEN_OPERATORS, f"fails {axis}{where}" + (f" ({op})" if op else "")
                 + f" though no operator use fails there{': ' + first if first else ''}")
-
-
-def ratio(part: int, whole: int) -> float | None:
-    return part / whole if whole else None
