@@ -4,6 +4,7 @@ renders the site, scored by the one scoring function, and driven in headless Chr
 
 import html
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -34,7 +35,7 @@ SHOTS = ROOT / "test-artifacts"
 def _check(out: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "opsweep", "check", *MODELS, "--artifact",
                            str(ARTIFACT), "--json"], capture_output=True, text=True, cwd=ROOT,
-                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"}, check=False)
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=False)
     assert done.returncode in (0, 1), done.stderr[-2000:]
     (out / "models_checked.json").write_text(done.stdout, "utf-8")
 
