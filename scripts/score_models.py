@@ -6,7 +6,11 @@ every model against the artifact, then, counted from what check reports,
   calls, measured when the table says "measured fine" or "measured failing" there;
 - the share of models whose prediction is definite (fine or failing, not unknown) on the
   export axis and on the runtime axis (target: 80%), and how often a definite prediction
-  matched the real export.
+  matched the real export;
+- per axis, the precision and recall of "the table predicts this model fails" against the
+  real verdict, and every miss with its reason.
+
+All of it is counted by `opsweep.artifact.scoring` (the models page shows the same score).
 
     HF_HUB_OFFLINE=1 python scripts/score_models.py [--artifact FILE] [--only NAME...]
                                                     [--no-export] [--records FILE]
@@ -34,11 +38,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from opsweep.artifact import scoring
+from opsweep.artifact.scoring import Score
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACT = ROOT / "docs" / "onnx_support_measured.json"
-MEASURED = ("measured fine", "measured failing")
-DEFINITE = ("fine", "failing")
-REAL = {"fine": "pass", "failing": "fail"}
 TARGET_USES, TARGET_MODELS = 95.0, 80.0
 
 
@@ -118,59 +122,66 @@ def pct(part: int, whole: int) -> str:
     return f"{part} of {whole} ({100.0 * part / whole:.1f}%)" if whole else "0 of 0"
 
 
-def use_lines(reports: list[dict]) -> list[str]:
-    uses = [u for r in reports for u in r["uses"]]
-    measured = [u for u in uses if u["status"] in MEASURED]
-    calls = sum(u["count"] for u in uses)
-    measured_calls = sum(u["count"] for u in measured)
-    status = Counter(u["status"] for u in uses)
-    out = [f"operator uses measured at their (dtype, rank): {pct(len(measured), len(uses))}"
+def use_lines(s: Score) -> list[str]:
+    out = [f"operator uses measured at their (dtype, rank): {pct(s.measured, s.uses)}"
            f"   [target {TARGET_USES:.0f}%]",
-           f"  weighted by calls: {pct(measured_calls, calls)}",
-           "  by status: " + ", ".join(f"{s} {status[s]}" for s in sorted(status))]
-    for dtype in sorted({u["dtype"] for u in uses}):
-        these = [u for u in uses if u["dtype"] == dtype]
-        out.append(f"  at {dtype}: "
-                   f"{pct(sum(u['status'] in MEASURED for u in these), len(these))}")
+           f"  weighted by calls: {pct(s.measured_calls, s.calls)}",
+           "  by status: " + ", ".join(f"{st} {n}" for st, n in sorted(s.statuses.items()))]
+    out += [f"  at {dtype}: {pct(*counts)}" for dtype, counts in s.by_dtype.items()]
     return out
 
 
-def axis_lines(reports: list[dict], axis: str) -> list[str]:
-    said = [r["prediction"].get(axis, "unknown") for r in reports]
-    definite = [(p, r) for p, r in zip(said, reports) if p in DEFINITE]
-    exported = [(p, r) for p, r in definite if r["verdict"] is not None]
-    right = sum(r["verdict"].get(axis) == REAL[p] for p, r in exported)
-    counts = Counter(said)
-    return [f"models with a definite {axis} prediction: {pct(len(definite), len(reports))}"
-            f"   [target {TARGET_MODELS:.0f}%]",
-            "  predicted: " + ", ".join(f"{p} {counts[p]}" for p in sorted(counts)),
-            f"  definite and matching the real export: {pct(right, len(exported))}" + (
-                "" if len(exported) == len(definite) else
-                f" ({len(definite) - len(exported)} checked with --no-export)")]
+def axis_lines(s: Score, axis: str) -> list[str]:
+    a = s.axis(axis)
+    scored = a.true_positive + a.false_positive + a.false_negative + a.true_negative
+    lines = [f"models with a definite {axis} prediction: {pct(a.definite, a.predicted)}"
+             f"   [target {TARGET_MODELS:.0f}%]",
+             "  predicted: " + ", ".join(f"{p} {n}" for p, n in sorted(a.counts.items()))]
+    if not s.exported:
+        return lines + ["  against the real export: not exported (--no-export)"]
+    return lines + [
+        f"  definite and matching the real export: {pct(a.definite_right, a.definite_real)}",
+        f"  \"the table predicts it fails\": precision {_share(a.precision)}, recall "
+        f"{_share(a.recall)} ({a.true_positive} predicted and failing, {a.false_positive} "
+        f"predicted but passing, {a.false_negative} failing unpredicted, of {scored} "
+        f"scored{f'; {a.not_reached} not reached' if a.not_reached else ''})"]
 
 
-def missing_lines(reports: list[dict], top: int) -> list[str]:
-    """The cells most often missing across the set: where measuring would help most."""
-    cells = Counter((u["op"], u["dtype"], u["rank"]) for r in reports for u in r["uses"]
-                    if u["status"] not in MEASURED)
-    if not cells:
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{100.0 * value:.1f}%"
+
+
+def miss_lines(s: Score) -> list[str]:
+    if not s.misses:
         return []
-    return [f"most common unmeasured cells (of {len(cells)} distinct), in how many models:"] + [
-        f"  {op} {dtype} rank {rank}: {n}" for (op, dtype, rank), n in cells.most_common(top)]
+    return [f"misses ({len(s.misses)}):"] + [
+        f"  {m.model} {m.axis}: {m.kind} (predicted {m.predicted}), {m.reason}: {m.detail}"
+        for m in s.misses]
+
+
+def missing_lines(s: Score, top: int) -> list[str]:
+    """The cells most often missing across the set: where measuring would help most."""
+    if not s.unmeasured:
+        return []
+    common = sorted(s.unmeasured.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    return [f"most common unmeasured cells (of {len(s.unmeasured)} distinct), in how many "
+            "models:"] + [f"  {op} {dtype} rank {rank}: {n}" for (op, dtype, rank), n in common]
 
 
 def score(reports: list[dict], lost: dict[str, str], top: int = 10) -> str:
-    captured = [r for r in reports if not r["capture"]["error"]]
+    s = scoring.score(reports)
+    captured = [r for r in reports if not (r.get("capture") or {}).get("error")]
     verdict = Counter("fails" if r["failed"] else "passes" for r in reports
-                      if r["verdict"] is not None)
-    exported = sum(r["verdict"] is not None for r in reports)
+                      if r.get("verdict") is not None)
+    exported = sum(r.get("verdict") is not None for r in reports)
     lines = [f"models checked: {len(reports)} ({len(reports) - len(captured)} not captured)",
              f"  exported for real: {exported} ({verdict['passes']} export, run and match; "
              f"{verdict['fails']} do not)" if exported else
              "  exported for real: none (--no-export: the table's predictions alone)"]
     lines += [f"  no report for {name}: {why}" for name, why in sorted(lost.items())]
-    lines += use_lines(reports) + axis_lines(reports, "export") + axis_lines(reports, "runtime")
-    return "\n".join(lines + missing_lines(reports, top))
+    lines += use_lines(s) + axis_lines(s, "export") + axis_lines(s, "runtime") + \
+        axis_lines(s, "numerics") + axis_lines(s, "dynamic")
+    return "\n".join(lines + miss_lines(s) + missing_lines(s, top))
 
 
 def main(argv: list[str] | None = None) -> int:

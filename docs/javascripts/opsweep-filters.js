@@ -305,3 +305,136 @@
     location.replace(found[1] + "/");
   }
 })();
+
+/* The models page's table: filters by family, dtype, target and each axis's verdict, with
+   counts. Everything is in the rows' data attributes, written by `opsweep render`:
+     data-model   the model's name
+     data-family  its family (the file its callable is defined in)
+     data-dtype   the floating dtype most of its operator calls compute in (empty: none)
+     data-v       per target (space-separated, the table's data-targets order): four verdict
+                  letters, export runtime numerics dynamic (p pass, f fail, n not reached,
+                  - none); empty when that target has no verdict for the model
+   Without JavaScript the table is complete as rendered; this only hides rows. */
+(function () {
+  "use strict";
+  var AXES = ["export", "runtime", "numerics", "dynamic"];
+  var VERDICTS = [["p", "pass", "g-f"], ["f", "fail", "g-n"], ["n", "not reached", "g-x"]];
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { node.textContent = text; }
+    return node;
+  }
+
+  function setup(table, bar) {
+    var targets = (table.dataset.targets || "stock").split("|");
+    var rows = Array.prototype.map.call(table.tBodies[0].rows, function (tr) {
+      var codes = (tr.dataset.v || "").split(" ");
+      return {tr: tr, family: tr.dataset.family || "", dtype: tr.dataset.dtype || "",
+              codes: targets.map(function (_, i) { return codes[i] || ""; })};
+    });
+    var state = {target: 0, family: "", dtype: "", axes: {}};
+    function verdict(r, axis) {
+      var code = r.codes[state.target];
+      return code ? code[AXES.indexOf(axis)] : "";
+    }
+    var facets = {
+      target: function (r) { return r.codes[state.target] !== ""; },
+      family: function (r) { return !state.family || r.family === state.family; },
+      dtype: function (r) { return !state.dtype || r.dtype === state.dtype; }
+    };
+    AXES.forEach(function (axis) {
+      facets[axis] = function (r) {
+        return state.axes[axis] === undefined || verdict(r, axis) === state.axes[axis];
+      };
+    });
+    function matches(r, except) {
+      return Object.keys(facets).every(function (f) { return f === except || facets[f](r); });
+    }
+    var controls = [];
+    function button(facet, label, value, pressed, choose, test) {
+      var b = el("button", {type: "button", "data-facet": facet, "data-value": value});
+      b.addEventListener("click", function () { choose(); update(); });
+      controls.push(function () {
+        var n = rows.filter(function (r) { return matches(r, facet) && test(r); }).length;
+        b.textContent = label + " (" + n + ")";
+        b.setAttribute("aria-pressed", pressed() ? "true" : "false");
+        b.disabled = n === 0 && !pressed();
+      });
+      return b;
+    }
+    function facetRow(name) {
+      var div = el("div", {"class": "facet"});
+      div.appendChild(el("span", {"class": "name"}, name));
+      bar.appendChild(div);
+      return div;
+    }
+    // one choice among the values of a row's attribute (family, dtype): "all" first
+    function choice(facet, title) {
+      var values = [];
+      rows.forEach(function (r) {
+        if (r[facet] && values.indexOf(r[facet]) < 0) { values.push(r[facet]); }
+      });
+      values.sort();
+      var div = facetRow(title);
+      div.appendChild(button(facet, "all", "", function () { return !state[facet]; },
+                             function () { state[facet] = ""; },
+                             function () { return true; }));
+      values.forEach(function (v) {
+        div.appendChild(button(facet, v, v, function () { return state[facet] === v; },
+                               function () { state[facet] = v; },
+                               function (r) { return r[facet] === v; }));
+      });
+    }
+    if (targets.length > 1) {
+      var select = el("select", {"aria-label": "target", "data-facet": "target"});
+      targets.forEach(function (t, i) {
+        select.appendChild(el("option", {value: String(i)}, i ? "with " + t : "stock exporter"));
+      });
+      select.addEventListener("change", function () { state.target = +select.value; update(); });
+      facetRow("Target").appendChild(select);
+    }
+    choice("family", "Family");
+    choice("dtype", "Dtype");
+    AXES.forEach(function (axis) {
+      var div = facetRow(axis.charAt(0).toUpperCase() + axis.slice(1));
+      div.appendChild(button(axis, "all", "", function () { return state.axes[axis] === undefined; },
+                             function () { delete state.axes[axis]; },
+                             function () { return true; }));
+      VERDICTS.forEach(function (v) {
+        var b = button(axis, v[1], v[1], function () { return state.axes[axis] === v[0]; },
+                       function () { state.axes[axis] = v[0]; },
+                       function (r) { return verdict(r, axis) === v[0]; });
+        b.setAttribute("data-axis", axis);
+        b.classList.add(v[2]);
+        div.appendChild(b);
+      });
+    });
+    var status = el("div", {"class": "status", role: "status", "aria-live": "polite"});
+    bar.appendChild(status);
+    function update() {
+      var visible = 0;
+      rows.forEach(function (r) {
+        var ok = matches(r, null);
+        if (r.tr.hidden === ok) { r.tr.hidden = !ok; }
+        if (ok) { visible += 1; }
+      });
+      controls.forEach(function (refresh) { refresh(); });
+      status.textContent = visible + " of " + rows.length + " models shown" +
+        (state.target ? " (verdicts with " + targets[state.target] + ")" : "");
+    }
+    update();
+  }
+
+  function init() {
+    var table = document.getElementById("opsweep-models");
+    var bar = document.getElementById("opsweep-model-filters");
+    if (table && bar && !bar.dataset.ready) { bar.dataset.ready = "1"; setup(table, bar); }
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();

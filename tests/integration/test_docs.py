@@ -19,6 +19,8 @@ DETAILS = ROOT / "docs" / "operators"  # one page per operator, and an index
 SOURCES = ROOT / "docs" / "specs"  # one page per file of specs, and an index
 DTYPES = ROOT / "docs" / "dtypes.md"
 MIGRATING = ROOT / "docs" / "migrating.md"
+MODELS = ROOT / "docs" / "models.md"
+MODELS_RECORD = ROOT / "docs" / "models_checked.json"
 SHOTS = ROOT / "test-artifacts"
 
 
@@ -66,6 +68,11 @@ def test_committed_page_is_the_render_of_the_committed_artifact(rendered):
     assert not (ROOT / "docs" / "operators.md").exists() and not (ROOT / "docs" / "specs.md").exists()
     assert (tmp_path / "migrating.md").read_text("utf-8") == MIGRATING.read_text("utf-8"), (
         "docs/migrating.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
+    if MODELS_RECORD.exists():  # the models page: rendered from the committed models record
+        assert (tmp_path / "models.md").read_text("utf-8") == MODELS.read_text("utf-8"), (
+            "docs/models.md is stale: run `opsweep render --onnx-report docs/onnx_support_measured.json`")
+    else:
+        assert not (tmp_path / "models.md").exists() and not MODELS.exists()
 
 
 def pages(directory: Path) -> dict[str, bytes]:

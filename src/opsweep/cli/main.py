@@ -229,7 +229,8 @@ def cmd_assemble(args) -> int:
     core, listing = done.view.bars
     if done.artifact_changed:
         print(f"opsweep: wrote {layout.artifact}")
-    print(f"opsweep: recorded {done.record}; rendered {', '.join(layout.pages)} and the pages "
+    shown = [p for p in layout.pages if Path(args.repo_dir, p).is_file()]
+    print(f"opsweep: recorded {done.record}; rendered {', '.join(shown)} and the pages "
           f"in {', '.join(d + '/' for d in layout.page_dirs)}: full "
           f"{core.numerator}/{core.denominator} core, {listing.numerator}/{listing.denominator} "
           "of the listing")
@@ -245,6 +246,7 @@ def cmd_render(args) -> int:
     args.data_dir = args.data_dir or Path(root, configured.data_dir)
     layout = replace(configured, page=str(args.out), history_dir=str(
         args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir),
+        models=str(Path(root, configured.models)),
         templates=str(Path(root, configured.templates)) if configured.templates else "")
     installed = gather(args.data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)

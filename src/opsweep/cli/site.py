@@ -16,7 +16,7 @@ from opsweep.cli.settings import models, repo_url, source_url
 from opsweep.engine.standalone import Scripts
 from opsweep.errors import DataFileError, UsageError
 from opsweep.files import Layout, write_atomic
-from opsweep.page.site import Regenerated, regenerate
+from opsweep.page.site import Regenerated, regenerate, render_models
 
 
 def page_draws(cache: Path | None):
@@ -64,8 +64,8 @@ def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | N
     """When the project lists [tool.opsweep] models: `opsweep check --json` of each against
     the new artifact, written to the layout's models record; a model whose entry in the
     record already there (the committed one) has the same check fingerprint is that entry,
-    not checked again (opsweep.check.fingerprint). None (and no time spent) when the
-    project lists no model."""
+    not checked again (opsweep.check.fingerprint); then the models page from it. None (and
+    no time spent) when the project lists no model."""
     sources = models(Path(root, layout.pyproject))
     if not sources or new.broken is not None:
         return None
@@ -80,4 +80,5 @@ def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | N
     done = check_or_reuse(sources, new, previous)
     text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))
+    render_models(layout.under(root))  # the models page, from the record just written
     return ModelsChecked(layout.models, done.checked, done.reused)

@@ -8,6 +8,10 @@ directory, grouped by the ``family`` its front matter names (the operators' page
 With ``navigation.prune`` each page carries only its own group's entries, so the sidebar
 stays small on every page.
 
+The models page (``models.md``) is rendered only when the project has a models record, so
+its entry (``- Models: models.md``) is left out of the navigation while the page does not
+exist: a strict build passes before the first record as after it.
+
 Installed with opsweep (the ``mkdocs.plugins`` entry point), so a project that renders
 opsweep's pages into its own site lists it in its ``mkdocs.yml`` as opsweep's does::
 
@@ -24,7 +28,11 @@ from pathlib import Path
 
 from mkdocs.plugins import BasePlugin
 
+from opsweep.files import MODELS_NAME
+
 INDEX = "/index.md"
+#: pages rendered only for some projects: their nav entry is dropped while they are absent
+OPTIONAL = (MODELS_NAME,)
 
 
 class NavPlugin(BasePlugin):
@@ -33,8 +41,16 @@ class NavPlugin(BasePlugin):
     def on_config(self, config):
         docs = Path(config["docs_dir"])
         if config["nav"]:
-            config["nav"] = [_expand(item, docs) for item in config["nav"]]
+            config["nav"] = [_expand(item, docs) for item in config["nav"]
+                             if not _absent(item, docs)]
         return config
+
+
+def _absent(item, docs: Path) -> bool:
+    """An entry naming an optional page (OPTIONAL) that the docs do not hold."""
+    value = next(iter(item.values())) if isinstance(item, dict) and len(item) == 1 else item
+    return isinstance(value, str) and Path(value).name in OPTIONAL and \
+        not (docs / value).is_file()
 
 
 def _expand(item, docs: Path):

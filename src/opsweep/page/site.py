@@ -4,8 +4,8 @@
 tox's commands) and the Action's unprivileged job (``opsweep bot assemble``) both run:
 refuse a partial sweep, keep the artifact (an unchanged measurement leaves the committed
 file as it is), record this pin set in the history, then render the history view, the
-support page, the dtype matrix, the migration page, the operators' pages and the spec
-sources pages. `render` is the pages
+support page, the dtype matrix, the migration page, the operators' pages, the spec
+sources pages and, when the project has a models record, the models page. `render` is the pages
 alone (``opsweep render``). Both take the installed stack's facts as data
 (:class:`opsweep.catalog.installed.Installed`): nothing here imports torch.
 """
@@ -23,6 +23,7 @@ from opsweep.artifact.shard import partial_reason
 from opsweep.errors import UsageError
 from opsweep.files import RENDERED_MARK, Layout, write_atomic
 from opsweep.page import documented, migration, opsets, sources
+from opsweep.page import models as models_page
 from opsweep.page.history import render as render_history
 from opsweep.page.render import (
     build_view,
@@ -84,7 +85,24 @@ def _render(layout: Layout, artifact: Artifact | None, catalog: Catalog, install
               for name, text in render_details(view, mig, steps).items()}
     pages |= {f"{layout.specs}/{name}": text for name, text in sources.render(spec_page).items()}
     write_pages(pages, layout.page_dirs, layout.superseded)
+    render_models(layout)
     return view
+
+
+def render_models(layout: Layout) -> bool:
+    """The models page from the layout's models record, when the project has one (True
+    when it was written); a rendered models page without a record is removed. The first
+    failing operators link to the operators' pages already written."""
+    record, page = Path(layout.models), Path(layout.models_page)
+    if not record.is_file():
+        if page.is_file() and _rendered(page):
+            page.unlink()
+        return False
+    operators = {p.stem for p in Path(layout.details).glob("*.md")} - {"index"}
+    with overriding(layout.templates):
+        view = models_page.build(models_page.load(record), operators, record)
+        write_atomic(page, models_page.render(view).encode("utf-8"))
+    return True
 
 
 def write_pages(pages: Mapping[str, str], directories: Sequence[str],

@@ -1,0 +1,180 @@
+"""The models page: the project's models record (``docs/models_checked.json``, `opsweep check
+--json` of ``[tool.opsweep] models``) as a table, a row per model with its family, its dtype,
+each axis's real verdict beside the table's prediction and the first failing operator
+(linked to its operator page, with the repro the record has for it), then how well the table
+predicts the models (`opsweep.artifact.scoring`), miss by miss.
+
+Everything shown is read from the record; what it does not hold (verdicts across pin sets,
+TorchScript verdicts) is said in one line. Names reach the page escaped (the template)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opsweep.artifact import models as records
+from opsweep.artifact.models import AXES
+from opsweep.artifact.scoring import Score, score
+from opsweep.errors import DataFileError
+from opsweep.page.templates import environment
+
+FLOATING = ("float64", "float32", "float16", "bfloat16")
+#: a verdict's letter in a row's data-v (the filters read it): pass, fail, not reached, none
+LETTERS = {"pass": "p", "fail": "f", "not reached": "n", None: "-"}
+STOCK = "stock"
+
+
+@dataclass(frozen=True)
+class AxisCell:
+    axis: str
+    real: str  # pass, fail, not reached, or "" (not checked on this axis)
+    predicted: str  # fine, failing, unknown, or ""
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    name: str
+    source: str
+    family: str
+    dtype: str
+    cells: tuple[AxisCell, ...]
+    codes: str  # the four verdict letters (LETTERS), export runtime numerics dynamic
+    lost: str  # the machine failure that stopped the check ("" when it was checked)
+    op: str  # the first failing operator the record names ("" when none)
+    node: str  # its node
+    linked: bool  # op has an operator page
+    repro: str  # the record's repro snippet of op's failing example ("" when it has none)
+    error: str  # the first line of the failure
+
+
+@dataclass(frozen=True)
+class ModelsView:
+    rows: tuple[ModelRow, ...]
+    families: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    targets: tuple[str, ...]  # the targets the record has verdicts for (the stock exporter)
+    stack: str  # the pin set checked at, in words
+    history: str  # one line: the record's history across pin sets
+    torchscript: str  # one line: the record's TorchScript verdicts
+    score: Score
+
+
+def family_of(source: str) -> str:
+    """The model's family: the file (or module) its callable is defined in, without its
+    suffix (``examples/models/encoders.py:bert_f32`` -> ``encoders``); a saved program's
+    is ``saved program``."""
+    if source.endswith(".pt2"):
+        return "saved program"
+    module = source.rpartition(":")[0] or source
+    return Path(module).stem.rpartition(".")[2] if module.endswith(".py") else \
+        module.rpartition(".")[2] or module
+
+
+def dtype_of(uses: list[Mapping[str, Any]]) -> str:
+    """The floating dtype most of the model's operator calls compute in ("" when none)."""
+    calls: Counter[str] = Counter()
+    for u in uses:
+        if u.get("dtype") in FLOATING:
+            calls[str(u["dtype"])] += int(u.get("count", 1))
+    return max(sorted(calls), key=lambda d: calls[d]) if calls else ""
+
+
+def _repro(uses: list[Mapping[str, Any]], op: str, axes: Collection[str]) -> str:
+    """The snippet of op's failing example on one of the axes the model fails, when the
+    record has one (the table measured op failing there)."""
+    for u in uses:
+        if u.get("op") != op:
+            continue
+        for f in u.get("failures") or ():
+            if f.get("axis") in axes and f.get("snippet"):
+                return str(f["snippet"])
+    return ""
+
+
+def _first(entry: Mapping[str, Any], failing: list[str],
+           operators: Collection[str]) -> tuple[str, str]:
+    """(operator, node) of the model's first failure: the aten operator the record names
+    (the node the export failed on, or the first diverging one); when it names an ONNX node
+    (``onnx::Conv``, from the checker) or none, the table's first use failing on the first
+    failing axis (one with an operator page first), with that node."""
+    reality = entry.get("reality") or {}
+    op, node = str(reality.get("op") or ""), str(reality.get("node") or "")
+    if not failing or (op and "::" not in op):
+        return (op, node) if failing else ("", "")
+    blamed = [str(u["op"]) for u in entry.get("uses") or ()
+              if any(f.get("axis") == failing[0] for f in u.get("failures") or ())]
+    if blamed:
+        shown = next((b for b in blamed if b in operators), blamed[0])
+        return shown, f"{node} ({op})" if op else node
+    return op, node
+
+
+def row(entry: Mapping[str, Any], operators: Collection[str]) -> ModelRow:
+    verdict, said = entry.get("verdict") or {}, entry.get("prediction") or {}
+    uses = list(entry.get("uses") or ())
+    reality = entry.get("reality") or {}
+    failing = [a for a in AXES if verdict.get(a) == "fail"]
+    op, node = _first(entry, failing, operators)
+    error = str(reality.get("dynamic_error" if failing == ["dynamic"] else "error") or "")
+    cells = tuple(AxisCell(a, str(verdict.get(a, "")), str(said.get(a, ""))) for a in AXES)
+    return ModelRow(
+        name=entry["name"], source=str(entry.get("source", "")),
+        family=family_of(str(entry.get("source", ""))), dtype=dtype_of(uses), cells=cells,
+        codes="".join(LETTERS.get(verdict.get(a), "-") for a in AXES),
+        lost=str(entry.get("lost") or ""), op=op, node=node,
+        linked=bool(op) and op in operators, repro=_repro(uses, op, failing) if op else "",
+        error=error.splitlines()[0][:300] if error else "")
+
+
+def _stacks(entries: list[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    """The distinct (torch, opset) the record's entries were checked at."""
+    found = []
+    for e in entries:
+        key = e.get("check_fingerprint") or {}
+        torch = str((key.get("stack") or {}).get("torch") or (e.get("fingerprint") or {})
+                    .get("torch") or "")
+        pair = (torch, int(key.get("opset") or (e.get("fingerprint") or {}).get("opset") or 0))
+        if pair != ("", 0) and pair not in found:
+            found.append(pair)
+    return found
+
+
+def build(data: Mapping[str, Any], operators: Collection[str],
+          path: object = "<models>") -> ModelsView:
+    """The page's view of a models record (validated: a DataFileError names what is wrong);
+    `operators`: the operators that have a page (the first failing one links to it)."""
+    records.from_data(data, path)
+    entries = list(data["models"])
+    rows = tuple(row(e, operators) for e in entries)
+    stacks = _stacks(entries)
+    stack = "; ".join(f"torch {t or '?'}, opset {o}" for t, o in stacks) or "not recorded"
+    history = ("The record holds one pin set: verdicts across torch releases are not recorded "
+               "yet." if len(stacks) <= 1 else
+               f"The record's models were checked at {len(stacks)} pin sets ({stack}); each row "
+               "shows its own.")
+    return ModelsView(
+        rows=rows, families=tuple(sorted({r.family for r in rows})),
+        dtypes=tuple(sorted({r.dtype for r in rows if r.dtype})), targets=(STOCK,),
+        stack=stack, history=history,
+        torchscript="No TorchScript verdicts in this record yet: every verdict is the dynamo "
+                    "exporter's (`torch.onnx.export(..., dynamo=True)`).",
+        score=score(entries))
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise DataFileError(path, "", f"cannot read the models record: {exc}") from None
+    if not isinstance(data, dict):
+        raise DataFileError(path, "", "expected a models record (an object)")
+    return data
+
+
+def render(view: ModelsView) -> str:
+    return environment().get_template("models.md.j2").render(
+        view=view, axes=AXES, letters=LETTERS)
