@@ -60,12 +60,14 @@ class ModelsChecked:
                 f"{self.checked} checked, {self.reused} reused by fingerprint)")
 
 
-def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | None:
+def check_models(root: Path, layout: Layout, new: Artifact, *,
+                 jobs: int = 1) -> ModelsChecked | None:
     """When the project lists [tool.opsweep] models: `opsweep check --json` of each against
     the new artifact, written to the layout's models record; a model whose entry in the
     record already there (the committed one) has the same check fingerprint is that entry,
-    not checked again (opsweep.check.fingerprint). None (and no time spent) when the
-    project lists no model."""
+    not checked again (opsweep.check.fingerprint). `jobs` above 1: each model checked in a
+    worker of its own, `jobs` at a time (`opsweep check --jobs`). None (and no time spent)
+    when the project lists no model."""
     sources = models(Path(root, layout.pyproject))
     if not sources or new.broken is not None:
         return None
@@ -76,7 +78,7 @@ def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | N
         previous = previous_entries(record)
     except DataFileError:  # not a models record: rewritten whole, every model checked
         previous = None
-    done = check_or_reuse(sources, new, previous)
+    done = check_or_reuse(sources, new, previous, jobs=jobs)
     text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))
     return ModelsChecked(layout.models, done.checked, done.reused)
