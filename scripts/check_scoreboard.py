@@ -4,9 +4,14 @@ does (`opsweep.cli.site.check_models`: the record docs/models_checked.json, a mo
 when its entry there has the same check fingerprint), with `--jobs` workers:
 
     HF_HUB_OFFLINE=1 python scripts/check_scoreboard.py [--jobs 2] [--artifact FILE]
+                                                        [--chunk N]
 
-A second run at unchanged pins and model files checks nothing (every model reused). Run it
-from anywhere: the project is the repository this script lies in.
+A second run at unchanged pins and model files checks nothing (every model reused). With
+`--chunk N` the record is written after every N models (the first N, then the first 2N,
+...: each time the step itself over that prefix of the list, the models before it reused
+from the record just written), so a run cut short keeps what it checked: a record of the
+first models only is one the main command reads as it is, checking the models it lacks.
+Run it from anywhere: the project is the repository this script lies in.
 """
 
 from __future__ import annotations
@@ -20,12 +25,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def by_chunks(layout, artifact, jobs: int, chunk: int, began: float) -> None:
+    """The models step over the first `chunk`, 2 `chunk`, ... models of the list (each a
+    check_models of that prefix: the same check, reuse and record), the record written
+    after each; the caller's check_models then covers the whole list."""
+    import json
+    from opsweep import config
+    from opsweep.cli.check import check_or_reuse, previous_entries, record_data
+    from opsweep.files import write_atomic
+    sources = config.load(ROOT / "pyproject.toml").models
+    record = ROOT / layout.models
+    for end in range(chunk, len(sources), chunk):
+        done = check_or_reuse(sources[:end], artifact, previous_entries(record), jobs=jobs)
+        text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True)
+        write_atomic(record, (text + "\n").encode("utf-8"))
+        print(f"check_scoreboard: {end} of {len(sources)} in the record ({done.checked} "
+              f"checked now) at {time.perf_counter() - began:.0f} s", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=2, help="models checked at a time, each "
                         "in a worker of its own (default: 2)")
     parser.add_argument("--artifact", type=Path, default=None,
                         help="the measured table (default: the project's artifact)")
+    parser.add_argument("--chunk", type=int, default=0, metavar="N",
+                        help="write the record after every N models (default: 0, once)")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing downloaded: the models are built
     from opsweep import config
@@ -35,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     layout = Layout.of(config.load(ROOT / "pyproject.toml"))
     artifact = art.load(args.artifact or ROOT / layout.artifact)
     began = time.perf_counter()
+    if args.chunk > 0:
+        by_chunks(layout, artifact, args.jobs, args.chunk, began)
     done = check_models(ROOT, layout, artifact, jobs=args.jobs)
     if done is None:
         print("check_scoreboard: the project lists no models", file=sys.stderr)
