@@ -147,3 +147,19 @@ def test_a_bad_previous_record_is_one_line(tmp_path, capsys):
     assert main(["check", f"{CRASHING}:good_one", "--reuse", str(bad), "--against",
                  str(TABLE), "--artifact", str(TABLE)]) == 2
     assert "--reuse with --against" in capsys.readouterr().err
+
+
+def test_the_models_step_with_workers_writes_what_the_main_command_reuses(tmp_path):
+    """scripts/check_scoreboard.py's path: check_models with jobs checks each model in a
+    worker; the main command's step (one job) then reuses every entry, building nothing."""
+    artifact = tables.load(TABLE).artifact
+    layout, _ = Layout(), _project(tmp_path)
+    first = check_models(tmp_path, layout, artifact, jobs=2)
+    assert (first.checked, first.reused) == (2, 0)
+    assert sorted(_builds(tmp_path)) == ["first", "second"]  # built in the workers
+    written = (tmp_path / layout.models).read_bytes()
+    names = [m["name"] for m in json.loads(written)["models"]]
+    assert names == ["first", "second"]  # in the order listed, whichever finished first
+    again = check_models(tmp_path, layout, artifact)
+    assert (again.checked, again.reused) == (0, 2) and _builds(tmp_path) == []
+    assert (tmp_path / layout.models).read_bytes() == written
