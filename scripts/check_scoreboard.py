@@ -6,7 +6,8 @@ when its entry there has the same check fingerprint), with `--jobs` workers:
     HF_HUB_OFFLINE=1 python scripts/check_scoreboard.py [--jobs 2] [--artifact FILE]
                                                         [--chunk N] [--first N]
 
-A second run at unchanged pins and model files checks nothing (every model reused). With
+A second run at unchanged pins and model files checks only the models whose check was
+lost (a machine failure is never reused); every other model is reused. With
 `--chunk N` the record is written after every N models (the first N, then the first 2N,
 ...: each time the step itself over that prefix of the list, the models before it reused
 from the record just written), so a run cut short keeps what it checked: a record of the
