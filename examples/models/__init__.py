@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 #: family module -> the package it needs (transformers, torchvision and timm: the test extras)
 FAMILIES = {"encoders": "transformers", "decoders": "transformers", "seq2seq": "transformers",
             "vision": "transformers", "vision_torchvision": "torchvision",
-            "vision_timm": "timm", "plain": "torch"}
+            "vision_dense": "torchvision", "vision_timm": "timm", "plain": "torch"}
 
 
 def _families() -> tuple[dict, dict[str, str]]:

@@ -1,5 +1,5 @@
 """Decoders from `transformers` configurations (random weights, nothing downloaded, no KV
-cache), each in float32, float16 and bfloat16, with a dynamic batch:
+cache), each in float32, float16 and bfloat16, with a dynamic batch and sequence length:
 
     opsweep check examples/models/decoders.py:llama_bf16
 """
@@ -14,7 +14,8 @@ SMALL = dict(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attentio
 
 
 def _arch(name, model_class, config_class, **config):
-    return v.configured(name, "decoder", v.ids(VOCAB), model_class, config_class, **config)
+    return v.configured(name, "decoder", v.ids(VOCAB), model_class, config_class,
+                        sequence=v.SEQ, **config)
 
 
 ARCHS = (
@@ -35,6 +36,10 @@ ARCHS = (
           word_embed_proj_dim=16, max_position_embeddings=32, use_cache=False),
     _arch("bloom", transformers.BloomModel, transformers.BloomConfig, vocab_size=VOCAB,
           hidden_size=16, n_layer=1, n_head=2, use_cache=False),
+    _arch("gemma", transformers.GemmaModel, transformers.GemmaConfig, num_key_value_heads=1,
+          head_dim=8, **SMALL),
+    _arch("stablelm", transformers.StableLmModel, transformers.StableLmConfig,
+          num_key_value_heads=1, **SMALL),
 )
 
 ALL = v.define(ARCHS, globals())

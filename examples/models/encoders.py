@@ -1,5 +1,5 @@
 """Encoders from `transformers` configurations (random weights, nothing downloaded), each in
-float32, float16 and bfloat16, with a dynamic batch:
+float32, float16 and bfloat16, with a dynamic batch and sequence length:
 
     opsweep check examples/models/encoders.py:bert_f32
 """
@@ -14,7 +14,8 @@ SMALL = dict(vocab_size=VOCAB, hidden_size=16, num_hidden_layers=1, num_attentio
 
 
 def _arch(name, model_class, config_class, **config):
-    return v.configured(name, "encoder", v.ids(VOCAB), model_class, config_class, **config)
+    return v.configured(name, "encoder", v.ids(VOCAB), model_class, config_class,
+                        sequence=v.SEQ, **config)
 
 
 ARCHS = (
@@ -30,6 +31,10 @@ ARCHS = (
           **SMALL),
     _arch("deberta_v2", transformers.DebertaV2Model, transformers.DebertaV2Config,
           relative_attention=True, position_buckets=8, pos_att_type=["p2c", "c2p"], **SMALL),
+    _arch("mpnet", transformers.MPNetModel, transformers.MPNetConfig,
+          **{**SMALL, "max_position_embeddings": 40}),  # its buckets: 32, as its code assumes
+    _arch("convbert", transformers.ConvBertModel, transformers.ConvBertConfig,
+          embedding_size=16, head_ratio=2, conv_kernel_size=3, **SMALL),
 )
 
 ALL = v.define(ARCHS, globals())

@@ -13,8 +13,8 @@ SIDE = 32
 CLASSES = 10
 
 
-def _arch(name, build):
-    return v.Arch(name, "vision", "torchvision", build, v.image(SIDE))
+def _arch(name, build, kind="cnn"):
+    return v.Arch(name, "classification", "torchvision", build, v.image(SIDE), kind=kind)
 
 
 ARCHS = (
@@ -27,7 +27,15 @@ ARCHS = (
                                                                          num_classes=CLASSES)),
     _arch("tv_vit", lambda: torchvision.models.VisionTransformer(
         image_size=SIDE, patch_size=8, num_layers=1, num_heads=2, hidden_dim=16, mlp_dim=32,
-        num_classes=CLASSES)),
+        num_classes=CLASSES), "vit"),
+    _arch("tv_mnasnet", lambda: torchvision.models.mnasnet0_5(weights=None, num_classes=CLASSES)),
+    _arch("tv_regnet", lambda: torchvision.models.regnet_y_400mf(weights=None,
+                                                                 num_classes=CLASSES)),
+    _arch("tv_efficientnet", lambda: torchvision.models.efficientnet_b0(weights=None,
+                                                                        num_classes=CLASSES)),
+    _arch("tv_swin", lambda: torchvision.models.SwinTransformer(
+        patch_size=[4, 4], embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=[4, 4],
+        num_classes=CLASSES), "vit"),
 )
 
 ALL = v.define(ARCHS, globals())

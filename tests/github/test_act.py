@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -63,6 +64,17 @@ def git(cwd, *args):
 IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
 
+def _without_models(tree: Path) -> None:
+    """The copy measures a tiny catalog: its [tool.opsweep] models (opsweep's scoreboard,
+    the whole public model set) left out, or each workflow's assemble step would check
+    every model of the set (minutes; the models step has tests of its own)."""
+    path = tree / "pyproject.toml"
+    text = path.read_text()
+    new = re.sub(r"^models = \[\n.*?^\]\n", "", text, count=1, flags=re.M | re.S)
+    assert "models" not in tomllib.loads(new)["tool"]["opsweep"], "models left in the copy"
+    path.write_text(new)
+
+
 def _set_pin(tree: Path, pin: str) -> None:
     path = tree / "pyproject.toml"
     text = path.read_text()
@@ -78,6 +90,7 @@ def built(tmp_path_factory):
     _require_git()
     top = tmp_path_factory.mktemp("e2e")
     tree = project_copy(top / "work")
+    _without_models(tree)
     artifact = tree / "docs" / "onnx_support_measured.json"
     artifact.unlink()  # the fixture's own small artifact, measured below
     subprocess.run([sys.executable, "-m", "opsweep", "sweep", *ONLY.split(), "--no-reuse",

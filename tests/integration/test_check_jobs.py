@@ -170,3 +170,19 @@ def test_an_unreadable_models_record_is_refused_and_kept(tmp_path):
         assert "delete it" in message
         assert record.read_bytes() == broken
         assert _builds(tmp_path) == []
+
+
+def test_the_models_step_with_workers_writes_what_the_main_command_reuses(tmp_path):
+    """scripts/check_scoreboard.py's path: check_models with jobs checks each model in a
+    worker; the main command's step (one job) then reuses every entry, building nothing."""
+    artifact = tables.load(TABLE).artifact
+    layout, _ = Layout(), _project(tmp_path)
+    first = check_models(tmp_path, layout, artifact, jobs=2)
+    assert (first.checked, first.reused) == (2, 0)
+    assert sorted(_builds(tmp_path)) == ["first", "second"]  # built in the workers
+    written = (tmp_path / layout.models).read_bytes()
+    names = [m["name"] for m in json.loads(written)["models"]]
+    assert names == ["first", "second"]  # in the order listed, whichever finished first
+    again = check_models(tmp_path, layout, artifact)
+    assert (again.checked, again.reused) == (0, 2) and _builds(tmp_path) == []
+    assert (tmp_path / layout.models).read_bytes() == written

@@ -1,14 +1,16 @@
 """The public model set (examples/models): every callable builds its model from a
 configuration and runs it in eager PyTorch at its dtype, through the loader `opsweep check`
-itself uses; the names are unique and the set is large enough; and the real `opsweep check`
-gives a verdict on a float32 and a bfloat16 model, which scripts/score_models.py counts as
-check counted them. torchvision and timm (the test extras) are optional: their families are
+itself uses; the names are unique and the set is large enough (60 architectures, every
+family of issue 52's scoreboard); `[tool.opsweep] models` lists exactly the set (the main
+command checks it); and the real `opsweep check` gives a verdict on a float32 and a
+bfloat16 model, which scripts/score_models.py counts as check counted them. torchvision and timm (the test extras) are optional: their families are
 left out, and their tests skipped, when the package is absent."""
 
 import importlib.util
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from torch.utils import _pytree as pytree
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing fetched at run time
 
+from opsweep import config  # noqa: E402
 from opsweep.check.models import load_model  # noqa: E402
 from opsweep.cli import main  # noqa: E402
 
@@ -25,7 +28,12 @@ pytest.importorskip("transformers")
 ROOT = Path(__file__).parents[2]
 HERE = ROOT / "examples" / "models"
 ARTIFACT = ROOT / "docs" / "onnx_support_measured.json"
-OPTIONAL = {"vision_torchvision": "torchvision", "vision_timm": "timm"}
+OPTIONAL = {"vision_torchvision": "torchvision", "vision_dense": "torchvision",
+            "vision_timm": "timm"}
+#: issue 52's scoreboard: each of these groups has an architecture (timm's by what the
+#: network is built of, the others by family)
+GROUPS = {"classification", "detection", "segmentation", "timm cnn", "timm vit", "encoder",
+          "decoder", "encoder-decoder", "plain"}
 
 
 def _load(name: str, path: Path, package: bool = False):
@@ -72,6 +80,21 @@ def test_each_model_builds_and_runs_in_eager_at_its_dtype(name):
             out = _tensors(case.model(*case.dynamic_inputs))
         assert out and any(t.shape[:1] == (variants.OTHER_BATCH,) for t in out)
         assert any(t.dtype == dtype for t in out)
+        _sequences_are_dynamic(arch, case)
+    else:  # a static batch: what the architecture's file says why
+        with torch.no_grad():
+            assert any(t.dtype == dtype for t in _tensors(case.model(*case.inputs)))
+
+
+def _sequences_are_dynamic(arch, case):
+    """The inputs `sequence` marks have a dynamic dimension 1, longer in the second inputs;
+    the others keep theirs."""
+    assert len(arch.sequence) in (0, len(case.inputs))
+    for i, (first, second) in enumerate(zip(case.inputs, case.dynamic_inputs)):
+        marked = bool(arch.sequence) and arch.sequence[i]
+        assert (1 in case.dynamic_shapes[i]) == marked
+        grown = variants.GROW if marked else 0
+        assert second.shape[1:2] == (first.shape[1] + grown,)
 
 
 @pytest.mark.parametrize("family", sorted(OPTIONAL))
@@ -88,12 +111,55 @@ def test_the_names_are_unique_and_the_set_is_large_enough():
         "opsweep_public_models.") and hasattr(m, "ALL") for n in m.ALL]
     assert len(names) == len(set(names)) == len(models.MODELS)
     assert len(models.MODELS) >= 30 and len(models.ARCHS) >= 12
+    assert len({a.name for a in models.ARCHS.values() if a.sequence}) >= 20  # text, time
     shown = {f"{a.name} {variants.dtype_name(t)}" for a in models.ARCHS.values()
              for t in variants.DTYPES if f"{a.name}_{t}" in models.MODELS}
     assert len(shown) == len(models.MODELS)  # the names reports show are unique too
-    assert {f"{a}_{t}" for a in models.ARCHS for t in variants.DTYPES} == set(models.MODELS)
+    assert {f"{a.name}_{t}" for a in models.ARCHS.values() for t in a.dtypes} == \
+        set(models.MODELS)
     with pytest.raises(ValueError, match="two models named bert_f32"):
         variants.define((models.ARCHS["bert"],), {"bert_f32": None})
+
+
+def _group(arch) -> str:
+    return f"timm {arch.kind}" if arch.source == "timm" else arch.family
+
+
+def test_the_scoreboard_spans_sixty_architectures_and_every_family():
+    if models.MISSING:
+        pytest.skip(f"left out: {', '.join(models.MISSING)} (their packages are not installed)")
+    groups = Counter(_group(a) for a in models.ARCHS.values())
+    assert len(models.ARCHS) >= 60
+    every = [a for a in models.ARCHS.values() if set(a.dtypes) == set(variants.DTYPES)]
+    assert len(every) >= len(models.ARCHS) - 2  # a dtype is left out only where eager fails
+    assert GROUPS <= set(groups), GROUPS - set(groups)
+    assert all(groups[g] >= 2 for g in GROUPS), groups  # more than one of each
+
+
+LEFT_OUT = [(a.name, t) for a in models.ARCHS.values() for t in variants.DTYPES
+            if t not in a.dtypes]
+
+
+@pytest.mark.parametrize("arch_name, tag", LEFT_OUT)
+def test_a_dtype_left_out_is_one_eager_pytorch_cannot_run(arch_name, tag):
+    case = variants.case(models.ARCHS[arch_name], tag)
+    with pytest.raises(RuntimeError, match="not implemented for"), torch.no_grad():
+        case["model"](*case["inputs"])
+
+
+def test_the_project_lists_the_whole_set_as_its_models():
+    """opsweep's own [tool.opsweep] models is the set, each once, as the command line names
+    it from the repository's root: the main command's models step checks exactly it."""
+    listed = config.load(ROOT / "pyproject.toml").models
+    if not models.MISSING:
+        assert sorted(listed) == sorted(models.spec(n, ROOT) for n in models.MODELS)
+    assert listed and len(set(listed)) == len(listed)
+    for source in listed:  # without torchvision or timm: their files still name their models
+        path, _, name = source.rpartition(":")
+        assert Path(path).parent == Path("examples", "models") and (ROOT / path).is_file()
+        family = Path(path).stem
+        assert family in models.FAMILIES
+        assert family in models.MISSING or models.FAMILY_OF[name] == family
 
 
 def test_the_command_line_names_every_model():

@@ -60,12 +60,14 @@ class ModelsChecked:
                 f"{self.checked} checked, {self.reused} reused by fingerprint)")
 
 
-def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | None:
+def check_models(root: Path, layout: Layout, new: Artifact, *,
+                 jobs: int = 1) -> ModelsChecked | None:
     """When the project lists [tool.opsweep] models: `opsweep check --json` of each against
     the new artifact, written to the layout's models record; a model whose entry in the
     record already there (the committed one) has the same check fingerprint is that entry,
-    not checked again (opsweep.check.fingerprint); then the models page from it. None (and
-    no time spent) when the project lists no model."""
+    not checked again (opsweep.check.fingerprint); then the models page from it. `jobs`
+    above 1: each model checked in a worker of its own, `jobs` at a time (`opsweep check
+    --jobs`). None (and no time spent) when the project lists no model."""
     sources = models(Path(root, layout.pyproject))
     if not sources or new.broken is not None:
         return None
@@ -77,7 +79,7 @@ def check_models(root: Path, layout: Layout, new: Artifact) -> ModelsChecked | N
     except DataFileError as exc:  # never rewritten unread: the committed record is kept
         raise UsageError(f"{exc}; the models record is kept as it is: fix it, or delete it "
                          "to check every model again") from None
-    done = check_or_reuse(sources, new, previous)
+    done = check_or_reuse(sources, new, previous, jobs=jobs)
     text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))
     render_models(layout.under(root))  # the models page, from the record just written
