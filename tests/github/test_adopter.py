@@ -212,14 +212,20 @@ def _adopt_as_documented(top: Path) -> dict:
     assert done.returncode == 0, done.stderr + done.stdout
     _initialised(tree)
     assert 'catalog = "used"' in (tree / "pyproject.toml").read_text()
-    # init's checklist for this repository is the page's (its pins line, its step 1)
-    sample = ADOPTING.read_text("utf-8")
-    for line in done.stdout.splitlines():
-        if line.startswith(("opsweep: pins:", "  1. measure")):
-            assert line in sample, line
+    # init's checklist for this repository is the page's: its pins line; its step 1, with
+    # the repository's own renovate.json that init extended in its `git add` (step 3 says so)
+    page = ADOPTING.read_text("utf-8")
+    assert "add your Renovate file too: init's step 1 names it" in " ".join(page.split())
+    (pins,) = [x for x in done.stdout.splitlines() if x.startswith("opsweep: pins:")]
+    (first,) = [x for x in done.stdout.splitlines() if x.startswith("  1. measure")]
+    assert pins in page
+    assert "git add .github .gitignore pyproject.toml renovate.json docs/onnx " in first, first
+    assert first.replace(" renovate.json ", " ") in page, first
     install, *rest = commands
     _pip_install(venv, tree, install)
     for command in rest:
+        if command.startswith("git add "):
+            command = command.replace("git add ", "git add renovate.json ", 1)
         ran = subprocess.run(["bash", "-c", command], cwd=tree, env=env, capture_output=True,
                              text=True, check=False)
         assert ran.returncode == 0, f"{command}: {ran.stderr[-3000:]}{ran.stdout[-3000:]}"
