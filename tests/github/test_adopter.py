@@ -6,15 +6,23 @@ measured through `uses: OWNER/opsweep@v0` (the privileged callers: a release com
 the reusable `OWNER/opsweep/.github/workflows/onnx-sweep.yml@v0`, all mapped to this checkout
 (--local-repository), with the built-in catalog off; the privileged onnx-publish that
 follows (workflow_run) posts one sticky comment on the fake GitHub and commits the
-regenerated artifact and page to the branch of a real bare repository. The built-in
-catalog's path is proven at the cost of a few specs: with `catalog = "used"` the
-measuring run measures opsweep's own specs of the operators the project's model uses."""
+regenerated artifact and page to the branch of a real bare repository.
+
+Issue 53's newcomer (used_adopter): the same fixture (a `docs/requirements.txt` pinning
+torch too, an existing `renovate.json`, models importing its own package) follows
+docs/adopting.md and nothing else: step 2's `opsweep init` line and step 3's commands
+are read from the page and run in the repository, then the pull request moving its pin
+is measured (`catalog = "used"`: opsweep's own specs of the operators its models use)
+and onnx-publish posts the first sticky comment and commits the page."""
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -42,6 +50,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).parent / "adopter"
 ACTION = "OWNER/opsweep@v0"
 RELEASE = "a1" * 20  # the release commit the privileged callers pin (init --action-sha)
+ADOPTING = ROOT / "docs" / "adopting.md"
+BUILTIN_FAMILIES = {"sin": "unary", "cos": "unary", "add": "binary", "relu": "activations"}
 pytestmark = pytest.mark.integration
 
 
@@ -56,37 +66,22 @@ def _opsweep_repository(where: Path) -> Path:
     return tree
 
 
-def _adopt(top: Path, init_args: list[str], artifact_from: Path | None = None) -> dict:
+def _adopt(top: Path, init_args: list[str]) -> dict:
     """The fixture adopter after `opsweep init` with `init_args`, committed at `main` (its
-    artifact measured as if on 2.12.0, or copied from `artifact_from`) and `feature` (its
-    pin moved to the installed torch)."""
+    artifact measured as if on 2.12.0) and `feature` (its pin moved to the installed torch)."""
     tree = top / "work"
     shutil.copytree(FIXTURE, tree)
     assert not (tree / "specs").exists() and not (tree / "action.yml").exists()
     assert main(["init", "--repo-dir", str(tree), "--specs", "demo_specs",
                  "--translations", "demo_lib/translations.py:TABLE", "--action", ACTION,
                  "--action-sha", RELEASE, *init_args]) == 0
-    # issue 53: the project's pin, not its docs build's; its Renovate file extended; the
-    # project itself installed by the measuring jobs; a local run's leftovers ignored
-    pyproject = (tree / "pyproject.toml").read_text()
-    assert 'pins = { requirements = "requirements/onnx.txt" }' in pyproject
-    renovate = json.loads((tree / "renovate.json").read_text())
-    assert renovate["extends"] == ["config:recommended"]
-    assert renovate["packageRules"][0]["groupName"] == "onnx exporter stack"
-    assert not (tree / ".github" / "renovate.json5").exists()
-    assert 'install: "-e ."' in (tree / ".github" / "workflows" / "onnx-measure.yml").read_text()
-    assert ".opsweep-cache/" in (tree / ".gitignore").read_text().splitlines()
+    _initialised(tree)
     artifact = tree / "docs" / "onnx" / "onnx_support_measured.json"
-    if artifact_from is not None:
-        artifact.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(artifact_from, artifact)
-    else:  # the committed artifact of the base: the two specs, as if measured on 2.12.0
-        subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--jobs", "0", "--no-reuse",
-                        "--quiet"], check=True, capture_output=True, cwd=tree)
-        data = json.loads(artifact.read_text())
-        assert set(data["specs"]) == {"sin", "cos"}
-        data["fingerprint"]["torch"] = "2.12.0"
-        artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    # the committed artifact of the base: the two specs, as if measured on 2.12.0
+    subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--jobs", "0", "--no-reuse",
+                    "--quiet"], check=True, capture_output=True, cwd=tree)
+    assert set(json.loads(artifact.read_text())["specs"]) == {"sin", "cos"}
+    _as_pinned(artifact)
     # the project keeps no copy of the retired listing's claims: the action's steps import
     # opsweep from its source checkout, whose docs/data holds them (page.documented.find)
     assert not (tree / "docs" / "onnx" / "data" / "documented.json").exists()
@@ -96,6 +91,35 @@ def _adopt(top: Path, init_args: list[str], artifact_from: Path | None = None) -
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "Adopt opsweep")
+    return _pull_request(top, tree)
+
+
+def _initialised(tree: Path) -> None:
+    """issue 53: the project's pin, not its docs build's; its Renovate file extended; the
+    project itself installed by the measuring jobs; a local run's leftovers ignored, the
+    project's own ignore rules kept."""
+    pyproject = (tree / "pyproject.toml").read_text()
+    assert 'pins = { requirements = "requirements/onnx.txt" }' in pyproject
+    renovate = json.loads((tree / "renovate.json").read_text())
+    assert renovate["extends"] == ["config:recommended"]
+    assert renovate["packageRules"][0]["groupName"] == "onnx exporter stack"
+    assert not (tree / ".github" / "renovate.json5").exists()
+    assert 'install: "-e ."' in (tree / ".github" / "workflows" / "onnx-measure.yml").read_text()
+    ignored = (tree / ".gitignore").read_text().splitlines()
+    assert {".opsweep-cache/", "*.run.jsonl", "__pycache__/", "*.egg-info/"} <= set(ignored)
+
+
+def _as_pinned(artifact: Path) -> None:
+    """The stand-in for measuring at the base's pin: the test environment holds the torch
+    the pull request moves to, so the base's artifact, measured with it, is labelled with
+    the pin it is committed beside (torch==2.12.0), and the pull request is a torch move."""
+    data = json.loads(artifact.read_text())
+    data["fingerprint"]["torch"] = "2.12.0"
+    artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def _pull_request(top: Path, tree: Path) -> dict:
+    """`feature`: the adopter's pin moved to the installed torch, over `main` as it is."""
     base = git(tree, "rev-parse", "HEAD")
     git(tree, "checkout", "-q", "-b", "feature")
     pins = tree / "requirements" / "onnx.txt"
@@ -108,6 +132,119 @@ def _adopt(top: Path, init_args: list[str], artifact_from: Path | None = None) -
             "opsweep": _opsweep_repository(top / "repos")}
 
 
+def _documented() -> tuple[list[str], list[str]]:
+    """docs/adopting.md's step 2 `$ opsweep init` line (its generated init-sample) and
+    step 3's commands, as a newcomer copies them."""
+    text = ADOPTING.read_text("utf-8")
+    sample = text.split("<!-- generated: init-sample -->", 1)[1].split("<!-- end: init-sample", 1)[0]
+    (init,) = [x[2:] for x in sample.splitlines() if x.startswith("$ opsweep init")]
+    step3 = text.split("## 3. Measure once and commit", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```console\n(.*?)```", step3, re.S)
+    assert block, "docs/adopting.md step 3: no console block"
+    commands = [x[2:] for x in block.group(1).splitlines() if x.startswith("$ ")]
+    return shlex.split(init), commands
+
+
+def _newcomer_env(top: Path) -> Path:
+    """`pip install opsweep`, as the test environment has it: a venv of this interpreter
+    that sees its packages (opsweep, and the exporter stack at the installed pins), with an
+    `opsweep` command of its own; what step 3 installs goes there, never into the test
+    environment (the action's own way over OPSWEEP_PYTHON_ENV)."""
+    venv = top / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "opsweep-prepared.pth").write_text("".join(
+        f"import site; site.addsitedir({sysconfig.get_path(k)!r})\n" for k in ("purelib", "platlib")))
+    # the command the action writes there (action.yml, the install step's printf): the
+    # sweep's workers run from it, so an unguarded one fails step 3 here
+    (script,) = re.findall(r"printf '(#!%s\\n[^']*)'", (ROOT / "action.yml").read_text())
+    (venv / "bin" / "opsweep").write_text(script.replace("\\n", "\n") % python)
+    (venv / "bin" / "opsweep").chmod(0o755)
+    return venv
+
+
+def _pip_install(venv: Path, tree: Path, line: str) -> None:
+    """Step 3's `pip install -r requirements/onnx.txt -e . opsweep` in the test
+    environment: `-r` the pins and `opsweep` are there already (the stack at the torch the
+    pull request moves to: see _as_pinned); `-e .`, the project itself, is really installed
+    (no dependencies: they are the pins). Any other word fails: the page changed."""
+    words = shlex.split(line)
+    assert words[:2] == ["pip", "install"], line
+    rest, own = words[2:], []
+    while rest:
+        word = rest.pop(0)
+        if word == "-r":
+            assert rest.pop(0) == "requirements/onnx.txt", line  # the pins init chose
+        elif word == "-e":
+            own += ["-e", rest.pop(0)]
+        else:
+            assert word == "opsweep", line
+    assert own == ["-e", "."], line
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"),
+                    "install", "--quiet", "--no-deps", "--no-build-isolation", *own],
+                   check=True, capture_output=True, cwd=tree)
+
+
+def _adopt_as_documented(top: Path) -> dict:
+    """The fixture adopter, a repository of its own, taken through docs/adopting.md: step
+    2's init line (its placeholder package `mylib` is the fixture's `demo_lib`), then step
+    3's install, measure and commit; then the pull request moving its pin."""
+    init, commands = _documented()
+    tree = top / "work"
+    shutil.copytree(FIXTURE, tree)
+    git(tree, "init", "-q", "-b", "main")
+    git(tree, "add", "-A")
+    git(tree, *IDENT, "commit", "-qm", "demo-lib")
+    venv = _newcomer_env(top)
+    env = {**os.environ, "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
+           "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.invalid",
+           "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.invalid"}
+    assert init[:2] == ["opsweep", "init"] and "--models" in init, init
+    # the options the test environment needs, and only those: act maps the action's
+    # reference (`OWNER/opsweep@v0`) and the privileged callers' release commit (RELEASE)
+    # to this checkout (--local-repository), and an opsweep installed from a checkout
+    # records no release commit (docs/adopting.md, Versions and upgrades)
+    argv = [w.replace("mylib.", "demo_lib.") for w in init] + [
+        "--action", ACTION, "--action-sha", RELEASE]
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr + done.stdout
+    _initialised(tree)
+    assert 'catalog = "used"' in (tree / "pyproject.toml").read_text()
+    # init's checklist for this repository is the page's: its pins line; its step 1, with
+    # the repository's own renovate.json that init extended in its `git add` (step 3 says so)
+    page = ADOPTING.read_text("utf-8")
+    assert "add your Renovate file too: init's step 1 names it" in " ".join(page.split())
+    (pins,) = [x for x in done.stdout.splitlines() if x.startswith("opsweep: pins:")]
+    (first,) = [x for x in done.stdout.splitlines() if x.startswith("  1. measure")]
+    assert pins in page
+    assert "git add .github .gitignore pyproject.toml renovate.json docs/onnx " in first, first
+    assert first.replace(" renovate.json ", " ") in page, first
+    install, *rest = commands
+    _pip_install(venv, tree, install)
+    for command in rest:
+        if command.startswith("git add "):
+            command = command.replace("git add ", "git add renovate.json ", 1)
+        ran = subprocess.run(["bash", "-c", command], cwd=tree, env=env, capture_output=True,
+                             text=True, check=False)
+        assert ran.returncode == 0, f"{command}: {ran.stderr[-3000:]}{ran.stdout[-3000:]}"
+        if command.startswith("opsweep sweep"):  # measured, before it is committed
+            _as_pinned(tree / "docs" / "onnx" / "onnx_support_measured.json")
+    # the commit holds what the page names; nothing is left over: the local run's cache and
+    # run logs are ignored (init's .gitignore lines), so `git add docs/onnx` took none
+    assert git(tree, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(tree, "log", "-1", "--format=%s") == "Adopt opsweep"
+    committed = git(tree, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert "docs/onnx/onnx_support_measured.json" in committed
+    assert "docs/onnx/supported_operators.md" in committed
+    assert not [n for n in committed if n.endswith(".jsonl") or ".opsweep-cache" in n
+                or ".egg-info" in n]
+    first = json.loads(git(tree, "show", "HEAD:docs/onnx/onnx_support_measured.json"))
+    assert {n: s["family"] for n, s in first["specs"].items()} == BUILTIN_FAMILIES
+    return _pull_request(top, tree)
+
+
 @pytest.fixture(scope="module")
 def adopter(tmp_path_factory):
     from ..conftest import require
@@ -116,14 +253,13 @@ def adopter(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def used_adopter(adopter, tmp_path_factory):
-    """The same project with `catalog = "used"` and its model: opsweep's built-in catalog
-    restricted to the operators demo_lib/models.py uses (sin, cos, add, relu; sin and cos
-    are the project's own specs). Its base artifact is the catalog-none one."""
-    return _adopt(tmp_path_factory.mktemp("used"),
-                  ["--catalog", "used", "--models", "demo_lib/models.py:build",
-                   "--models", "demo_lib/packaged.py:build"],
-                  artifact_from=adopter["tree"] / "docs" / "onnx" / "onnx_support_measured.json")
+def used_adopter(tmp_path_factory):
+    """The newcomer's project: its models, no specs of its own (`catalog = "used"`: opsweep's
+    built-in catalog restricted to the operators demo_lib/models.py's two models use: sin,
+    cos, add, relu), adopted by docs/adopting.md's steps 2 and 3."""
+    from ..conftest import require
+    require(shutil.which("git") is not None, "git")
+    return _adopt_as_documented(tmp_path_factory.mktemp("used"))
 
 
 def origin_for(adopter, where):
@@ -226,9 +362,10 @@ def test_an_adopter_s_regen_command_is_bound_measured_and_published(adopter, htt
 
 def test_an_adopter_s_used_catalog_measures_the_built_in_specs_its_model_needs(
         used_adopter, httpserver, tmp_path):
-    """The built-in catalog's path under act, at the cost of a few specs: `catalog = "used"`
-    measures opsweep's own specs of the operators the project's model uses (add, relu)
-    beside the project's specs (sin, cos), and checks the model against the result."""
+    """Issue 53's newcomer, from docs/adopting.md's steps (used_adopter) to the first sticky
+    comment and the committed page: `catalog = "used"` measures opsweep's own specs of the
+    operators the project's models use (sin, cos, add, relu), checks both models against the
+    result, and onnx-publish comments once and commits the regenerated artifact and page."""
     fake = fake_for(httpserver, used_adopter)
     origin = origin_for(used_adopter, tmp_path)
     artifacts = tmp_path / "artifacts"
@@ -237,13 +374,24 @@ def test_an_adopter_s_used_catalog_measures_the_built_in_specs_its_model_needs(
     assert fake.writes == [] and fake.refused == []
     result = artifacts / "onnx-result" / "docs" / "onnx"
     measured = json.loads((result / "onnx_support_measured.json").read_text())
-    assert set(measured["specs"]) == {"sin", "cos", "add", "relu"}
-    families = {name: spec["family"] for name, spec in measured["specs"].items()}
-    # the project's module (demo_specs/ops.py), and opsweep's own built-in families
-    assert families == {"sin": "ops", "cos": "ops", "add": "binary", "relu": "activations"}
+    # no specs of its own: opsweep's built-in families, only the operators the models use
+    assert {n: s["family"] for n, s in measured["specs"].items()} == BUILTIN_FAMILIES
     assert measured["fingerprint"]["torch"].startswith(INSTALLED)
-    checked = json.loads((result / "models_checked.json").read_text())
-    assert "block" in json.dumps(checked)
-    # the model that imports the project's own package loaded (`install: "-e ."` installed
-    # the project; its version comes from the installed metadata) and exported
-    assert "residual 1.0.0" in json.dumps(checked), json.dumps(checked)[:2000]
+    checked = json.dumps(json.loads((result / "models_checked.json").read_text()))
+    # both models loaded: they import the project's own package (`install: "-e ."`
+    # installed the project; its version comes from the installed metadata) and exported
+    assert '"block"' in checked and "large 1.0.0" in checked, checked[:2000]
+    act(used_adopter, origin, fake, "workflow_run",
+        workflow_run_event(used_adopter, "pull_request", used_adopter["head"]),
+        tmp_path / "publish", "onnx-publish", artifacts)
+    (comment,) = marked(fake)
+    assert f"torch 2.12.0 → {INSTALLED}" in comment.body
+    assert "Committed the regenerated artifact and page as" in comment.body
+    assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
+    committed = json.loads(git(origin, "show", "feature:docs/onnx/onnx_support_measured.json"))
+    assert committed["fingerprint"]["torch"].startswith(INSTALLED)
+    assert {n: s["family"] for n, s in committed["specs"].items()} == BUILTIN_FAMILIES
+    page = git(origin, "show", "feature:docs/onnx/supported_operators.md")
+    assert "relu" in page and "sin" in page
+    assert "large 1.0.0" in git(origin, "show", "feature:docs/onnx/models_checked.json")
+    assert git(origin, "show", "feature:docs/index.md").startswith("# demo-lib")

@@ -333,6 +333,8 @@ def test_an_existing_renovate_json_is_extended_never_shadowed(repo, capsys):
     assert _js(pattern).search("requirements/onnx.txt")
     out = capsys.readouterr().out
     assert "renovate.json: init's rule added" in out and "Renovate reads renovate.json" in out
+    # failed before: the first commit's `git add` left the extended renovate.json out
+    assert "git add .github .gitignore pyproject.toml renovate.json docs/onnx " in out
     assert init(repo, "--force") == 0  # once only
     assert json.loads((repo / "renovate.json").read_text()) == data
 

@@ -175,10 +175,12 @@ def checklist(parsed: config.Config, branch: str, renovate: str, own: str = "") 
     own = f" {own}" if own else ""
     install = f"pip install -r {pins.name}{own} opsweep" if pins.kind == "requirements" else \
         f"pip install{own} opsweep and the pins of {pins.where}"
+    # a Renovate file of the repository's own that init extended is committed with the rest
+    theirs = f" {renovate}" if renovate and not renovate.startswith(".github/") else ""
     return [
         "opsweep: next (docs/adopting.md, steps 3 and 4, in this order):",
         f"  1. measure and commit the first artifact: {install}; opsweep sweep && opsweep "
-        f"assemble; git add .github .gitignore pyproject.toml {parsed.pages_dir} "
+        f"assemble; git add .github .gitignore pyproject.toml{theirs} {parsed.pages_dir} "
         f"(the bot diffs every later measurement against {parsed.artifact})",
         "  2. Settings > Environments: create onnx-publish, deployment branches: "
         f"{branch} only",
