@@ -186,3 +186,18 @@ def test_the_models_step_with_workers_writes_what_the_main_command_reuses(tmp_pa
     again = check_models(tmp_path, layout, artifact)
     assert (again.checked, again.reused) == (0, 2) and _builds(tmp_path) == []
     assert (tmp_path / layout.models).read_bytes() == written
+
+
+def test_the_main_commands_models_step_isolates_each_model(tmp_path):
+    """The main command's models step (no jobs given) checks every model in a worker: a
+    model that kills its process (the scoreboard has three, segfaulting in onnxruntime at
+    float16) is that model's machine failure, recorded, and the command goes on."""
+    order = ["good_one", "aborts"]
+    listed = ", ".join(f'"{CRASHING.as_posix()}:{n}"' for n in order)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.opsweep]\nmodels = [{listed}]\n")
+    layout = Layout()
+    done = check_models(tmp_path, layout, tables.load(TABLE).artifact)
+    assert (done.checked, done.reused) == (2, 0)
+    good, lost = json.loads((tmp_path / layout.models).read_text())["models"]
+    assert good["verdict"]["export"] == "pass" and "lost" not in good
+    assert lost["lost"] == "worker killed by SIGABRT" and lost["failed"]

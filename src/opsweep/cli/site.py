@@ -5,6 +5,7 @@ stack. Imported where those commands run, beside torch; the bot's own job never 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,13 +62,15 @@ class ModelsChecked:
 
 
 def check_models(root: Path, layout: Layout, new: Artifact, *,
-                 jobs: int = 1) -> ModelsChecked | None:
+                 jobs: int | None = None) -> ModelsChecked | None:
     """When the project lists [tool.opsweep] models: `opsweep check --json` of each against
     the new artifact, written to the layout's models record; a model whose entry in the
     record already there (the committed one) has the same check fingerprint is that entry,
-    not checked again (opsweep.check.fingerprint); then the models page from it. `jobs`
-    above 1: each model checked in a worker of its own, `jobs` at a time (`opsweep check
-    --jobs`). None (and no time spent) when the project lists no model."""
+    not checked again (opsweep.check.fingerprint); then the models page from it. Each model
+    is checked in a worker of its own, `jobs` at a time (default: the CPU count, at least
+    two: `opsweep check --jobs`), so that a model which kills its process (a crash in
+    onnxruntime or torch) is that model's machine failure and the command goes on. None
+    (and no time spent) when the project lists no model."""
     sources = models(Path(root, layout.pyproject))
     if not sources or new.broken is not None:
         return None
@@ -79,7 +82,8 @@ def check_models(root: Path, layout: Layout, new: Artifact, *,
     except DataFileError as exc:  # never rewritten unread: the committed record is kept
         raise UsageError(f"{exc}; the models record is kept as it is: fix it, or delete it "
                          "to check every model again") from None
-    done = check_or_reuse(sources, new, previous, jobs=jobs)
+    workers = max(2, os.cpu_count() or 1) if jobs is None else jobs
+    done = check_or_reuse(sources, new, previous, jobs=workers)
     text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))
     render_models(layout.under(root))  # the models page, from the record just written
