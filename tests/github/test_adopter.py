@@ -304,6 +304,22 @@ def act(adopter, origin, fake, event_name, payload, run_dir, workflow, artifacts
     return result.stdout + result.stderr
 
 
+def _published(adopter, origin, fake, tmp_path, artifacts):
+    """onnx-publish under act after a measuring run of the pin move: the one sticky comment
+    says the move and the commit, the bot's commit is on `feature`, and the committed
+    artifact is the installed torch's. (the committed artifact, the committed support page)"""
+    act(adopter, origin, fake, "workflow_run",
+        workflow_run_event(adopter, "pull_request", adopter["head"]), tmp_path / "publish",
+        "onnx-publish", artifacts)
+    (comment,) = marked(fake)
+    assert f"torch 2.12.0 → {INSTALLED}" in comment.body
+    assert "Committed the regenerated artifact and page as" in comment.body
+    assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
+    committed = json.loads(git(origin, "show", "feature:docs/onnx/onnx_support_measured.json"))
+    assert committed["fingerprint"]["torch"].startswith(INSTALLED)
+    return committed, git(origin, "show", "feature:docs/onnx/supported_operators.md")
+
+
 def test_an_adopter_s_pin_bump_is_measured_commented_and_committed(adopter, httpserver, tmp_path):
     fake = fake_for(httpserver, adopter)
     origin = origin_for(adopter, tmp_path)
@@ -315,17 +331,8 @@ def test_an_adopter_s_pin_bump_is_measured_commented_and_committed(adopter, http
                         .read_text())
     assert set(result["specs"]) == {"sin", "cos"}  # the built-in catalog is off
     assert list(result["targets"]) == ["demo_lib/translations.py:TABLE"]
-    act(adopter, origin, fake, "workflow_run",
-        workflow_run_event(adopter, "pull_request", adopter["head"]), tmp_path / "publish",
-        "onnx-publish", artifacts)
-    (comment,) = marked(fake)
-    assert f"torch 2.12.0 → {INSTALLED}" in comment.body
-    assert "Committed the regenerated" in comment.body
-    assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
-    committed = json.loads(git(origin, "show", "feature:docs/onnx/onnx_support_measured.json"))
-    assert committed["fingerprint"]["torch"].startswith(INSTALLED)
+    committed, page = _published(adopter, origin, fake, tmp_path, artifacts)
     assert set(committed["specs"]) == {"sin", "cos"}
-    page = git(origin, "show", "feature:docs/onnx/supported_operators.md")
     assert "sin" in page
     assert git(origin, "show", "feature:docs/index.md").startswith("# demo-lib")
     tree = git(origin, "ls-tree", "-r", "--name-only", "feature").split()
@@ -381,17 +388,8 @@ def test_an_adopter_s_used_catalog_measures_the_built_in_specs_its_model_needs(
     # both models loaded: they import the project's own package (`install: "-e ."`
     # installed the project; its version comes from the installed metadata) and exported
     assert '"block"' in checked and "large 1.0.0" in checked, checked[:2000]
-    act(used_adopter, origin, fake, "workflow_run",
-        workflow_run_event(used_adopter, "pull_request", used_adopter["head"]),
-        tmp_path / "publish", "onnx-publish", artifacts)
-    (comment,) = marked(fake)
-    assert f"torch 2.12.0 → {INSTALLED}" in comment.body
-    assert "Committed the regenerated artifact and page as" in comment.body
-    assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
-    committed = json.loads(git(origin, "show", "feature:docs/onnx/onnx_support_measured.json"))
-    assert committed["fingerprint"]["torch"].startswith(INSTALLED)
+    committed, page = _published(used_adopter, origin, fake, tmp_path, artifacts)
     assert {n: s["family"] for n, s in committed["specs"].items()} == BUILTIN_FAMILIES
-    page = git(origin, "show", "feature:docs/onnx/supported_operators.md")
     assert "relu" in page and "sin" in page
     assert "large 1.0.0" in git(origin, "show", "feature:docs/onnx/models_checked.json")
     assert git(origin, "show", "feature:docs/index.md").startswith("# demo-lib")
