@@ -96,3 +96,69 @@ def test_a_packet_without_a_listing_row_joins_the_specs_that_trace_it(artifact):
         found, missing = lookup(table, uses, {})
         assert found.status != NOT_MEASURED and found.measured > 0 and "softmax" in found.specs
         assert missing.status == NOT_MEASURED and not missing.specs
+
+
+def _decomposed_calls(case, namespace: str) -> list:
+    """(target, original_aten) of the decomposed graph's calls in `namespace`."""
+    from opsweep.check.uses import decompose
+    program = decompose(torch.export.export(case.model, case.inputs))
+    return [(str(n.target), n.meta.get("original_aten")) for n in program.graph.nodes
+            if n.op == "call_function" and getattr(n.target, "namespace", "") == namespace]
+
+
+def test_a_call_a_decomposition_made_is_looked_up_as_the_operator_the_model_called(artifact):
+    """The exporter decomposes torch.lgamma into prims::lgamma: the use is lgamma's, whose
+    spec measured that very decomposition failing (no translation), so the prediction is
+    that the export fails, and the real export agrees. It used to be listed as an
+    untestable call while the prediction said fine."""
+    case = load_model(f"{MODELS}:lgamma")
+    made = _decomposed_calls(case, "prims")
+    assert made and all(str(orig) == "aten.lgamma.default" for _, orig in made), made
+    found = capture(case)
+    assert not found.other and ("lgamma", "float32", 2) in {u.key for u in found.uses}
+    report = check(case, artifact, exclusions())
+    assert report.prediction["export"] == FAILING_P, report.prediction
+    assert report.reality.export == "fail" and report.reality.op == "lgamma"
+    assert not report.gaps  # the table and the real export agree
+
+
+def test_an_int32_cumsum_s_conversion_is_cumsum_s_use(artifact):
+    """transformers' position ids: an int32 cumsum decomposes into an int64 cumsum and a
+    prims::convert_element_type of its input; the conversion is the int32 cumsum's."""
+    case = load_model(f"{MODELS}:positions")
+    assert [str(orig) for _, orig in _decomposed_calls(case, "prims")] == [
+        "aten.cumsum.default"]
+    found = capture(case)
+    assert not found.other
+    assert {("cumsum", "int32", 2), ("cumsum", "int64", 2)} <= {u.key for u in found.uses}
+    report = check(case, artifact, exclusions(), export=False)
+    assert "prims" not in to_markdown([report])
+
+
+def test_a_prims_call_the_model_makes_itself_leaves_the_prediction_unknown(artifact):
+    """No aten operator made it, so no spec measured it: the table cannot say fine."""
+    case = load_model(f"{MODELS}:direct_prims")
+    found = capture(case)
+    assert found.other == ("prims::lgamma",) and "lgamma" not in {u.op for u in found.uses}
+    report = check(case, artifact, exclusions(), export=False)
+    assert set(report.prediction.values()) == {UNKNOWN_P}, report.prediction
+    assert "Calls no spec measures (outside aten, made by no aten operator's decomposition): " \
+           "`prims::lgamma`" in to_markdown([report])
+
+
+def test_a_default_overload_s_missing_translation_is_its_uses_failure(artifact):
+    """A use names a default overload without its suffix (``aten::kthvalue``) and the
+    exporter's error with it (``overload='default'``): the same overload, so the table's
+    failing examples at the use's cell are the use's. They were taken for another
+    overload's, and the advice said "never measured at float32 rank 2 (float32 at rank 0,
+    1, 2, 3, 4 only)"."""
+    from opsweep.check.table import FAILING
+    report = check(load_model(f"{MODELS}:ranked"), artifact, exclusions(), export=False)
+    found = {v.use.op: v for v in report.verdicts}
+    for op in ("kthvalue", "cummax", "cummin"):
+        v = found[op]
+        assert v.use.overload == f"aten::{op}" and (v.use.dtype, v.use.rank) == ("float32", 2)
+        assert v.status == FAILING and v.measured > 0 and v.passed == 0, v.why
+        assert v.failures and v.failures[0].stage == "no-translation"
+        assert "never measured" not in v.why
+    assert report.prediction["export"] == FAILING_P

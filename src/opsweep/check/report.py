@@ -8,7 +8,7 @@ the human summary.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -48,7 +48,7 @@ class Report:
     @property
     def prediction(self) -> dict[str, str]:
         return predict(self.verdicts, self.dynamic, bool(self.capture.error),
-                       bool(self.capture.fallback))
+                       bool(self.capture.fallback), bool(self.capture.other))
 
     @property
     def gaps(self) -> tuple[str, ...]:
@@ -74,6 +74,13 @@ def queries_line(c: Capture) -> str:
             + ", ".join(f"{name} ×{n}" for name, n in c.queries))
 
 
+def other_line(c: Capture, cell: Callable[[str], str] = str) -> str:
+    """The calls of a capture no spec can measure: outside aten, and made by no aten
+    operator's decomposition (the prediction is unknown while there are any)."""
+    return ("Calls no spec measures (outside aten, made by no aten operator's decomposition): "
+            + ", ".join(map(cell, c.other)))
+
+
 def fallback_line(c: Capture) -> str:
     return f"uses from a static capture: the dynamic one failed: {c.fallback}"
 
@@ -84,13 +91,15 @@ def label(v: Verdict) -> str:
 
 
 def predict(verdicts: Sequence[Verdict], dynamic: bool, blocked: bool,
-            dynamic_blocked: bool = False) -> dict[str, str]:
+            dynamic_blocked: bool = False, untestable: bool = False) -> dict[str, str]:
     """Per axis: failing when a use fails on it, unknown when a use is not measured (or
-    unattributable), else fine; the dynamic axis only when the model is dynamic, failing
-    when its dynamic capture failed (`dynamic_blocked`: the uses are a static capture's)."""
+    unattributable) or the graph calls what no spec measures (`untestable`: a call outside
+    aten that no aten operator decomposed into), else fine; the dynamic axis only when the
+    model is dynamic, failing when its dynamic capture failed (`dynamic_blocked`: the uses
+    are a static capture's)."""
     if blocked:
         return {a: FAILING_P if a == "export" else UNKNOWN_P for a in AXES if a != "dynamic" or dynamic}
-    unknown = any(v.status in (NOT_MEASURED, UNATTRIBUTABLE) for v in verdicts)
+    unknown = untestable or any(v.status in (NOT_MEASURED, UNATTRIBUTABLE) for v in verdicts)
     out = {}
     for axis in AXES:
         if axis == "dynamic" and not dynamic:
@@ -142,8 +151,10 @@ def gaps(report: Report) -> tuple[str, ...]:
                        f"examples ({names}) are cases this model does not reach; the specs draw "
                        "more than the model uses, which is not a gap in the table.")
         elif said == UNKNOWN_P and got in (PASS, FAIL):
-            missing = [v for v in report.verdicts if v.status in (NOT_MEASURED, UNATTRIBUTABLE)]
-            names = ", ".join(f"{v.use.op} {v.use.dtype} rank {v.use.rank}" for v in missing[:4])
+            missing = [f"{v.use.op} {v.use.dtype} rank {v.use.rank}" for v in report.verdicts
+                       if v.status in (NOT_MEASURED, UNATTRIBUTABLE)]
+            missing += [f"{o} (no spec measures it)" for o in report.capture.other]
+            names = ", ".join(missing[:4])
             blamed = _use_of(report, r.op) if got == FAIL and r.op else None
             if blamed is not None and blamed.status == FINE:
                 out.append(f"The table measured aten::{r.op} fine at {blamed.use.dtype} rank "
@@ -252,8 +263,7 @@ def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) ->
             lines.append(f"| {_cell(v.use.op)} | {v.use.dtype} | {v.use.rank} | {v.use.count} | "
                          f"{STATUS_WORDS[v.status]} | {_cell(advice(v, verbose))} |")
         if rep.capture.other:
-            lines += ["", "Not aten operators (untestable): "
-                      + ", ".join(_cell(o) for o in rep.capture.other)]
+            lines += ["", other_line(rep.capture, _cell)]
         if rep.capture.queries:
             lines += ["", queries_line(rep.capture)]
         for v in order:

@@ -115,8 +115,9 @@ def other_overload(g: FailureGroup, use: Use) -> bool:
     calls (a missing translation is one overload's: ``view.dtype`` is not ``view.default``).
     The artifact files results by operator, so this is the one overload-level evidence."""
     named = _OVERLOAD.search(g.error)
-    return named is not None and named.group(1) == use.op and \
-        f"aten::{use.op}.{named.group(2)}" != use.overload
+    # a use names a default overload without its suffix ("aten::kthvalue"), an error with it
+    called = use.overload.removeprefix(f"aten::{use.op}").removeprefix(".") or "default"
+    return named is not None and named.group(1) == use.op and named.group(2) != called
 
 
 def _groups(result: SpecResult, use: Use, dynamic: bool) -> list[FailureGroup]:

@@ -12,6 +12,14 @@ A *shape query* (``sym_size``, ``sym_numel``, ``sym_stride``, ``sym_storage_offs
 dynamic-shape capture asking a tensor for a symbolic side) is not an operator use: the
 exporter reads it as shape arithmetic, not as an operator it translates, and no spec can
 measure it. Such calls are counted apart (`Capture.queries`), never looked up.
+
+A call outside aten (``prims::convert_element_type``, ``prims::lgamma``) that the exporter's
+decomposition made from an aten operator the model called is a use of *that* operator
+(the node's ``meta['original_aten']``): its spec measured the same decomposition, so it is
+looked up there, at the dtype and rank of the call's first tensor input. A call outside
+aten that no aten operator decomposed into (a higher-order op, a custom or a ``prims`` op
+the model calls itself) is listed apart (`Capture.other`); no spec measures it, so the
+prediction cannot be fine.
 """
 
 from __future__ import annotations
@@ -97,8 +105,11 @@ def uses_of(program) -> tuple[tuple[Use, ...], tuple[str, ...], tuple[tuple[str,
                 other.add(str(target.name()))
             continue  # operator.getitem, symbolic size arithmetic: no operator of their own
         if target.namespace != "aten":
-            other.add(target.name())
-            continue
+            made_from = node.meta.get("original_aten")
+            if not isinstance(made_from, torch._ops.OpOverload) or made_from.namespace != "aten":
+                other.add(target.name())
+                continue
+            target = made_from  # a piece of the decomposition of the operator the model called
         if target.overloadpacket.__name__ in SHAPE_QUERIES:
             queries[target.name()] += 1
             continue

@@ -12,7 +12,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
-from opsweep.check.report import fallback_line, opset_of, queries_line, summary_line
+from opsweep.check.report import fallback_line, opset_of, other_line, queries_line, summary_line
 from opsweep.check.table import FAILING, STATUSES
 
 #: every failing operator gets its repro; past this many, --verbose shows the rest
@@ -70,8 +70,7 @@ def model(console: Console, rep, verbose: bool) -> None:
                      STATUS_WORDS[v.status], advice(v, verbose))
     console.print(uses)
     if rep.capture.other:
-        console.print("Not aten operators (untestable): " + ", ".join(rep.capture.other),
-                      markup=False)
+        console.print(other_line(rep.capture), markup=False)
     if rep.capture.queries:
         console.print(queries_line(rep.capture), markup=False)
     failing = [(v, f) for v in order if v.status == FAILING for f in v.failures]

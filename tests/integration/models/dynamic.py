@@ -42,3 +42,50 @@ def branchy():
     torch.manual_seed(0)
     return {"model": Branchy(), "inputs": (torch.randn(3, 8),), "name": "branchy",
             "dynamic_shapes": ({0: BATCH},), "dynamic_inputs": (torch.randn(6, 8),)}
+
+
+class Lgamma(torch.nn.Module):
+    """torch.lgamma, which the exporter's decomposition turns into ``prims::lgamma``."""
+
+    def forward(self, x):
+        return torch.lgamma(x.abs() + 1)
+
+
+class Positions(torch.nn.Module):
+    """An int32 cumsum (position ids from a mask): its decomposition converts the input to
+    int64 with ``prims::convert_element_type``, as a transformers encoder's does."""
+
+    def forward(self, mask):
+        return torch.cumsum(mask, 1)
+
+
+class DirectPrims(torch.nn.Module):
+    """Calls a ``prims`` operator itself: no aten operator made it, no spec measures it."""
+
+    def forward(self, x):
+        return torch.ops.prims.lgamma(x.abs() + 1)
+
+
+def lgamma():
+    return {"model": Lgamma(), "inputs": (torch.rand(2, 3),), "name": "lgamma"}
+
+
+def positions():
+    return {"model": Positions(), "inputs": (torch.ones(2, 5, dtype=torch.int32),),
+            "name": "positions"}
+
+
+def direct_prims():
+    return {"model": DirectPrims(), "inputs": (torch.rand(2, 3),), "name": "direct prims"}
+
+
+class Ranked(torch.nn.Module):
+    """Default overloads whose translation is missing: kthvalue, cummax, cummin."""
+
+    def forward(self, x):
+        return torch.kthvalue(x, 2, 1)[0] + torch.cummax(x, 1)[0][:, 0] \
+            + torch.cummin(x, 1)[0][:, 0]
+
+
+def ranked():
+    return {"model": Ranked(), "inputs": (torch.rand(3, 4),), "name": "ranked"}
