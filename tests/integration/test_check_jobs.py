@@ -201,3 +201,37 @@ def test_the_main_commands_models_step_isolates_each_model(tmp_path):
     good, lost = json.loads((tmp_path / layout.models).read_text())["models"]
     assert good["verdict"]["export"] == "pass" and "lost" not in good
     assert lost["lost"] == "worker killed by SIGABRT" and lost["failed"]
+
+
+def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_checked_again(tmp_path):
+    """The table re-measured at unchanged pins (the fingerprint is the same): a model whose
+    uses the new table answers otherwise is checked again, with the new table's verdicts;
+    a model whose uses read as before is reused."""
+    from dataclasses import replace
+
+    from opsweep.artifact.data import make_artifact
+    artifact = tables.load(TABLE).artifact
+    layout, files = Layout(), _project(tmp_path)
+    files["second"].write_text(files["second"].read_text().replace(
+        "torch.nn.ReLU()", "torch.nn.Tanh()"))
+    first = check_models(tmp_path, layout, artifact)
+    assert (first.checked, first.reused) == (2, 0)
+    _builds(tmp_path)
+    before = {m["name"]: m for m in json.loads((tmp_path / layout.models).read_text())["models"]}
+    assert {u["op"] for u in before["second"]["uses"]} >= {"tanh"}
+    assert "tanh" not in {u["op"] for u in before["first"]["uses"]}
+    # the same pins, another measurement: tanh's spec no longer drew anything at float32
+    tanh = artifact.specs["tanh"]
+    drawn = replace(tanh, outcomes=tuple(c for c in tanh.outcomes if c.dtype != "float32"),
+                    failures=tuple(g for g in tanh.failures if g.dtype != "float32"))
+    moved = make_artifact(artifact.fingerprint, artifact.profile, artifact.examples,
+                          artifact.regen_index, {**artifact.specs, "tanh": drawn},
+                          policy=artifact.policy)
+    assert moved.fingerprint == artifact.fingerprint
+    again = check_models(tmp_path, layout, moved)
+    assert (again.checked, again.reused) == (1, 1)
+    assert _builds(tmp_path) == ["second"]
+    after = {m["name"]: m for m in json.loads((tmp_path / layout.models).read_text())["models"]}
+    assert after["first"] == before["first"]
+    (use,) = [u for u in after["second"]["uses"] if u["op"] == "tanh"]
+    assert use["status"] == "not measured" and after["second"]["prediction"]["export"] == "unknown"

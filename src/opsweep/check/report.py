@@ -8,14 +8,16 @@ the human summary.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from opsweep.artifact.data import Artifact
 from opsweep.artifact.numerics import cell_text
 from opsweep.check.real import FAIL, NOT_REACHED, PASS, Reality
-from opsweep.check.table import FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIBUTABLE, Verdict
-from opsweep.check.uses import Capture
+from opsweep.check.table import (FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIBUTABLE, Verdict,
+                                 verdict)
+from opsweep.check.uses import Capture, Use
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
 
 AXES = ("export", "runtime", "numerics", "dynamic")
@@ -179,6 +181,21 @@ def _verdict_data(v: Verdict, opset: int) -> dict[str, Any]:
             "failures": [{**asdict(f), "says": failure_line(v, f), "snippet": repro(f, opset)}
                          for f in v.failures],
             "errors": {spec: cell_text(c) for spec, c in v.errors}}
+
+
+def table_agrees(entry: Mapping[str, Any], artifact: Artifact,
+                 excluded: Mapping[str, str]) -> bool:
+    """Whether a models record's `entry` reads as it did from `artifact`'s table: each of
+    its uses, joined with the table again, gives the verdict the entry recorded. A table
+    re-measured at unchanged pins (a spec widened, a fix in the lookup) changes what the
+    entry's check would say, and the fingerprint alone does not see it."""
+    dynamic = "dynamic" in (entry.get("prediction") or {})
+    opset = int((entry.get("fingerprint") or {}).get("opset") or 0)
+    for u in entry.get("uses") or ():
+        use = Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
+        if _verdict_data(verdict(artifact, use, excluded, dynamic), opset) != u:
+            return False
+    return True
 
 
 def opset_of(report: Report) -> int:

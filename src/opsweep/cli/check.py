@@ -187,12 +187,19 @@ class Checked:
 def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool = True,
                    policy=None, jobs: int = 1, timeout: float | None = None) -> Checked:
     """`run_checks` of the models whose check fingerprint has no entry in `previous` (a
-    record's entries by source); the others are that entry, not checked again."""
+    record's entries by source), or whose entry no longer reads as it did from `artifact`'s
+    table (the table re-measured at unchanged pins); the others are that entry, not
+    checked again."""
     # the check package (its fingerprint: torch-free, beside the check that needs torch)
     from opsweep.check.fingerprint import fingerprint, reusable
     label = (policy or builtin()).label
     keys = {s: fingerprint(s, artifact, label, export) for s in sources}
     reused = {s: e for s in sources if (e := reusable(previous, s, keys[s])) is not None}
+    if reused:
+        from opsweep.catalog.load import exclusions
+        from opsweep.check.report import table_agrees  # torch: the uses' lookup
+        excluded = exclusions()
+        reused = {s: e for s, e in reused.items() if table_agrees(e, artifact, excluded)}
     fresh = [s for s in sources if s not in reused]
     reports = iter(run_checks(fresh, artifact, other, export, policy, jobs=jobs, timeout=timeout)
                    if fresh else ())
