@@ -276,3 +276,42 @@ def test_the_section_follows_which_side_has_a_models_record(tmp_path):
                     "`docs/models_checked.json` is left as it is (no model was checked at "
                     "these pins).\n")
     assert models_section({}, layout, tmp_path / "none.json", None, None) == ("", "")
+
+
+def test_the_diff_command_adds_the_models_section_and_a_model_regression_exits_1(tmp_path,
+                                                                                 capsys):
+    """`opsweep diff OLD NEW --models OLD_RECORD NEW_RECORD`: the operator transitions, then
+    the bot's "Models" section; a model that passed an axis and fails it now is a regression
+    (exit 1) even when no operator moved."""
+    from opsweep.artifact import data as art
+    from opsweep.cli.main import main
+
+    from ..factories import FP
+    same = art.make_artifact(FP, "ci", 25, 0, {})
+    a = tmp_path / "a.json"
+    art.save(a, same)
+    base, worse, better = (tmp_path / f"{n}.json" for n in ("base", "worse", "better"))
+    base.write_text(json.dumps(record(entry("resnet50"), entry("vit", {**OK, "runtime": "fail"}))))
+    worse.write_text(json.dumps(record(
+        entry("resnet50", {**OK, "numerics": "fail"}, torch="2.16.0", stage="numerics",
+              node="convolution_12", op="convolution", error="max abs 0.3 > 1e-05"),
+        entry("vit", {**OK, "runtime": "fail"}, torch="2.16.0"))))
+    better.write_text(json.dumps(record(entry("resnet50", torch="2.16.0"),
+                                        entry("vit", torch="2.16.0"))))
+    assert main(["diff", str(a), str(a), "--models", str(base), str(worse)]) == 1
+    text = capsys.readouterr().out
+    assert "### Models" in text and "resnet50" in text and "convolution_12" in text
+    assert text.index("### Models") > 0  # after the operator part
+    assert main(["diff", str(a), str(a), "--models", str(base), str(better)]) == 0
+    assert "vit" in capsys.readouterr().out
+    assert main(["diff", str(a), str(a), "--json", "--models", str(base), str(worse)]) == 1
+    data = json.loads(capsys.readouterr().out)["models"]
+    assert data["moved"] == ["torch 2.15.0 → 2.16.0"] and data["counts"]["regression"] == 1
+    (resnet,) = [t for t in data["transitions"] if t["model"] == "resnet50"]
+    assert resnet["axes"] == [{"axis": "numerics", "old": "pass", "new": "fail",
+                               "where": {"stage": "numerics", "node": "convolution_12",
+                                         "op": "convolution", "error": "max abs 0.3 > 1e-05"}}]
+    assert main(["diff", str(a), str(a)]) == 0 and "### Models" not in capsys.readouterr().out
+    (tmp_path / "bad.json").write_text('{"models_version": 2, "models": [{"name": 3}]}')
+    assert main(["diff", str(a), str(a), "--models", str(base), str(tmp_path / "bad.json")]) == 2
+    assert "bad.json" in capsys.readouterr().err

@@ -11,7 +11,7 @@ become spaces and long strings are cut.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from opsweep.artifact.account import CHANGED_SPEC, NOTHING_MOVED, UNCHANGED, Account
@@ -305,6 +305,17 @@ def models_markdown(md: ModelsDiff, d: Diff | None, new: Artifact | None, *,
         kept.pop()
     cut = f"*… and {len(lines) - len(kept)} more: the job summary lists every model.*"
     return "\n".join(head + kept + ["", cut]) + "\n"
+
+
+def models_json(md: ModelsDiff) -> dict[str, Any]:
+    """`opsweep diff --json --models`: the models whose verdicts moved, as data."""
+    return {"pins": dict(md.pins), "moved": list(md.moved), "unchanged": md.unchanged,
+            "counts": {s: len(md.of_status(s)) for s in STATUSES},
+            "transitions": [{"model": t.name, "status": t.status, "lost": t.lost,
+                             "was_lost": t.was_lost,
+                             "axes": [{"axis": a.axis, "old": a.old, "new": a.new,
+                                       "where": None if a.where is None else asdict(a.where)}
+                                      for a in t.axes]} for t in md.transitions]}
 
 
 def models_first_markdown(md: ModelsDiff, path: str) -> str:

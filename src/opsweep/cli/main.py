@@ -23,7 +23,8 @@ from opsweep.artifact import records
 from opsweep.artifact.account import beside
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import combine, merge, parse_shard, partial_reason
-from opsweep.bot.comment import to_json, to_markdown
+from opsweep.artifact import models_diff
+from opsweep.bot.comment import models_json, models_markdown, to_json, to_markdown
 from opsweep.bot.pins import pin_change
 from opsweep.cli.actions import append_summary, write_outputs
 from opsweep.cli.bot import add_parser as add_bot_parser
@@ -270,6 +271,7 @@ def cmd_diff(args) -> int:
     exporter; 2: bad input."""
     try:
         old, new = art.load(args.old), art.load(args.new)
+        models = None if args.models is None else models_diff.load_diff(*args.models)
     except OpsweepError as exc:
         _err(str(exc))
         return EXIT_USAGE
@@ -280,13 +282,21 @@ def cmd_diff(args) -> int:
         _err(f"{args.new}: not a whole sweep: {reason}; merge every shard first")
         return EXIT_USAGE
     result = diff(old, new)
-    text = (json.dumps(to_json(result), indent=1, sort_keys=True) + "\n" if args.json
-            else to_markdown(result, new, account=beside([(args.new, new.regen_index)])))
+    if args.json:
+        data = to_json(result)
+        if models is not None:
+            data["models"] = models_json(models)
+        text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    else:
+        text = to_markdown(result, new, account=beside([(args.new, new.regen_index)]))
+        if models is not None:  # the bot's section, never cut
+            text = f"{text.rstrip()}\n\n{models_markdown(models, result, new, limit=10**9)}"
     if args.out:
         write_atomic(args.out, text.encode("utf-8"))
     else:
         sys.stdout.write(text)
-    return 1 if result.failed else EXIT_OK
+    regressed = models is not None and bool(models.of_status("regression"))
+    return 1 if result.failed or regressed else EXIT_OK
 
 
 def cmd_pin_changed(args) -> int:
@@ -482,6 +492,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new", type=Path)
     p.add_argument("--json", action="store_true", help="JSON instead of markdown")
     p.add_argument("--out", type=Path, default=None, help="write here instead of stdout")
+    p.add_argument("--models", nargs=2, type=Path, default=None, metavar=("OLD", "NEW"),
+                   help="two models records (docs/models_checked.json of each side): add the "
+                   "models whose verdicts moved, as the review bot's comment does (a model "
+                   "that passed an axis and fails it now is a regression: exit 1)")
     p = sub.add_parser("pin-changed", help="did a watched pin in pyproject.toml move since REF (its merge base)?")
     p.add_argument("--base", required=True, metavar="REF")
     p.add_argument("--head", default="HEAD", metavar="REF", help="'' for the working tree")
