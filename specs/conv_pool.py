@@ -9,6 +9,8 @@ from opsweep.model import TensorArg
 from opsweep.catalog.strategies import examples
 
 CONV_DTYPES = ("float32", "float64", "float16", "bfloat16")
+#: the pooling a model runs at every float dtype, bfloat16 included (torchvision and timm CNNs)
+POOL_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
 def _conv(nd, *, dilated=True):
@@ -99,7 +101,7 @@ def _slow_conv(nd, *, transposed=False, dilated=False):
 
 def _pool(nd, *, avg=False):
     def build(draw):
-        dtype = draw(st.sampled_from(("float32", "float64", "float16")))
+        dtype = draw(st.sampled_from(POOL_DTYPES))
         k = draw(st.integers(1, 3))
         pad = draw(st.integers(0, k // 2))
         dilation = 1 if avg else draw(st.integers(1, 2))
@@ -178,11 +180,10 @@ SPECS = [
     spec("slow_conv_transpose3d", examples(_slow_conv(3, transposed=True)),
          fn=torch.ops.aten.slow_conv_transpose3d, dtypes=("float32", "float64"), ranks=(5, 5),
          gap=no_translation("slow_conv_transpose3d")),
-    spec("max_pool2d", examples(_pool(2)), fn=F.max_pool2d, ranks=(4, 4),
-         dtypes=("float32", "float64", "float16"),
+    spec("max_pool2d", examples(_pool(2)), fn=F.max_pool2d, ranks=(4, 4), dtypes=POOL_DTYPES,
          traces={"max_pool2d": ("max_pool2d_with_indices",)}),
     spec("avg_pool2d", examples(_pool(2, avg=True)), fn=F.avg_pool2d, ranks=(4, 4),
-         dtypes=("float32", "float64", "float16")),
+         dtypes=POOL_DTYPES),
     spec("adaptive_avg_pool2d", examples(_adaptive), fn=F.adaptive_avg_pool2d, ranks=(4, 4),
          dtypes=("float32", "float64")),
 ]

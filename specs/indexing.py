@@ -10,8 +10,9 @@ from opsweep.model import TensorArg
 from opsweep.catalog.strategies import dims, examples, shapes
 
 
-def _source(draw, *, min_rank=1, dtypes=ALL):
-    return TensorArg(draw(shapes(min_rank=min_rank, max_rank=4)), draw(st.sampled_from(dtypes)))
+def _source(draw, *, min_rank=1, max_rank=4, dtypes=ALL):
+    return TensorArg(draw(shapes(min_rank=min_rank, max_rank=max_rank)),
+                     draw(st.sampled_from(dtypes)))
 
 
 def _index_select(draw):
@@ -30,7 +31,7 @@ def _gather(draw):
 
 
 def _select(draw):
-    x = _source(draw)
+    x = _source(draw, max_rank=5)
     dim = draw(dims(x.rank))
     return (x, dim, draw(st.integers(-x.shape[dim], x.shape[dim] - 1))), {}
 
@@ -172,7 +173,8 @@ def _item(draw):
 SPECS = [
     spec("index_select", examples(_index_select), fn=torch.index_select, dtypes=ALL, ranks=(1, 4)),
     spec("gather", examples(_gather), fn=torch.gather, dtypes=ALL, ranks=(1, 4)),
-    spec("select", examples(_select), fn=torch.select, dtypes=ALL, ranks=(1, 4)),
+    # top rank 5: q, k or v picked out of a fused [B, N, 3, H, D] projection
+    spec("select", examples(_select), fn=torch.select, dtypes=ALL, ranks=(1, 5)),
     spec("narrow", examples(_narrow), fn=torch.narrow, dtypes=ALL, ranks=(1, 4)),
     spec("slice", examples(_slice),
          fn=lambda x, dim, start, end, step: torch.ops.aten.slice(x, dim, start, end, step),

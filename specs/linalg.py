@@ -28,25 +28,29 @@ def _bmm(draw):
 
 
 def _matmul(draw):
-    dtype = draw(st.sampled_from(("float32", "float64", "float16")))
+    dtype = draw(st.sampled_from(MATMUL_DTYPES))
     k = _side(draw)
-    left = tuple(_side(draw) for _ in range(draw(st.integers(0, 2)))) + (k,)
+    left = tuple(_side(draw) for _ in range(draw(st.integers(0, 3)))) + (k,)
     right = (k,) + tuple(_side(draw) for _ in range(draw(st.integers(0, 1))))
+    if len(left) >= 3 and draw(st.booleans()):  # attention's scores: q @ k^T, batched alike
+        right = left[:-2] + (k, _side(draw))
     return (TensorArg(left, dtype), TensorArg(right, dtype)), {}
 
 
 def _linear(draw):
     dtype = draw(st.sampled_from(("float32", "float64", "float16", "bfloat16")))
     fin, fout = _side(draw), _side(draw)
-    lead = tuple(_side(draw) for _ in range(draw(st.integers(0, 2))))
+    lead = tuple(_side(draw) for _ in range(draw(st.integers(0, 3))))
     bias = TensorArg((fout,), dtype) if draw(st.booleans()) else None
     return (TensorArg(lead + (fin,), dtype), TensorArg((fout, fin), dtype), bias), {}
 
 
 def _addmm(draw):
-    dtype = draw(st.sampled_from(("float32", "float64")))
+    dtype = draw(st.sampled_from(MATMUL_DTYPES))
     n, k, m = _side(draw), _side(draw), _side(draw)
-    return ((TensorArg((n, m), dtype), TensorArg((n, k), dtype), TensorArg((k, m), dtype)),
+    # a bias row broadcast over the rows, as a decomposed nn.Linear (GPT-2's Conv1D) adds it
+    bias = (m,) if draw(st.booleans()) else (n, m)
+    return ((TensorArg(bias, dtype), TensorArg((n, k), dtype), TensorArg((k, m), dtype)),
             {"beta": draw(st.sampled_from([1, 0.5])), "alpha": draw(st.sampled_from([1, 2]))})
 
 
@@ -72,6 +76,8 @@ def _dot(draw):
 # --- products ------------------------------------------------------------------
 
 F64 = ("float32", "float64")
+#: the matrix products a model's layers call at every float dtype it runs in
+MATMUL_DTYPES = ("float32", "float64", "float16", "bfloat16")
 
 
 def _float(draw, dtypes=F64):
@@ -99,10 +105,10 @@ def _addr(draw):
             {"beta": beta, "alpha": alpha})
 
 
-def _batched_add(*, reduce):
+def _batched_add(*, reduce, dtypes=F64):
     """addbmm sums the batch away, baddbmm keeps it."""
     def build(draw):
-        dtype = _float(draw)
+        dtype = _float(draw, dtypes)
         b, n, k, m = _side(draw), _side(draw), _side(draw), _side(draw)
         bias = (n, m) if reduce or draw(st.booleans()) else (b, n, m)
         return ((TensorArg(bias, dtype), TensorArg((b, n, k), dtype), TensorArg((b, k, m), dtype)),
@@ -307,10 +313,11 @@ def _linalg_diagonal(draw):
 SPECS = [
     spec("mm", examples(_mm), fn=torch.mm, dtypes=MM_DTYPES, ranks=(2, 2)),
     spec("bmm", examples(_bmm), fn=torch.bmm, dtypes=MM_DTYPES, ranks=(3, 3)),
-    spec("matmul", examples(_matmul), fn=torch.matmul, ranks=(1, 3),
-         dtypes=("float32", "float64", "float16")),
-    spec("linear", examples(_linear), fn=F.linear, ranks=(1, 3)),
-    spec("addmm", examples(_addmm), fn=torch.addmm, dtypes=("float32", "float64"), ranks=(2, 2)),
+    # top rank 4: attention's batched heads ([B, H, N, D] @ [B, H, D, N]), a projection of
+    # [B, H, N, D]
+    spec("matmul", examples(_matmul), fn=torch.matmul, ranks=(1, 4), dtypes=MATMUL_DTYPES),
+    spec("linear", examples(_linear), fn=F.linear, ranks=(1, 4)),
+    spec("addmm", examples(_addmm), fn=torch.addmm, dtypes=MATMUL_DTYPES, ranks=(1, 2)),
     spec("dot", examples(_dot), fn=torch.dot, dtypes=("float32", "float64", "int64"),
          ranks=(1, 1)),
     spec("cdist", examples(_cdist), fn=torch.cdist, dtypes=("float32", "float64"), ranks=(2, 2),
@@ -328,8 +335,8 @@ SPECS += [
          ranks=(2, 2)),
     spec("addbmm", examples(_batched_add(reduce=True)), fn=torch.addbmm, dtypes=F64,
          ranks=(2, 2)),
-    spec("baddbmm", examples(_batched_add(reduce=False)), fn=torch.baddbmm, dtypes=F64,
-         ranks=(2, 3)),
+    spec("baddbmm", examples(_batched_add(reduce=False, dtypes=MATMUL_DTYPES)),
+         fn=torch.baddbmm, dtypes=MATMUL_DTYPES, ranks=(2, 3)),
     spec("mv", examples(_mv), fn=torch.mv, dtypes=("float32", "float64", "int64"), ranks=(2, 2)),
     spec("outer", examples(_vectors), fn=torch.outer, dtypes=("float32", "float64", "int64"),
          ranks=(1, 1)),

@@ -13,7 +13,11 @@ from opsweep.model import TensorArg
 from opsweep.catalog.strategies import dims, examples, shapes
 
 
-def _tensor(draw, *, min_rank=0, max_rank=4, dtypes=ALL, min_side=1):
+def _tensor(draw, *, min_rank=0, max_rank=4, dtypes=ALL, min_side=1, uniform=False):
+    """`uniform`: every rank alike (a list of sides favours short ones, so a top rank of 6
+    is rarely drawn otherwise)."""
+    if uniform:
+        min_rank = max_rank = draw(st.integers(min_rank, max_rank))
     return TensorArg(draw(shapes(min_rank=min_rank, max_rank=max_rank, min_side=min_side)),
                      draw(st.sampled_from(dtypes)))
 
@@ -45,6 +49,12 @@ def _compositions(draw, total, *, max_parts=4):
     return [b - a for a, b in zip(bounds, bounds[1:])]
 
 
+#: the top rank of the views a model's attention makes: multi-head and windowed attention
+#: (swin's windows, relative position buckets) view, permute and copy rank-5 and rank-6
+#: tensors; the model set's transformers reach rank 6 there
+WIDE = 6
+
+
 def _ones_heavy_shapes(draw, *, min_rank=0, max_rank=4):
     return tuple(draw(st.lists(st.sampled_from([1, 1, 2, 3, 4]), min_size=min_rank,
                                max_size=max_rank)))
@@ -52,9 +62,13 @@ def _ones_heavy_shapes(draw, *, min_rank=0, max_rank=4):
 
 # --- reshaping ----------------------------------------------------------------
 
-def _reshape(draw):
-    x = _tensor(draw)
-    return (x, _factor(draw, math.prod(x.shape))), {}
+def _reshape(draw, *, max_rank=4):
+    x = _tensor(draw, max_rank=max_rank, uniform=max_rank > 4)
+    return (x, _factor(draw, math.prod(x.shape), max_rank=max_rank)), {}
+
+
+def _reshape_wide(draw):
+    return _reshape(draw, max_rank=WIDE)
 
 
 def _view_as(draw):
@@ -82,17 +96,17 @@ def _unflatten(draw):
 
 
 def _permute(draw):
-    x = _tensor(draw)
+    x = _tensor(draw, max_rank=WIDE, uniform=True)
     return (x, tuple(draw(st.permutations(range(x.rank))))), {}
 
 
 def _transpose(draw):
-    x = _tensor(draw, min_rank=1)
+    x = _tensor(draw, min_rank=1, max_rank=5)
     return (x, draw(dims(x.rank)), draw(dims(x.rank))), {}
 
 
 def _squeeze(draw):
-    x = _tensor(draw, min_rank=1)
+    x = _tensor(draw, min_rank=1, max_rank=5)
     return (x, draw(dims(x.rank))), {}
 
 
@@ -141,7 +155,7 @@ def _chunk(draw):
 
 
 def _unbind(draw):
-    x = _tensor(draw, min_rank=1)
+    x = _tensor(draw, min_rank=1, max_rank=5)
     return (x,), {"dim": draw(dims(x.rank))}
 
 
@@ -291,7 +305,7 @@ def _concat(draw):
 
 def _stack(draw):
     dtype = draw(st.sampled_from(ALL))
-    base = draw(shapes(min_rank=0, max_rank=3))
+    base = draw(shapes(min_rank=0, max_rank=4))
     n = draw(st.integers(1, 3))
     return ([TensorArg(base, dtype) for _ in range(n)], draw(dims(len(base) + 1))), {}
 
@@ -385,7 +399,13 @@ def _atleast(draw):
 SPECS = [
     # reshaping
     spec("reshape", examples(_reshape), fn=torch.reshape, dtypes=ALL),
-    spec("view", examples(_reshape), fn=lambda x, size: x.view(size), dtypes=ALL),
+    spec("view", examples(_reshape_wide), fn=lambda x, size: x.view(size), dtypes=ALL,
+         ranks=(0, WIDE)),
+    # the view a decomposed reshape or matmul makes of a fresh copy (no spec of its own in
+    # the listing: filed under view, whose packet it is a variant of)
+    spec("unsafe_view", examples(_reshape_wide),
+         fn=lambda x, size: torch.ops.aten._unsafe_view(x, size), aten=("view",),
+         traces={"view": ("_unsafe_view",)}, dtypes=ALL, ranks=(0, WIDE)),
     spec("view_dtype", examples(_view_dtype), fn=lambda x, dtype: x.view(dtype), aten=("view",),
          dtypes=("float32", "int32", "float64", "int64", "float16", "bfloat16")),
     spec("view_as", examples(_view_as), fn=lambda x, other: x.view_as(other), dtypes=ALL),
@@ -393,9 +413,10 @@ SPECS = [
     spec("ravel", examples(_one), fn=torch.ravel, dtypes=ALL),
     spec("flatten", examples(_flatten), fn=torch.flatten, dtypes=ALL, ranks=(1, 4)),
     spec("unflatten", examples(_unflatten), fn=torch.unflatten, dtypes=ALL, ranks=(1, 3)),
-    spec("permute", examples(_permute), fn=torch.permute, dtypes=ALL),
-    spec("transpose", examples(_transpose), fn=torch.transpose, dtypes=ALL, ranks=(1, 4)),
-    spec("squeeze", examples(_squeeze), fn=torch.squeeze, dtypes=ALL, ranks=(1, 4)),
+    spec("permute", examples(_permute), fn=torch.permute, dtypes=ALL, ranks=(0, WIDE)),
+    # top rank 5: a rank-5 attention tensor's axes swapped or squeezed (swin, deberta)
+    spec("transpose", examples(_transpose), fn=torch.transpose, dtypes=ALL, ranks=(1, 5)),
+    spec("squeeze", examples(_squeeze), fn=torch.squeeze, dtypes=ALL, ranks=(1, 5)),
     spec("squeeze_dims", examples(_squeeze_dims), fn=torch.squeeze, aten=("squeeze",),
          dtypes=ALL, ranks=(1, 4)),
     spec("squeeze_all", examples(_squeeze_all), fn=torch.squeeze, aten=("squeeze",), dtypes=ALL),
@@ -411,7 +432,8 @@ SPECS = [
          dtypes=ALL, ranks=(1, 4)),
     spec("chunk", examples(_chunk), fn=torch.chunk, dtypes=ALL, ranks=(1, 4)),
     spec("unsafe_chunk", examples(_chunk), fn=torch.unsafe_chunk, dtypes=ALL, ranks=(1, 4)),
-    spec("unbind", examples(_unbind), fn=torch.unbind, dtypes=ALL, ranks=(1, 4)),
+    # top rank 5: a fused qkv projection [3, B, H, N, D] unbound into q, k and v
+    spec("unbind", examples(_unbind), fn=torch.unbind, dtypes=ALL, ranks=(1, 5)),
     spec("tensor_split_sections", examples(_tensor_split_sections), fn=torch.tensor_split,
          aten=("tensor_split",), dtypes=ALL, ranks=(1, 4)),
     spec("tensor_split_indices", examples(_tensor_split_indices), fn=torch.tensor_split,
@@ -423,10 +445,11 @@ SPECS = [
     spec("dsplit", examples(_axis_split(lambda r: 2, 3)), fn=torch.dsplit, dtypes=ALL,
          ranks=(3, 4)),
     # broadcasting, tiling, reordering
-    # top rank 4: a model's attention mask is expanded there ([B, 1, 1, S] to [B, 1, S, S])
-    spec("expand", examples(lambda draw: _expand(draw, implicit=True, max_rank=4)),
+    # top rank 5: a model's attention mask is expanded at rank 4 ([B, 1, 1, S] to
+    # [B, 1, S, S]), grouped-query keys at rank 5 ([B, G, 1, N, D] to [B, G, R, N, D])
+    spec("expand", examples(lambda draw: _expand(draw, implicit=True, max_rank=5)),
          fn=lambda x, size, **kw: x.expand(size, **kw), dtypes=ALL,
-         ranks=(0, 4)),
+         ranks=(0, 5)),
     spec("expand_as", examples(_expand_as), fn=lambda x, other: x.expand_as(other), dtypes=ALL,
          ranks=(0, 3)),
     spec("broadcast_to", examples(_expand), fn=torch.broadcast_to, dtypes=ALL, ranks=(0, 3)),
@@ -452,7 +475,7 @@ SPECS = [
     spec("cat", examples(_cat), fn=torch.cat, dtypes=ALL, ranks=(1, 4)),
     spec("concat", examples(_concat), fn=torch.concat, dtypes=ALL, ranks=(1, 4)),
     spec("concatenate", examples(_concat), fn=torch.concatenate, dtypes=ALL, ranks=(1, 4)),
-    spec("stack", examples(_stack), fn=torch.stack, dtypes=ALL, ranks=(0, 3)),
+    spec("stack", examples(_stack), fn=torch.stack, dtypes=ALL, ranks=(0, 4)),
     spec("hstack", examples(_hstack), fn=torch.hstack, dtypes=ALL, ranks=(1, 4)),
     spec("vstack", examples(_vstack), fn=torch.vstack, dtypes=ALL, ranks=(1, 4)),
     spec("row_stack", examples(_vstack), fn=torch.row_stack, dtypes=ALL, ranks=(1, 4)),

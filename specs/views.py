@@ -59,7 +59,7 @@ def _as_strided(draw):
 # --- clone, copy, resize ------------------------------------------------------
 
 def _clone(draw):
-    x = _tensor(draw)
+    x = _tensor(draw, max_rank=6)
     formats = [torch.contiguous_format, torch.preserve_format]
     if x.rank == 4:
         formats.append(torch.channels_last)
@@ -265,7 +265,8 @@ SPECS = [
     spec("lift", _one(), fn=A.lift, dtypes=ALL),
     spec("lift_fresh", _one(), fn=A.lift_fresh, dtypes=ALL),
     spec("lift_fresh_copy", _one(), fn=A.lift_fresh_copy, dtypes=ALL),
-    spec("clone", examples(_clone), fn=torch.clone, dtypes=ALL),
+    # top rank 6: the copy a model makes of a permuted rank-6 view (swin's windows)
+    spec("clone", examples(_clone), fn=torch.clone, dtypes=ALL, ranks=(0, 6)),
     # on a contiguous input only a memory-format change makes contiguous() do anything
     spec("contiguous", examples(_contiguous), fn=lambda x, **kw: x.contiguous(**kw),
          dtypes=ALL, ranks=(4, 4)),
