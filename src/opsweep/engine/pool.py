@@ -245,24 +245,32 @@ class Workers:
         """One group of `spec` (of `digest`: the export cache is used only with it);
         `alone`: the targets without the stock exporter as their base (measured again
         after the stock model crashed)."""
-        config = self._config
         if self._pool is None:
             return _Deferred(lambda: self._inline(spec, group, targets, digest))
-        phase_file = self._phases / str(self._count)  # type: ignore[operator]
+        return self._submit_pooled(self._pool, spec, group, targets, digest, alone)
+
+    def _submit_pooled(self, pool: ProcessPool, spec: OpSpec, group: list[Example],
+                       targets: tuple[str, ...], digest: str | None, alone: bool) -> Pending:
+        config = self._config
+        if self._phases is None:
+            raise ValueError("a pooled sweep needs a directory for its phase files")
+        phase_file = self._phases / str(self._count)
         self._count += 1
         try:
-            future = self._pool.submit(worker.run, budget(config, group, targets), spec.name,
+            future = pool.submit(worker.run, budget(config, group, targets), spec.name,
                                        targets, group, str(phase_file), config.dynamic, digest,
                                        alone)
         except PoolStopped as exc:
             raise PoolBroken(f"the worker pool broke ({exc}); no further spec could be "
                              "measured") from exc
         return Pending(future, group, phase_file, targets, self.cache_counts,
-                       lambda rest: self.submit(spec, group, rest, digest, alone=True))
+                       lambda rest: self._submit_pooled(pool, spec, group, rest, digest, True))
 
     def _inline(self, spec: OpSpec, group: list[Example], targets: tuple[str, ...],
                 digest: str | None) -> Outcomes:
         config = self._config
+        if self._exporters is None:
+            raise ValueError("measuring in this process needs its exporters (inline_exporters)")
         outcomes = wanted_outcomes(spec, group, self._exporters, targets, ignore,
                                    config.dynamic, config.tuning, cache=self._cache,
                                    digest=digest, policy=config.policy)
@@ -380,7 +388,7 @@ def _check_stack(pool: ProcessPool, timeout: float) -> dict[str, str]:
                              ) from None
 
 
-def inline_exporters(config: SweepConfig) -> tuple[dict[str, object], dict[str, str]]:
+def inline_exporters(config: SweepConfig) -> tuple[Mapping[str, object], dict[str, str]]:
     """--jobs 0: the workers' set-up and the canary, in this process: (the exporters, the
     optional targets absent from this pin set)."""
     try:

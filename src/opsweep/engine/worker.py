@@ -82,7 +82,7 @@ def wanted_outcomes(spec: OpSpec, group: list[Example], exporters: Mapping[str, 
     return {t: got[t] for t in targets}
 
 
-def open_cache(directory: str | None):
+def open_cache(directory: str | Path | None):
     """The export cache in `directory` (engine.cache), or None."""
     return ExportCache(directory) if directory else None
 

@@ -47,9 +47,9 @@ class Definition:
 class _Module:
     text: str
     tree: ast.Module
-    parents: dict
-    defs: dict
-    calls: dict  # line -> the calls starting on it, in ast.walk's order
+    parents: dict[ast.AST, ast.AST]
+    defs: dict[str, ast.stmt]
+    calls: dict[int, list[ast.Call]]  # line -> the calls starting on it, in ast.walk's order
 
 
 def _module(path: str) -> _Module:
@@ -62,7 +62,8 @@ def _module(path: str) -> _Module:
 def _parsed(path: str, mtime_ns: int, size: int) -> _Module:
     text = importlib.util.decode_source(Path(path).read_bytes())
     tree = ast.parse(text, filename=path)
-    parents, calls = {}, {}
+    parents: dict[ast.AST, ast.AST] = {}
+    calls: dict[int, list[ast.Call]] = {}
     for node in ast.walk(tree):
         parents.update((child, node) for child in ast.iter_child_nodes(node))
         if isinstance(node, ast.Call):
@@ -115,14 +116,14 @@ def _call_at(module: _Module, origin: Origin) -> ast.Call | None:
         return exact[0]
     if not calls:
         return None
-    return min(calls, key=lambda n: (n.col_offset, -n.end_lineno, -n.end_col_offset))
+    return min(calls, key=lambda n: (n.col_offset, -_span(n)[2], -_span(n)[3]))
 
 
 _ENTRIES = (ast.List, ast.Tuple, ast.Set, ast.Dict)
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _entry(node: ast.AST, parents: dict) -> ast.AST:
+def _entry(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> ast.AST:
     """The expression that defines the spec: climbing from the call through the calls and
     expressions around it to an entry of a list (or tuple) display; else the statement
     holding it, with the loops or conditions around that statement in its scope."""
@@ -136,13 +137,24 @@ def _entry(node: ast.AST, parents: dict) -> ast.AST:
     return node
 
 
+def _span(node: ast.AST) -> tuple[int, int, int, int]:
+    """(line, column, end line, end column) of a statement or an expression: the nodes a
+    definition is made of, each of which the parser gives a position."""
+    if not isinstance(node, (ast.stmt, ast.expr)):
+        raise TypeError(f"{type(node).__name__} has no position in the source")
+    end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+    end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+    return node.lineno, node.col_offset, end_line, end_col
+
+
 def _segment(text: str, node: ast.AST) -> str:
     """The source of `node` (with its decorators), dedented."""
-    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
-    lines = text.split("\n")[start - 1:node.end_lineno]
-    lines[-1] = lines[-1][:_char_col(lines[-1], node.end_col_offset)]
-    if start == node.lineno:  # what precedes the node on its first line becomes indentation
-        first = _char_col(lines[0], node.col_offset)
+    line, col, end_line, end_col = _span(node)
+    start = min([line] + [d.lineno for d in getattr(node, "decorator_list", ())])
+    lines = text.split("\n")[start - 1:end_line]
+    lines[-1] = lines[-1][:_char_col(lines[-1], end_col)]
+    if start == line:  # what precedes the node on its first line becomes indentation
+        first = _char_col(lines[0], col)
         lines[0] = " " * first + lines[0][first:]
     return textwrap.dedent("\n".join(lines)).strip("\n")
 
@@ -155,7 +167,7 @@ def _char_col(line: str, byte_col: int) -> int:
 def _helpers(node: ast.AST, module: _Module) -> tuple[tuple[str, str], ...]:
     """The module-level functions, classes and constants `node` names, and those they name
     in turn (not a statement that holds `node` itself, such as ``SPECS = [...]``)."""
-    found: dict[str, ast.AST] = {}
+    found: dict[str, ast.stmt] = {}
     todo = [node]
     while todo:
         for name in sorted({n.id for n in ast.walk(todo.pop()) if isinstance(n, ast.Name)}):
@@ -168,5 +180,5 @@ def _helpers(node: ast.AST, module: _Module) -> tuple[tuple[str, str], ...]:
 
 
 def _holds(outer: ast.AST, node: ast.AST) -> bool:
-    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
-        (outer.end_lineno, outer.end_col_offset) >= (node.end_lineno, node.end_col_offset)
+    (line, col, end_line, end_col), inner = _span(outer), _span(node)
+    return (line, col) <= inner[:2] and (end_line, end_col) >= inner[2:]

@@ -69,13 +69,13 @@ def from_installed() -> dict[str, int]:
 
 def _string_tuples(tree: ast.Module) -> dict[str, tuple[str, ...]]:
     """Module-level `NAME = ("a", "b", ...)` assignments."""
-    out = {}
+    out: dict[str, tuple[str, ...]] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)) \
-                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    out[target.id] = tuple(e.value for e in node.value.elts)
+        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Tuple, ast.List)):
+            strings = [e.value for e in node.value.elts
+                       if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(strings) == len(node.value.elts):
+                out.update((t.id, tuple(strings)) for t in node.targets if isinstance(t, ast.Name))
     return out
 
 
@@ -85,7 +85,8 @@ def _names(arg: ast.expr, loops: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     # f"aten::{op}" inside `for op in NAMES:` (the opset 7/8 block lists)
     if isinstance(arg, ast.JoinedStr) and len(arg.values) == 2:
         head, value = arg.values
-        if isinstance(head, ast.Constant) and isinstance(value, ast.FormattedValue) \
+        if isinstance(head, ast.Constant) and isinstance(head.value, str) \
+                and isinstance(value, ast.FormattedValue) \
                 and isinstance(value.value, ast.Name) and value.value.id in loops:
             return tuple(head.value + v for v in loops[value.value.id])
     return ()
