@@ -6,7 +6,7 @@ For each model, in one process and in alternating order over --rounds:
 * plain: ``torch.onnx.export(model, inputs, dynamo=True)`` (with the model's
   ``dynamic_shapes`` when it gives them) then an onnxruntime session and one run: what a
   user does by hand;
-* capture: ``torch.export`` plus the exporter's decomposition (opsweep.check.uses);
+* capture: ``torch.export`` plus the exporter's decomposition (opsweep.capture.uses);
 * lookup: `opsweep check --no-export`'s work, the capture and the join with the artifact;
   the join alone is lookup - capture (target: under one second);
 * full: the whole check (the public export, checker, onnxruntime, numerics against eager
@@ -40,10 +40,10 @@ import torch  # noqa: E402
 
 from opsweep.artifact import data as art  # noqa: E402
 from opsweep.catalog.load import exclusions  # noqa: E402
-from opsweep.check.models import load_model  # noqa: E402
+from opsweep.capture.cases import load_model  # noqa: E402
 from opsweep.check.run import check  # noqa: E402
 from opsweep.check.table import lookup  # noqa: E402
-from opsweep.check.uses import capture  # noqa: E402
+from opsweep.capture.uses import capture  # noqa: E402
 from opsweep.engine.adapter import quiet_exporter  # noqa: E402
 from opsweep.engine.runner import quiet_runtime  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Check opsweep's scoreboard (its ``[tool.opsweep] models``: the public model set,
 examples/models) against the committed artifact, exactly as the main command's models step
-does (`opsweep.cli.site.check_models`: the record docs/models_checked.json, a model reused
+does (`opsweep.cli.assemble.check_models`: the record docs/models_checked.json, a model reused
 when its entry there has the same check fingerprint), with `--jobs` workers:
 
     HF_HUB_OFFLINE=1 python scripts/check_scoreboard.py [--jobs 2] [--artifact FILE]
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing downloaded: the models are built
     from opsweep import config
     from opsweep.artifact import data as art
-    from opsweep.cli.site import check_models
+    from opsweep.cli.assemble import check_models
     from opsweep.files import Layout
     project = config.load(ROOT / "pyproject.toml")
     layout = Layout.of(project)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from opsweep import config
 from opsweep.catalog.load import load_catalog
-from opsweep.check.scope import used_operators
+from opsweep.capture.scope import used_operators
 from opsweep.cli.main import main
 from opsweep.cli.settings import builtin_scope
 

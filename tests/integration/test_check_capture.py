@@ -9,10 +9,10 @@ import torch
 
 from opsweep.artifact import data as art
 from opsweep.catalog.load import exclusions
-from opsweep.check.models import load_model
+from opsweep.capture.cases import load_model
 from opsweep.check.report import FAILING_P, UNKNOWN_P, to_data, to_markdown
 from opsweep.check.run import check
-from opsweep.check.uses import SHAPE_QUERIES, capture
+from opsweep.capture.uses import SHAPE_QUERIES, capture
 
 ROOT = Path(__file__).parents[2]
 MODELS = Path(__file__).parent / "models" / "dynamic.py"
@@ -85,7 +85,7 @@ def test_a_packet_without_a_listing_row_joins_the_specs_that_trace_it(artifact):
     packet no spec calls stays not measured, in the full artifact and in its cell table."""
     from opsweep.artifact.tables import compact
     from opsweep.check.table import NOT_MEASURED, lookup, measuring
-    from opsweep.check.uses import Use
+    from opsweep.capture.uses import Use
     assert "_softmax" not in artifact.operators
     assert "softmax" in measuring(artifact, "_softmax")
     uses = [Use("_softmax", "aten::_softmax.default", "float32", 2, 1, "n"),
@@ -100,7 +100,7 @@ def test_a_packet_without_a_listing_row_joins_the_specs_that_trace_it(artifact):
 
 def _decomposed_calls(case, namespace: str) -> list:
     """(target, original_aten) of the decomposed graph's calls in `namespace`."""
-    from opsweep.check.uses import decompose
+    from opsweep.capture.uses import decompose
     program = decompose(torch.export.export(case.model, case.inputs))
     return [(str(n.target), n.meta.get("original_aten")) for n in program.graph.nodes
             if n.op == "call_function" and getattr(n.target, "namespace", "") == namespace]

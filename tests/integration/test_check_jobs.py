@@ -7,10 +7,10 @@ opsweep ships (a cell table: cheap to load)."""
 import json
 from pathlib import Path
 
-from opsweep.artifact import models as checked
+from opsweep.artifact import checked
 from opsweep.artifact import tables
 from opsweep.cli import main
-from opsweep.cli.site import check_models
+from opsweep.cli.assemble import check_models
 from opsweep.files import Layout
 
 HERE = Path(__file__).parent / "models"
@@ -203,10 +203,12 @@ def test_the_main_commands_models_step_isolates_each_model(tmp_path):
     assert lost["lost"] == "worker killed by SIGABRT" and lost["failed"]
 
 
-def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_checked_again(tmp_path):
+def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_joined_again(tmp_path):
     """The table re-measured at unchanged pins (the fingerprint is the same): a model whose
-    uses the new table answers otherwise is checked again, with the new table's verdicts;
-    a model whose uses read as before is reused."""
+    uses the new table answers otherwise keeps its real export and capture (neither depends
+    on the table; it is not even built) and takes the new table's verdicts, counts and
+    prediction, exactly what checking it again gives; a model whose uses read as before is
+    reused as it was."""
     from dataclasses import replace
 
     from opsweep.artifact.data import make_artifact
@@ -229,9 +231,19 @@ def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_checked_aga
                           policy=artifact.policy)
     assert moved.fingerprint == artifact.fingerprint
     again = check_models(tmp_path, layout, moved)
-    assert (again.checked, again.reused) == (1, 1)
-    assert _builds(tmp_path) == ["second"]
+    assert (again.checked, again.reused, again.rejoined) == (0, 2, 1)
+    assert "1 of them joined with the re-measured table again" in again.line()
+    assert _builds(tmp_path) == []  # no model was built: the exports stand
     after = {m["name"]: m for m in json.loads((tmp_path / layout.models).read_text())["models"]}
     assert after["first"] == before["first"]
     (use,) = [u for u in after["second"]["uses"] if u["op"] == "tanh"]
     assert use["status"] == "not measured" and after["second"]["prediction"]["export"] == "unknown"
+    for kept in ("reality", "verdict", "capture", "check_fingerprint", "outcome"):
+        assert after["second"][kept] == before["second"][kept]
+    # what checking it again against the re-measured table gives, field for field
+    (files["second"].parent / layout.models).unlink()
+    fresh = check_models(tmp_path, layout, moved)
+    assert fresh.checked == 2
+    checked = {m["name"]: m for m in json.loads((tmp_path / layout.models).read_text())["models"]}
+    for field in ("uses", "counts", "prediction", "gaps", "failed", "verdict"):
+        assert after["second"][field] == checked["second"][field], field

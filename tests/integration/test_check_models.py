@@ -19,7 +19,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"  # nothing fetched at run time
 
 from opsweep.artifact import data as art  # noqa: E402
 from opsweep.catalog.load import exclusions  # noqa: E402
-from opsweep.check.models import load_model  # noqa: E402
+from opsweep.capture.cases import load_model  # noqa: E402
 from opsweep.check.run import check  # noqa: E402
 from opsweep.check.table import FAILING, FINE, NOT_MEASURED, UNATTRIBUTABLE  # noqa: E402
 from opsweep.cli import main  # noqa: E402
@@ -160,7 +160,7 @@ def test_uses_read_from_the_public_export_equal_an_own_capture(name):
     """The full check reads the uses from the public export's decomposed program; the
     table lookup alone (--no-export) captures and decomposes itself: the same uses."""
     from opsweep.check.real import export
-    from opsweep.check.uses import capture, from_export
+    from opsweep.capture.uses import capture, from_export
     case = load_model(f"{MODELS}:{name}")
     own, read = capture(case), from_export(export(case, 20))
     assert own.uses and own.uses == read.uses and own.other == read.other
@@ -179,8 +179,8 @@ def test_a_missing_translation_of_another_overload_is_not_this_uses_failure(arti
 
 
 def test_the_main_command_records_the_models_only_when_some_are_configured(tmp_path, artifact):
-    from opsweep.artifact import models as checked
-    from opsweep.cli.site import check_models
+    from opsweep.artifact import checked
+    from opsweep.cli.assemble import check_models
     from opsweep.files import Layout
     layout = Layout()
     (tmp_path / "pyproject.toml").write_text("[tool.opsweep]\n")

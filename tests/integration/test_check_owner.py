@@ -29,7 +29,7 @@ from opsweep.artifact import tables  # noqa: E402
 from opsweep.artifact.numerics import errors_from_data  # noqa: E402
 from opsweep.catalog.load import exclusions  # noqa: E402
 from opsweep.check.advice import advice  # noqa: E402
-from opsweep.check.models import load_model  # noqa: E402
+from opsweep.capture.cases import load_model  # noqa: E402
 from opsweep.check.real import reality  # noqa: E402
 from opsweep.check.run import check  # noqa: E402
 from opsweep.cli import main  # noqa: E402

@@ -15,7 +15,7 @@ import pytest
 
 from opsweep.artifact import data as art
 from opsweep.catalog.load import load_catalog
-from opsweep.page.render import build_view, render_page
+from opsweep.page.support import build_view, render_page
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, cell, errored, result
 from ..unit.test_error_pages import measured

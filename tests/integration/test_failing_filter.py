@@ -17,7 +17,7 @@ from opsweep.artifact import data as art
 from opsweep.catalog.load import load_catalog
 from opsweep.model import UNGRADED, Stage
 from opsweep.page.dtypes import class_of
-from opsweep.page.render import build_view, render_page
+from opsweep.page.support import build_view, render_page
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING
 from ..unit.test_grid import measured

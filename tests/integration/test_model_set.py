@@ -20,7 +20,7 @@ from torch.utils import _pytree as pytree
 os.environ["HF_HUB_OFFLINE"] = "1"  # nothing fetched at run time
 
 from opsweep import config  # noqa: E402
-from opsweep.check.models import load_model  # noqa: E402
+from opsweep.capture.cases import load_model  # noqa: E402
 from opsweep.cli import main  # noqa: E402
 
 pytest.importorskip("transformers")

@@ -7,7 +7,7 @@ import pytest
 from opsweep.artifact import data as art
 from opsweep.catalog.load import load_catalog
 from opsweep.cli.main import main
-from opsweep.cli.site import page_draws
+from opsweep.cli.assemble import page_draws
 from opsweep.engine import standalone
 from opsweep.engine.standalone import Scripts
 from opsweep.sweep import driver

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from opsweep.artifact import data as art
 from opsweep.check.table import FINE, NOT_MEASURED, verdict
-from opsweep.check.uses import Use
+from opsweep.capture.uses import Use
 from opsweep.model import Stage
 from tests.factories import FP, result
 

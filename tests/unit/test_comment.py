@@ -156,7 +156,7 @@ def test_too_many_shards_are_refused_before_measuring():
 
 
 def test_a_models_record_that_is_not_one_is_refused_naming_the_field(tmp_path):
-    from opsweep.artifact import models as checked
+    from opsweep.artifact import checked
     from opsweep.errors import DataFileError
     path = tmp_path / "models_checked.json"
     path.write_text('{"models_version": 1, "models": [{"name": "m", "verdict": {"export": "ok"}, '

@@ -15,7 +15,7 @@ from opsweep.artifact.specgrade import spec_result
 from opsweep.catalog.draw import PROFILES
 from opsweep.catalog.load import load_catalog
 from opsweep.model import Observed, OpSpec, Outcome, Stage, Tolerance
-from opsweep.page.render import build_view, render_details, render_page
+from opsweep.page.support import build_view, render_details, render_page
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, result
 

@@ -14,7 +14,7 @@ from opsweep.artifact.results import ExporterEntry
 from opsweep.catalog.load import load_catalog
 from opsweep.model import Outcome, Stage
 from opsweep.page.grid import NOT_DRAWN, OUTSIDE, REFUSED, UNREACHABLE, UNSETTLED, grids, parse_key
-from opsweep.page.render import build_view, render_details, render_page
+from opsweep.page.support import build_view, render_details, render_page
 from opsweep.page.view import failing_at
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING

@@ -15,7 +15,7 @@ from opsweep.artifact import data as art
 from opsweep.catalog.links import Link
 from opsweep.catalog.load import load_catalog
 from opsweep.errors import ArtifactError, DataFileError
-from opsweep.page.render import (
+from opsweep.page.support import (
     build_view,
     render_details,
     render_dtypes,

@@ -18,7 +18,7 @@ from opsweep.errors import ArtifactError
 from opsweep.model import Stage
 from opsweep.page import opsets
 from opsweep.page.migration import build as build_migration
-from opsweep.page.render import build_view, render_details, render_migration, render_page
+from opsweep.page.support import build_view, render_details, render_migration, render_page
 from opsweep.page.snippets import snippet
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, result

@@ -7,7 +7,7 @@ from opsweep.catalog.load import load_catalog
 from opsweep.errors import UsageError
 from opsweep.model import Stage
 from opsweep.page.glyphs import UNMEASURED
-from opsweep.page.render import build_view, check_versions, render_details, render_page
+from opsweep.page.support import build_view, check_versions, render_details, render_page
 from opsweep.page.templates import cell
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, result

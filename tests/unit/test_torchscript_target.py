@@ -108,7 +108,7 @@ def test_the_history_records_it():
 
 
 def test_the_page_says_what_the_exporter_target_is():
-    from opsweep.page.render import _exporter_line
+    from opsweep.page.support import _exporter_line
     assert _exporter_line(ENTRY).startswith("The TorchScript exporter, `torch.onnx.export(..., "
                                             "dynamo=False)` of torch 2.15.0, at opset 20")
     assert _exporter_line(replace(ENTRY, absent="gone")).endswith("Absent from this pin set: gone.")

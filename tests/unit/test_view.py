@@ -19,7 +19,7 @@ from opsweep.page.chart import series, svg
 from opsweep.page.detail import releases
 from opsweep.page.dtypes import dtype_row, rank_row
 from opsweep.page.view import last_bump
-from opsweep.page.render import build_view, render_details, render_page
+from opsweep.page.support import build_view, render_details, render_page
 from opsweep.page.snippets import NEEDS_CATALOG, snippet
 
 from ..factories import DOCUMENTED, FP, LINKS, LISTING, T, result, with_target

@@ -7,7 +7,7 @@ failing axis with where the new record says the model fails (the node and operat
 exporter failed on, or the first diverging node for numerics, and the error line); and
 the pin set the new record was checked at (its entries' check fingerprint).
 
-Torch-free: the bot reads both records as data (`opsweep.artifact.models` validates
+Torch-free: the bot reads both records as data (`opsweep.artifact.checked` validates
 them; a record that is not one is a DataFileError naming the file and the field)."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from opsweep.artifact import models as checked
+from opsweep.artifact import checked
 from opsweep.errors import DataFileError
 
 AXES = checked.AXES

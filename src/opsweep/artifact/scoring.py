@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from opsweep.artifact.models import AXES
+from opsweep.artifact.checked import AXES
 
 FINE, FAILING, NOT_MEASURED, UNATTRIBUTABLE = ("measured fine", "measured failing",
                                                "not measured", "unattributable")

@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 from opsweep.artifact import data as art
-from opsweep.artifact import models as checked
+from opsweep.artifact import checked
 from opsweep.artifact import models_diff
 from opsweep.artifact import records as history
 from opsweep.artifact.account import ACCOUNT_FILE, Account

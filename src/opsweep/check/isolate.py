@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from opsweep.artifact.data import Artifact
-from opsweep.check.models import load_model
+from opsweep.capture.cases import load_model
 from opsweep.check.report import Report
 from opsweep.check.run import check
 from opsweep.engine.adapter import quiet_exporter

@@ -25,7 +25,7 @@ import onnx
 import torch
 from torch.utils import _pytree as pytree
 
-from opsweep.check.models import ModelCase
+from opsweep.capture.cases import ModelCase
 from opsweep.engine.adapter import classify_export_error, error_line
 from opsweep.engine.observe import measure
 from opsweep.engine.runner import flat_outputs, make_session, run_session

@@ -2,22 +2,22 @@
 what really happened, and where the two disagree, with what would close the gap.
 
 `to_data` is the JSON (``opsweep check --json``) and the record the main command keeps
-beside the artifact for the bot (`opsweep.artifact.models` reads it); `to_markdown` is
+beside the artifact for the bot (`opsweep.artifact.checked` reads it); `to_markdown` is
 the human summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from opsweep.artifact.data import Artifact
 from opsweep.artifact.numerics import cell_text
 from opsweep.check.real import FAIL, NOT_REACHED, PASS, Reality
 from opsweep.check.table import (FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIBUTABLE, Verdict,
-                                 verdict)
-from opsweep.check.uses import Capture, Use
+                                 lookup, verdict)
+from opsweep.capture.uses import Capture, Use
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
 
 AXES = ("export", "runtime", "numerics", "dynamic")
@@ -196,6 +196,36 @@ def table_agrees(entry: Mapping[str, Any], artifact: Artifact,
         if _verdict_data(verdict(artifact, use, excluded, dynamic), opset) != u:
             return False
     return True
+
+
+def rejoin(entry: Mapping[str, Any], artifact: Artifact, excluded: Mapping[str, str],
+           other: Artifact | None = None) -> dict[str, Any]:
+    """A record's `entry` joined with `artifact`'s table again: its capture and its real
+    export are kept (the pins and the model are those it was checked at, and neither
+    depends on the table), its uses' verdicts, counts, prediction, gaps and, with `other`,
+    the uses that change verdict against it, are the table's now."""
+    uses = tuple(Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
+                 for u in entry.get("uses") or ())
+    dynamic = "dynamic" in (entry.get("prediction") or {})
+    verdicts = lookup(artifact, uses, excluded, dynamic)
+    c = entry.get("capture") or {}
+    capture = Capture(uses, tuple(c.get("other", ())), c.get("error", ""),
+                      c.get("capture_seconds", 0.0), c.get("decompose_seconds", 0.0),
+                      queries=tuple((c.get("shape_queries") or {}).items()),
+                      fallback=c.get("fallback", ""))
+    real = entry.get("reality")
+    kept = {f.name for f in fields(Reality)} - {"agreement", "divergence"}  # not re-read
+    reality = None if real is None else Reality(**{k: v for k, v in real.items() if k in kept})
+    changes = None if other is None else against(verdicts, lookup(other, uses, excluded, dynamic))
+    report = Report(entry["name"], entry["source"], capture, verdicts, dynamic, reality, changes,
+                    dict(entry.get("fingerprint") or {}))
+    data = dict(entry)
+    data.update(uses=[_verdict_data(v, opset_of(report)) for v in verdicts],
+                counts={s: sum(v.status == s for v in verdicts) for s in STATUSES},
+                prediction=report.prediction, gaps=list(report.gaps), failed=report.failed)
+    if changes is not None:
+        data["against"] = [asdict(x) for x in changes]
+    return data
 
 
 def opset_of(report: Report) -> int:

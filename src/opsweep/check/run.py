@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from dataclasses import asdict
 
 from opsweep.artifact.data import Artifact
-from opsweep.check.models import ModelCase
+from opsweep.capture.cases import ModelCase
 from opsweep.check.real import reality
 from opsweep.check.report import Report, against
 from opsweep.check.table import lookup
-from opsweep.check.uses import capture, from_export
+from opsweep.capture.uses import capture, from_export
 from opsweep.policy import Policy
 
 

@@ -27,7 +27,7 @@ from opsweep.artifact.data import Artifact
 from opsweep.artifact.grade import FAILS, FailureGroup
 from opsweep.artifact.numerics import CellError
 from opsweep.artifact.results import SpecResult
-from opsweep.check.uses import Use
+from opsweep.capture.uses import Use
 from opsweep.model import DTYPE_TAGS, UNGRADED, Stage
 
 FINE, FAILING, NOT_MEASURED, UNATTRIBUTABLE = ("measured fine", "measured failing",

@@ -40,7 +40,7 @@ from opsweep.bot.publish import (
 )
 from opsweep.cli import actions, settings
 from opsweep.cli.botio import client_of, outputs, should_run, write_request
-from opsweep.cli.bump import add_parser as add_bump_parser
+from opsweep.cli.botbump import add_parser as add_bump_parser
 from opsweep.cli.release import add_parser as add_release_parser
 from opsweep.cli.steps import add_parsers as add_action_steps
 from opsweep.errors import UsageError
@@ -147,7 +147,7 @@ def cmd_commit(args) -> int:
 def cmd_assemble(args) -> int:
     """Unprivileged: the main command's post-sweep sequence (`opsweep assemble`) over the
     shards, then the result files copied to --out for the privileged job."""
-    from opsweep.cli.site import check_models, regenerate_site  # the sweep's job: torch, catalog
+    from opsweep.cli.assemble import check_models, regenerate_site  # the sweep's job: torch, catalog
     configured = settings.project(args.repo_dir)
     layout = replace(Layout.of(configured), **{k: v for k, v in (
         ("artifact", args.artifact), ("page", args.page), ("history_dir", args.history_dir),

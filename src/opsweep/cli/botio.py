@@ -1,4 +1,4 @@
-"""What the bot's command-line steps share (cli.bot, cli.bump and cli.steps): the step
+"""What the bot's command-line steps share (cli.bot, cli.botbump and cli.steps): the step
 outputs, the API client, the measuring run's request file and the loop guard."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from opsweep import config
 from opsweep.artifact import data as art
 from opsweep.artifact import tables
 from opsweep.artifact.data import Artifact
-from opsweep.artifact.models import entries_by_source
+from opsweep.artifact.checked import entries_by_source
 from opsweep.artifact.records import public_version
 from opsweep.cli.exits import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.settings import MODELS_SETTING, policy_file
@@ -157,7 +157,7 @@ def run_checks(sources, artifact, other=None, export: bool = True, policy=None, 
     # the check package: torch, the exporter, onnxruntime
     from opsweep.catalog.load import exclusions
     from opsweep.check.isolate import Setup, check_isolated
-    from opsweep.check.models import load_model
+    from opsweep.capture.cases import load_model
     from opsweep.check.run import check
     from opsweep.engine.adapter import quiet_exporter
     from opsweep.engine.runner import quiet_runtime
@@ -182,29 +182,37 @@ class Checked:
     keys: dict
     checked: int
     reused: int
+    #: of the reused, how many the table answered otherwise at their uses (re-measured at
+    #: unchanged pins): joined with it again, their real export kept
+    rejoined: int = 0
 
 
 def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool = True,
                    policy=None, jobs: int = 1, timeout: float | None = None) -> Checked:
     """`run_checks` of the models whose check fingerprint has no entry in `previous` (a
-    record's entries by source), or whose entry no longer reads as it did from `artifact`'s
-    table (the table re-measured at unchanged pins); the others are that entry, not
-    checked again."""
+    record's entries by source); the others are that entry, not checked again, joined with
+    `artifact`'s table again where it answers their uses otherwise (a table re-measured at
+    unchanged pins: the capture and the real export stand, the table's verdicts are new)."""
     # the check package (its fingerprint: torch-free, beside the check that needs torch)
     from opsweep.check.fingerprint import fingerprint, reusable
     label = (policy or builtin()).label
     keys = {s: fingerprint(s, artifact, label, export) for s in sources}
     reused = {s: e for s in sources if (e := reusable(previous, s, keys[s])) is not None}
+    rejoined = 0
     if reused:
+        # the catalog's exclusions and the uses' lookup (torch): joined again with the table
         from opsweep.catalog.load import exclusions
-        from opsweep.check.report import table_agrees  # torch: the uses' lookup
+        from opsweep.check.report import rejoin, table_agrees
         excluded = exclusions()
-        reused = {s: e for s, e in reused.items() if table_agrees(e, artifact, excluded)}
+        for s, e in reused.items():
+            if not table_agrees(e, artifact, excluded):
+                reused[s] = rejoin(e, artifact, excluded, other)
+                rejoined += 1
     fresh = [s for s in sources if s not in reused]
     reports = iter(run_checks(fresh, artifact, other, export, policy, jobs=jobs, timeout=timeout)
                    if fresh else ())
     items = [reused[s] if s in reused else next(reports) for s in sources]
-    return Checked(items, keys, len(fresh), len(reused))
+    return Checked(items, keys, len(fresh), len(reused), rejoined)
 
 
 def previous_entries(path: Path | None) -> dict | None:
@@ -373,8 +381,10 @@ def cmd_check(args) -> int:
                           other=other and other.artifact, export=not args.no_export,
                           policy=policy, jobs=args.jobs, timeout=args.timeout)
     if args.reuse is not None:
+        again = f" ({done.rejoined} joined with this table again: it answers their uses " \
+            "otherwise)" if done.rejoined else ""
         print(f"opsweep check: {done.checked} models checked, {done.reused} reused from "
-              f"{args.reuse}", file=sys.stderr)
+              f"{args.reuse}{again}", file=sys.stderr)
     table = table_of(measured, args.pyproject, policy, other)
     data = record_data(done.items, table, done.keys)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"

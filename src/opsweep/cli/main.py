@@ -220,7 +220,7 @@ def cmd_assemble(args) -> int:
     if new.broken is not None:
         _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
-    from opsweep.cli.site import check_models, regenerate_site  # torch, the catalog: hypothesis
+    from opsweep.cli.assemble import check_models, regenerate_site  # torch, the catalog: hypothesis
     done = regenerate_site(args.repo_dir, layout, new, _spec_dirs(args, args.repo_dir),
                            builtin=builtin_scope(args.repo_dir, configured),
                            cache=args.settings.cache_dir())
@@ -253,7 +253,7 @@ def cmd_render(args) -> int:
                        args.torch_version)
     from opsweep.engine.standalone import Scripts  # the snippets' inline modules: torch
     catalog = _catalog(args, root)
-    from opsweep.cli.site import page_draws  # the sweep's draws: hypothesis, the catalog
+    from opsweep.cli.assemble import page_draws  # the sweep's draws: hypothesis, the catalog
     scripts = Scripts(catalog, report.profile if report else "ci",
                       page_draws(args.settings.cache_dir())).for_example
     view = site.render(layout, report, catalog, installed,

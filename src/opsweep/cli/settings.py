@@ -97,7 +97,7 @@ def builtin_scope(root: str | os.PathLike = ".",
     configured = configured or project(root)
     if configured.catalog != "used":
         return configured.builtin
-    from opsweep.check.scope import used_operators  # imports torch: only for "used"
+    from opsweep.capture.scope import used_operators  # imports torch: only for "used"
     return tuple(sorted(used_operators(configured.models)))
 
 

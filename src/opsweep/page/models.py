@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opsweep.artifact import models as records
-from opsweep.artifact.models import AXES
+from opsweep.artifact import checked as records
+from opsweep.artifact.checked import AXES
 from opsweep.artifact.scoring import Score, score
 from opsweep.errors import DataFileError
 from opsweep.page.templates import environment

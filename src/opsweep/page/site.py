@@ -25,7 +25,7 @@ from opsweep.files import RENDERED_MARK, Layout, write_atomic
 from opsweep.page import documented, migration, opsets, sources
 from opsweep.page import models as models_page
 from opsweep.page.history import render as render_history
-from opsweep.page.render import (
+from opsweep.page.support import (
     build_view,
     check_versions,
     render_details,

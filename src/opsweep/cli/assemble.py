@@ -55,10 +55,13 @@ class ModelsChecked:
     path: str
     checked: int
     reused: int
+    rejoined: int = 0  # of the reused: joined with a table re-measured at unchanged pins
 
     def line(self) -> str:
+        again = f", {self.rejoined} of them joined with the re-measured table again" \
+            if self.rejoined else ""
         return (f"wrote {self.path} ([tool.opsweep] models against the artifact: "
-                f"{self.checked} checked, {self.reused} reused by fingerprint)")
+                f"{self.checked} checked, {self.reused} reused by fingerprint{again})")
 
 
 def check_models(root: Path, layout: Layout, new: Artifact, *,
@@ -87,4 +90,4 @@ def check_models(root: Path, layout: Layout, new: Artifact, *,
     text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))
     render_models(layout.under(root))  # the models page, from the record just written
-    return ModelsChecked(layout.models, done.checked, done.reused)
+    return ModelsChecked(layout.models, done.checked, done.reused, done.rejoined)

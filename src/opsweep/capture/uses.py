@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 
 from opsweep.catalog.registry import default_opset, exporter_registry
-from opsweep.check.models import ModelCase
+from opsweep.capture.cases import ModelCase
 from opsweep.engine.adapter import error_line
 
 NO_TENSOR = "none"  # the dtype a call with no tensor input is filed under, as in Example.dtype

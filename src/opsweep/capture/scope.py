@@ -1,6 +1,6 @@
 """``[tool.opsweep] catalog = "used"``: the built-in catalog restricted to the operators the
 project's models use -- the same capture and decomposition `opsweep check` makes
-(check.uses), so the sweep measures exactly the operators a check of those models looks
+(capture.uses), so the sweep measures exactly the operators a check of those models looks
 up. A model that cannot be captured contributes no operator and is named on stderr (its
 check says why); the set depends on the installed torch and the models only, so every
 shard, the assemble step and a later render compute the same one."""
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from functools import cache
 
-from opsweep.check.models import load_model
-from opsweep.check.uses import capture
+from opsweep.capture.cases import load_model
+from opsweep.capture.uses import capture
 
 
 @cache
