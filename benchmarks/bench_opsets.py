@@ -40,7 +40,7 @@ from bench_torchscript import stages, sweep_with
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.catalog.load import load_catalog
 from opsweep.engine.adapter import quiet_exporter
-from opsweep.engine.config import SweepConfig
+from opsweep.engine.sweepconfig import SweepConfig
 from opsweep.engine.exporters import sweep_exporters
 from opsweep.engine.group import run_targets
 from opsweep.targets import STOCK, configured

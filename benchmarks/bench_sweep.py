@@ -48,7 +48,7 @@ from opsweep.artifact.data import STOCK
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.catalog.load import load_catalog
 from opsweep.engine.adapter import Exporter, quiet_exporter
-from opsweep.engine.config import RECYCLE, SweepConfig, Tuning
+from opsweep.engine.sweepconfig import RECYCLE, SweepConfig, Tuning
 from opsweep.engine.group import run_group
 from opsweep.sweep.driver import Job, measure
 from opsweep.sweep.reuse import spec_digest

@@ -40,7 +40,7 @@ from opsweep.artifact.data import STOCK, TORCHSCRIPT
 from opsweep.catalog.draw import PROFILES
 from opsweep.catalog.load import load_catalog
 from opsweep.engine.adapter import quiet_exporter
-from opsweep.engine.config import SweepConfig, Tuning
+from opsweep.engine.sweepconfig import SweepConfig, Tuning
 from opsweep.targets import configured
 from opsweep.sweep.driver import Job, measure
 from opsweep.sweep.reuse import spec_digest

@@ -50,7 +50,7 @@ from bench_sweep import sweep  # the same measured sweep (benchmarks/ is on sys.
 from opsweep.catalog.draw import PROFILES
 from opsweep.catalog.load import load_catalog
 from opsweep.engine.adapter import quiet_exporter
-from opsweep.engine.config import RECYCLE
+from opsweep.engine.sweepconfig import RECYCLE
 
 START = {"spawn": False, "fork": True}  # -> SweepConfig.preload
 

@@ -15,7 +15,7 @@ import pytest
 
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.engine.cache import ExportCache
-from opsweep.engine.config import Tuning
+from opsweep.engine.sweepconfig import Tuning
 from opsweep.engine.group import run_targets
 from opsweep.engine.exporters import exporters_for
 from opsweep.targets import configured

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from opsweep.engine.adapter import PUBLIC_PATH, Exporter
-from opsweep.engine.config import SweepConfig, Tuning
+from opsweep.engine.sweepconfig import SweepConfig, Tuning
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.engine.fastpath import (FAST_PATH, FastExporter, exporter_path, fast_path_available,
                                      make_exporter)

@@ -15,7 +15,7 @@ import torch
 from opsweep.artifact import data as art
 from opsweep.catalog.draw import PROFILES, draw_examples, group_by_signature
 from opsweep.cli.main import main
-from opsweep.engine.config import Tuning
+from opsweep.engine.sweepconfig import Tuning
 from opsweep.engine.exporters import exporters_for
 from opsweep.engine.group import run_targets
 from opsweep.engine.opsets import OpsetExporter, PublicOpsetExporter, model_opset

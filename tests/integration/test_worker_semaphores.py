@@ -25,7 +25,7 @@ SCRIPT = textwrap.dedent("""
     from opsweep.engine.runner import build_call
     from opsweep.catalog.load import check_draw
     from opsweep.catalog.draw import PROFILES
-    from opsweep.engine.config import SweepConfig
+    from opsweep.engine.sweepconfig import SweepConfig
     worker.init(SweepConfig(PROFILES["ci"]))
     assert "broken" not in worker._WORKER, worker._WORKER.get("broken")
     import torch

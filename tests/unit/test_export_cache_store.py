@@ -93,7 +93,7 @@ def test_draws_are_kept_for_a_derandomized_profile_only_and_a_bad_entry_is_drawn
         tmp_path):
     from opsweep.catalog.draw import PROFILES, draw_examples
     from opsweep.catalog.load import load_catalog
-    from opsweep.engine.config import SweepConfig
+    from opsweep.engine.sweepconfig import SweepConfig
     from opsweep.sweep.driver import drawn
     spec = load_catalog(check_draws=False).specs["sin"]
     ci = SweepConfig(PROFILES["ci"], cache=tmp_path)

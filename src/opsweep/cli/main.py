@@ -47,7 +47,7 @@ from opsweep.cli.settings import (
 from opsweep.cli.summary import summary
 from opsweep.cli.tables import add_parser as add_tables_parser
 from opsweep.cli.tables import cmd_tables
-from opsweep.engine.config import RECYCLE, SweepConfig
+from opsweep.engine.sweepconfig import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, SpecError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
 from opsweep.page import site

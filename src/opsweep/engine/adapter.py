@@ -111,7 +111,7 @@ class BaseExporter:
 
     def __init__(self, digest: str = "none", options: Any = None) -> None:
         self.digest = digest  # of the translation table's source ("none": no table)
-        self.options = options  # the engine's shortcuts (engine.config.Tuning)
+        self.options = options  # the engine's shortcuts (engine.sweepconfig.Tuning)
 
     @property
     def identity(self) -> str:

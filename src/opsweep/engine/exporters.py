@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from opsweep.engine.adapter import BaseExporter
-from opsweep.engine.config import SweepConfig, Tuning
+from opsweep.engine.sweepconfig import SweepConfig, Tuning
 from opsweep.engine.fastpath import FAST_PATH, exporter_path, make_exporter
 from opsweep.engine.opsets import opset_exporter
 from opsweep.engine.torchscript import TorchScriptExporter

@@ -52,7 +52,7 @@ from typing import Any
 import torch
 
 from opsweep.engine.adapter import PUBLIC_PATH, Exporter
-from opsweep.engine.config import Tuning
+from opsweep.engine.sweepconfig import Tuning
 
 FAST_PATH = "dynamo-fast"
 

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from opsweep.engine.config import SweepConfig
+from opsweep.engine.sweepconfig import SweepConfig
 from opsweep.engine.procpool import capture_output
 from opsweep.engine.worker import decode, encode, init
 

@@ -32,7 +32,7 @@ import onnx
 import torch
 
 from opsweep.engine.adapter import BaseExporter, Exporter, error_line
-from opsweep.engine.config import Tuning
+from opsweep.engine.sweepconfig import Tuning
 from opsweep.engine.fastpath import FastExporter, Trace
 from opsweep.model import Stage
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from opsweep.engine import worker
 from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.canary import IMPORT_STAGE, import_error, run_canary
-from opsweep.engine.config import SweepConfig
+from opsweep.engine.sweepconfig import SweepConfig
 from opsweep.engine.forkserver import worker_context
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.procpool import (PoolStopped, ProcessPool, TaskTimedOut, WorkerDied,

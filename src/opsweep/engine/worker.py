@@ -26,7 +26,7 @@ from opsweep.catalog.load import Catalog, load_catalog
 from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.cache import ExportCache
 from opsweep.engine.canary import IMPORT_STAGE, run_canary
-from opsweep.engine.config import SweepConfig, Tuning
+from opsweep.engine.sweepconfig import SweepConfig, Tuning
 from opsweep.engine.exporters import sweep_exporters
 from opsweep.engine.phase import Phase, Reached, static_file
 from opsweep.errors import ExporterBroken

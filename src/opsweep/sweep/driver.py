@@ -22,7 +22,7 @@ from opsweep.artifact.specgrade import spec_result
 from opsweep.catalog.draw import Profile, draw_with_cells, group_by_signature
 from opsweep.catalog.load import Catalog
 from opsweep.engine.cache import draws_key, load_draws_entry, merge_counts, save_draws
-from opsweep.engine.config import SweepConfig
+from opsweep.engine.sweepconfig import SweepConfig
 from opsweep.engine.pool import Workers, workers
 from opsweep.errors import ArtifactError, ExporterBroken
 from opsweep.model import OpSpec

@@ -17,7 +17,7 @@ from opsweep.artifact.shard import DEFAULT_COST, assign
 from opsweep.catalog.load import Catalog
 from opsweep.catalog.registry import default_opset
 from opsweep.engine.adapter import PUBLIC_PATH
-from opsweep.engine.config import SweepConfig
+from opsweep.engine.sweepconfig import SweepConfig
 from opsweep.engine.fastpath import exporter_path
 from opsweep.engine.torchscript import opset_for
 from opsweep.engine.translations import load
