@@ -1,3 +1,78 @@
+/* What the filter bars share (the support page's operators, the models page's models): a
+   bar of facet rows whose buttons say how many rows each choice would leave, the target
+   select, and the start once the page is ready. */
+var opsweepFilter = (function () {
+  "use strict";
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { node.textContent = text; }
+    return node;
+  }
+
+  // `node`: the bar; `rows`: the table's rows; `facets`: name -> test of a row; `update`:
+  // what a choice calls (it hides rows, then `refresh`es the controls)
+  function bar(node, rows, facets, update) {
+    var controls = [];  // functions that refresh a control's label and pressed state
+    function matches(row, except) {
+      return Object.keys(facets).every(function (f) { return f === except || facets[f](row); });
+    }
+    function count(except, test) {
+      return rows.filter(function (r) { return matches(r, except) && test(r); }).length;
+    }
+    // `over`: the filter its count leaves out (default: its own facet)
+    function button(facet, label, pressed, choose, test, over) {
+      var b = el("button", {type: "button", "data-facet": facet});
+      b.addEventListener("click", function () { choose(); update(); });
+      controls.push(function () {
+        var n = count(over || facet, test);
+        b.textContent = label + " (" + n + ")";
+        b.setAttribute("aria-pressed", pressed() ? "true" : "false");
+        b.disabled = n === 0 && !pressed();
+      });
+      return b;
+    }
+    function facetRow(name) {
+      var div = el("div", {"class": "facet"});
+      div.appendChild(el("span", {"class": "name"}, name));
+      node.appendChild(div);
+      return div;
+    }
+    // one select among the table's targets, when it has more than the stock exporter
+    function targets(names, choose) {
+      if (names.length < 2) { return; }
+      var select = el("select", {"aria-label": "target", "data-facet": "target"});
+      names.forEach(function (t, i) {
+        select.appendChild(el("option", {value: String(i)}, i ? "with " + t : "stock exporter"));
+      });
+      select.addEventListener("change", function () { choose(+select.value); update(); });
+      facetRow("Target").appendChild(select);
+    }
+    function status() {
+      var div = el("div", {"class": "status", role: "status", "aria-live": "polite"});
+      node.appendChild(div);
+      return div;
+    }
+    function refresh() { controls.forEach(function (f) { f(); }); }
+    return {matches: matches, count: count, button: button, facetRow: facetRow,
+            targets: targets, status: status, controls: controls, refresh: refresh};
+  }
+
+  // `setup(table, bar)` once, when both elements are on the page and the DOM is ready
+  function start(tableId, barId, setup) {
+    function init() {
+      var table = document.getElementById(tableId), node = document.getElementById(barId);
+      if (table && node && !node.dataset.ready) { node.dataset.ready = "1"; setup(table, node); }
+    }
+    if (document.readyState === "loading") {
+      document.addEventListener("DOMContentLoaded", init);
+    } else {
+      init();
+    }
+  }
+  return {el: el, bar: bar, start: start};
+})();
+
 /* Filters with counts for the support page's operator table (plain JavaScript, no
    library, works offline). Everything it needs is in the rows' data attributes,
    written by `opsweep render`:
@@ -24,13 +99,7 @@
                 ["", "unmeasured", "g-u"]];
   var LETTER = {};
   GRADES.forEach(function (g) { LETTER[g[0]] = g; });
-
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined) { node.textContent = text; }
-    return node;
-  }
+  var el = opsweepFilter.el;
 
   // a grade cell of the table (the third to the sixth) is its badge: <td class="g-p">partial</td>
   function paint(cell, g) {
@@ -104,41 +173,9 @@
         return state.axes[axis] === undefined || grade(r, axis) === state.axes[axis];
       };
     });
-    function matches(row, except) {
-      return Object.keys(facets).every(function (f) { return f === except || facets[f](row); });
-    }
-    function count(except, test) {
-      return rows.filter(function (r) { return matches(r, except) && test(r); }).length;
-    }
-
-    var controls = [];  // functions that refresh a control's label and pressed state
-    // `over`: the filter its count leaves out (default: its own facet)
-    function button(facet, label, pressed, choose, test, over) {
-      var b = el("button", {type: "button", "data-facet": facet});
-      b.addEventListener("click", function () { choose(); update(); });
-      controls.push(function () {
-        var n = count(over || facet, test);
-        b.textContent = label + " (" + n + ")";
-        b.setAttribute("aria-pressed", pressed() ? "true" : "false");
-        b.disabled = n === 0 && !pressed();
-      });
-      return b;
-    }
-    function facetRow(name) {
-      var div = el("div", {"class": "facet"});
-      div.appendChild(el("span", {"class": "name"}, name));
-      bar.appendChild(div);
-      return div;
-    }
-
-    if (targets.length > 1) {
-      var select = el("select", {"aria-label": "target", "data-facet": "target"});
-      targets.forEach(function (t, i) {
-        select.appendChild(el("option", {value: String(i)}, i ? "with " + t : "stock exporter"));
-      });
-      select.addEventListener("change", function () { state.target = +select.value; update(); });
-      facetRow("Target").appendChild(select);
-    }
+    var kit = opsweepFilter.bar(bar, rows, facets, function () { update(); });
+    var matches = kit.matches, count = kit.count, button = kit.button, facetRow = kit.facetRow;
+    kit.targets(targets, function (i) { state.target = i; });
     AXES.forEach(function (axis) {
       var div = facetRow(axis.charAt(0).toUpperCase() + axis.slice(1));
       div.appendChild(button(axis, "all", function () { return state.axes[axis] === undefined; },
@@ -202,7 +239,7 @@
         var n = parseInt(ulps.value, 10);
         state.ulp = isNaN(n) || n < 0 ? null : n; update();
       });
-      controls.push(function () {
+      kit.controls.push(function () {
         said.textContent = state.ulp === null ? " more than N ULP"
           : " more than " + state.ulp + " ULP (" + count("ulp", facets.ulp) + ")";
       });
@@ -215,8 +252,7 @@
       state.q = terms(search.value); update();
     });
     facetRow("Name").appendChild(search);
-    var status = el("div", {"class": "status", role: "status", "aria-live": "polite"});
-    bar.appendChild(status);
+    var status = kit.status();
 
     var others = document.querySelectorAll("table.opsweep-matrix tbody tr[data-op]");
     var drawn = 0;  // the target whose grades the cells show
@@ -238,7 +274,7 @@
         var hide = !shown[tr.dataset.op];
         if (tr.hidden !== hide) { tr.hidden = hide; }
       });
-      controls.forEach(function (refresh) { refresh(); });
+      kit.refresh();
       status.textContent = visible + " of " + rows.length + " operators shown" +
         (state.target ? " (grades with " + targets[state.target] + ")" : "");
       bar.dataset.visible = String(visible);
@@ -246,16 +282,7 @@
     update();
   }
 
-  function init() {
-    var table = document.getElementById("opsweep-ops");
-    var bar = document.getElementById("opsweep-filters");
-    if (table && bar && !bar.dataset.ready) { bar.dataset.ready = "1"; setup(table, bar); }
-  }
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", init);
-  } else {
-    init();
-  }
+  opsweepFilter.start("opsweep-ops", "opsweep-filters", setup);
 })();
 
 /* The history page: two selects choose the points to compare; only that pair's section is
@@ -320,13 +347,6 @@
   var AXES = ["export", "runtime", "numerics", "dynamic"];
   var VERDICTS = [["p", "pass", "g-f"], ["f", "fail", "g-n"], ["n", "not reached", "g-x"]];
 
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
-    if (text !== undefined) { node.textContent = text; }
-    return node;
-  }
-
   function setup(table, bar) {
     var targets = (table.dataset.targets || "stock").split("|");
     var rows = Array.prototype.map.call(table.tBodies[0].rows, function (tr) {
@@ -349,26 +369,12 @@
         return state.axes[axis] === undefined || verdict(r, axis) === state.axes[axis];
       };
     });
-    function matches(r, except) {
-      return Object.keys(facets).every(function (f) { return f === except || facets[f](r); });
-    }
-    var controls = [];
+    var kit = opsweepFilter.bar(bar, rows, facets, function () { update(); });
+    var matches = kit.matches, facetRow = kit.facetRow;
     function button(facet, label, value, pressed, choose, test) {
-      var b = el("button", {type: "button", "data-facet": facet, "data-value": value});
-      b.addEventListener("click", function () { choose(); update(); });
-      controls.push(function () {
-        var n = rows.filter(function (r) { return matches(r, facet) && test(r); }).length;
-        b.textContent = label + " (" + n + ")";
-        b.setAttribute("aria-pressed", pressed() ? "true" : "false");
-        b.disabled = n === 0 && !pressed();
-      });
+      var b = kit.button(facet, label, pressed, choose, test);
+      b.setAttribute("data-value", value);
       return b;
-    }
-    function facetRow(name) {
-      var div = el("div", {"class": "facet"});
-      div.appendChild(el("span", {"class": "name"}, name));
-      bar.appendChild(div);
-      return div;
     }
     // one choice among the values of a row's attribute (family, dtype): "all" first
     function choice(facet, title) {
@@ -387,14 +393,7 @@
                                function (r) { return r[facet] === v; }));
       });
     }
-    if (targets.length > 1) {
-      var select = el("select", {"aria-label": "target", "data-facet": "target"});
-      targets.forEach(function (t, i) {
-        select.appendChild(el("option", {value: String(i)}, i ? "with " + t : "stock exporter"));
-      });
-      select.addEventListener("change", function () { state.target = +select.value; update(); });
-      facetRow("Target").appendChild(select);
-    }
+    kit.targets(targets, function (i) { state.target = i; });
     choice("family", "Family");
     choice("dtype", "Dtype");
     AXES.forEach(function (axis) {
@@ -411,8 +410,7 @@
         div.appendChild(b);
       });
     });
-    var status = el("div", {"class": "status", role: "status", "aria-live": "polite"});
-    bar.appendChild(status);
+    var status = kit.status();
     function update() {
       var visible = 0;
       rows.forEach(function (r) {
@@ -420,21 +418,12 @@
         if (r.tr.hidden === ok) { r.tr.hidden = !ok; }
         if (ok) { visible += 1; }
       });
-      controls.forEach(function (refresh) { refresh(); });
+      kit.refresh();
       status.textContent = visible + " of " + rows.length + " models shown" +
         (state.target ? " (verdicts with " + targets[state.target] + ")" : "");
     }
     update();
   }
 
-  function init() {
-    var table = document.getElementById("opsweep-models");
-    var bar = document.getElementById("opsweep-model-filters");
-    if (table && bar && !bar.dataset.ready) { bar.dataset.ready = "1"; setup(table, bar); }
-  }
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", init);
-  } else {
-    init();
-  }
+  opsweepFilter.start("opsweep-models", "opsweep-model-filters", setup);
 })();
