@@ -176,7 +176,7 @@ def test_the_real_export_runs_at_the_tables_opset_and_says_why(outside, artifact
     assert "opset_version=18): the opset the table was measured at" in text
 
 
-def test_advice_speaks_to_the_models_owner_and_its_repros_fail_where_they_say(capsys):
+def test_advice_speaks_to_the_models_owner_and_its_repros_fail_where_they_say(capsys, tmp_path):
     """resnet at bfloat16: the table's failing operators in the owner's words (the axis,
     then the stage: never 'runtime fails at checker'), the spec author's hint only with
     --verbose, and each repro failing at the line it marks."""
@@ -186,12 +186,18 @@ def test_advice_speaks_to_the_models_owner_and_its_repros_fail_where_they_say(ca
     assert "conv2d at bfloat16 rank 4 does not run: the exported model fails onnx.checker" in text
     assert "relu at bfloat16 rank 4 does not run: onnxruntime cannot load or run" in text
     assert "fails at checker" not in text and "runtime fails" not in text
-    # max_pool2d's spec lists no bfloat16: the one use the table cannot answer for (the
-    # cell covering gave add, mean and relu their bfloat16 rank 4 examples)
-    assert "the table never measured max_pool2d at bfloat16 rank 4" in text
     assert "widen" not in text
-    main(["check", model, "--no-export", "--markdown", "--verbose"])
-    assert "widen the dtypes of max_pool2d" in capsys.readouterr().out
+    # a use the table cannot answer for: sin at rank 5, above its spec's ranks (0 to 4)
+    wide = tmp_path / "wide.py"
+    wide.write_text("import torch\n\nclass M(torch.nn.Module):\n"
+                    "    def forward(self, x):\n        return torch.sin(x)\n\n"
+                    "def build():\n"
+                    "    return {'model': M(), 'inputs': (torch.rand(2, 2, 2, 2, 2),)}\n")
+    main(["check", f"{wide}:build", "--no-export", "--markdown"])
+    text = capsys.readouterr().out
+    assert "the table never measured sin at float32 rank 5" in text and "widen" not in text
+    main(["check", f"{wide}:build", "--no-export", "--markdown", "--verbose"])
+    assert "widen sin's ranks" in capsys.readouterr().out
     main(["check", model, "--no-export", "--json"])
     (resnet,) = json.loads(capsys.readouterr().out)["models"]
     failures = {f["stage"]: f for u in resnet["uses"] for f in u["failures"]}
