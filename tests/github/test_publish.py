@@ -269,12 +269,14 @@ def main_raising(argv):
     import argparse
 
     from opsweep.cli import bot as bot_cli
+    from opsweep.cli.invocation import Invocation, Options
+    from opsweep.cli.main import main
     from opsweep.cli.settings import Settings
     parser = argparse.ArgumentParser()
     bot_cli.add_parser(parser.add_subparsers(dest="cmd"))
-    args = parser.parse_args(argv)
-    args.settings = Settings.read()  # as opsweep.cli.main does for every command
-    return args.run(args)
+    options = Options.of(parser.parse_args(argv))
+    # as opsweep.cli.main runs every command, without its mapping of errors to exit codes
+    return options.run(Invocation(options, Settings.read(), main))
 
 
 def test_a_pin_pushed_during_the_sweep_is_never_overwritten(github, monkeypatch, tmp_path,

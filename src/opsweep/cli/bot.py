@@ -7,6 +7,7 @@ Actions sets them; read once, `opsweep.cli.settings`), and writes its results as
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from dataclasses import replace
@@ -41,7 +42,9 @@ from opsweep.bot.publish import (
 from opsweep.cli import actions, settings
 from opsweep.cli.botio import client_of, outputs, should_run, write_request
 from opsweep.cli.botbump import add_parser as add_bump_parser
+from opsweep.cli.invocation import Invocation
 from opsweep.cli.release import add_parser as add_release_parser
+from opsweep.cli.settings import Settings
 from opsweep.cli.steps import add_parsers as add_action_steps
 from opsweep.errors import UsageError
 from opsweep.files import Layout
@@ -60,14 +63,16 @@ def _bot_login(args) -> str | None:
     return getattr(args, "bot_login", "") or None
 
 
-def cmd_command(args) -> int:
+def cmd_command(invocation: Invocation) -> int:
     """Handle an issue_comment event: parse, authorise, bind to the head, react."""
+    args = invocation.options
     event = _event(args.event)
     command = parse_command(event, bot_login(None, args.bot_login))  # the API is not asked yet
     if command is None:
-        outputs(args, accepted=False, profile="", pr="", sha="", reason="not a /regen-onnx command")
+        outputs(invocation, accepted=False, profile="", pr="", sha="",
+                reason="not a /regen-onnx command")
         return 0
-    gh = client_of(args)
+    gh = client_of(invocation)
     number, comment_id = event["issue"]["number"], event["comment"]["id"]
     command = bind(gh, args.repo, authorize(gh, args.repo, event, command))
     if command.accepted:
@@ -77,22 +82,24 @@ def cmd_command(args) -> int:
     if command.accepted and args.request:
         write_request(args.request, "issue_comment", number, command.sha, command.profile,
                        comment_id)
-    outputs(args, accepted=command.accepted, profile=command.profile, pr=number,
+    outputs(invocation, accepted=command.accepted, profile=command.profile, pr=number,
              sha=command.sha if command.accepted else "",  # bound: the full head SHA
              head_repo=command.head_repo, comment_id=comment_id,
              reason=command.reason or "accepted")
     return 0
 
 
-def cmd_request(args) -> int:
+def cmd_request(invocation: Invocation) -> int:
     """The measuring run's pointer for the publishing run (checked there, never trusted)."""
+    args = invocation.options
     write_request(args.out, args.event_name, args.pr, args.sha, args.profile, args.comment_id)
     return 0
 
 
-def cmd_finish(args) -> int:
+def cmd_finish(invocation: Invocation) -> int:
     """Replace the 👀 on a command by 🚀 (done), 👍 (nothing to do) or 👎 (failed)."""
-    gh = client_of(args)
+    args = invocation.options
+    gh = client_of(invocation)
     finish(gh, args.repo, args.pr, args.comment_id, args.outcome, _bot_login(args))
     if args.reply:
         what = {"nothing": "Nothing to do", "failed": "Failed", "done": "Done"}[args.outcome]
@@ -101,33 +108,37 @@ def cmd_finish(args) -> int:
     return 0
 
 
-def cmd_comment(args) -> int:
+def cmd_comment(invocation: Invocation) -> int:
+    args = invocation.options
     body = Path(args.body).read_text("utf-8")
-    comment_id = upsert_comment(client_of(args), args.repo, args.pr, body, _bot_login(args))
-    outputs(args, comment_id=comment_id)
+    comment_id = upsert_comment(client_of(invocation), args.repo, args.pr, body, _bot_login(args))
+    outputs(invocation, comment_id=comment_id)
     return 0
 
 
-def cmd_pull(args) -> int:
+def cmd_pull(invocation: Invocation) -> int:
     """Where a pull request's head lives: same repository (commit) or a fork (do not push)."""
-    pull = client_of(args).get_repo(args.repo).get_pull(args.pr)
+    args = invocation.options
+    pull = client_of(invocation).get_repo(args.repo).get_pull(args.pr)
     head_repo = pull.head.repo.full_name if pull.head.repo else ""
-    outputs(args, head_ref=pull.head.ref, head_sha=pull.head.sha, head_repo=head_repo,
+    outputs(invocation, head_ref=pull.head.ref, head_sha=pull.head.sha, head_repo=head_repo,
              same_repo=head_repo == args.repo)
     return 0
 
 
-def cmd_should_run(args) -> int:
+def cmd_should_run(invocation: Invocation) -> int:
     """The loop guard: skip when the committed artifact already describes the head's
     pins at this profile (a nightly artifact serves ci too). A head that is the
     bot's own commit is skipped only on that ground, never on authorship alone."""
+    args = invocation.options
     run, reason = should_run(args.repo_dir, args.profile, args.artifact, args.pyproject)
-    outputs(args, run=run, reason=reason)
+    outputs(invocation, run=run, reason=reason)
     return 0
 
 
-def cmd_validate(args) -> int:
+def cmd_validate(invocation: Invocation) -> int:
     """Artifacts from the untrusted sweep job are data: size-capped and schema-checked."""
+    args = invocation.options
     for path in args.paths:
         size = Path(path).stat().st_size
         if size > MAX_ARTIFACT_BYTES:
@@ -137,17 +148,19 @@ def cmd_validate(args) -> int:
     return 0
 
 
-def cmd_commit(args) -> int:
+def cmd_commit(invocation: Invocation) -> int:
+    args = invocation.options
     pushed = commit_and_push(args.repo_dir, args.paths, args.branch, args.expected_sha,
-                             args.message, token=args.settings.push_token)
-    outputs(args, changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
+                             args.message, token=invocation.settings.push_token)
+    outputs(invocation, changed=pushed.sha is not None, sha=pushed.sha or "", reason=pushed.reason)
     return 0
 
 
-def cmd_assemble(args) -> int:
+def cmd_assemble(invocation: Invocation) -> int:
     """Unprivileged: the main command's post-sweep sequence (`opsweep assemble`) over the
     shards, then the result files copied to --out for the privileged job."""
     from opsweep.cli.assemble import check_models, regenerate_site  # the sweep's job: torch, catalog
+    args = invocation.options
     configured = settings.project(args.repo_dir)
     layout = replace(Layout.of(configured), **{k: v for k, v in (
         ("artifact", args.artifact), ("page", args.page), ("history_dir", args.history_dir),
@@ -159,12 +172,12 @@ def cmd_assemble(args) -> int:
     new = combine([(p, art.load(p)) for p in parts])
     if new.broken is not None:  # the breakage is the result: nothing to render or record
         art.save(Path(args.out, layout.artifact), new)
-        outputs(args, result=args.out, specs=0, broken=True)
+        outputs(invocation, result=args.out, specs=0, broken=True)
         return 0
     specs = [Path(args.repo_dir, d) for d in configured.specs]
     done = regenerate_site(args.repo_dir, layout, new, specs,
                            builtin=settings.builtin_scope(args.repo_dir, configured),
-                           cache=args.settings.cache_dir())
+                           cache=invocation.settings.cache_dir())
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     data_dir = Path(args.repo_dir, layout.data_dir)
     wanted = [layout.artifact, *layout.rendered(args.repo_dir), done.record,
@@ -177,24 +190,26 @@ def cmd_assemble(args) -> int:
     measured = account.beside([(p, art.load(p).regen_index) for p in parts])
     if measured is not None:  # what the comment says was measured again, and why
         account.save(Path(args.out, account.ACCOUNT_FILE), measured)
-    outputs(args, result=args.out, specs=len(new.specs))
+    outputs(invocation, result=args.out, specs=len(new.specs))
     return 0
 
 
-def cmd_resolve(args) -> int:
+def cmd_resolve(invocation: Invocation) -> int:
     """Privileged: what a finished measuring run may publish (see publish.resolve)."""
+    args = invocation.options
     run = _event(args.run_event).get("workflow_run") or {}
     if not (args.request and Path(args.request).exists()):
-        outputs(args, publish=False, measured=False,
+        outputs(invocation, publish=False, measured=False,
                  reason="the run measured nothing (it left no request)")
         return 0
-    gh = client_of(args)
+    gh = client_of(invocation)
     try:
         target = resolve(gh, args.repo, run, _event(args.request), bot_login(gh, args.bot_login))
     except Forged as exc:  # the command that started the run still gets its final reaction
-        outputs(args, publish=False, pr=exc.pr, comment_id=exc.comment_id, reason="forged request")
+        outputs(invocation, publish=False, pr=exc.pr, comment_id=exc.comment_id,
+                reason="forged request")
         raise
-    outputs(args, publish=bool(target.pr) or target.event in ("workflow_dispatch", "push"),
+    outputs(invocation, publish=bool(target.pr) or target.event in ("workflow_dispatch", "push"),
              pr=target.pr,
              sha=target.sha, branch=target.branch, head_repo=target.head_repo,
              same_repo=target.same_repo, comment_id=target.comment_id,
@@ -202,10 +217,11 @@ def cmd_resolve(args) -> int:
     return 0
 
 
-def cmd_failed(args) -> int:
+def cmd_failed(invocation: Invocation) -> int:
     """Privileged: a measuring run failed, timed out or was cancelled; say so on the pull
     request, on the command (👎 and a reply) and in the `onnx-support` check."""
-    gh = client_of(args)
+    args = invocation.options
+    gh = client_of(invocation)
     run = _event(args.run_event).get("workflow_run") or {}
     request = _event(args.request) if args.request and Path(args.request).exists() else {}
     target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
@@ -228,11 +244,12 @@ def cmd_failed(args) -> int:
     return 0
 
 
-def cmd_check(args) -> int:
+def cmd_check(invocation: Invocation) -> int:
     """Privileged: set the required `onnx-support` status on the measured head and the
     bot's own commit."""
-    done = check.report(client_of(args), args.repo, args.sha, args.outcome, args.url)
-    outputs(args, reported=",".join(done))
+    args = invocation.options
+    done = check.report(client_of(invocation), args.repo, args.sha, args.outcome, args.url)
+    outputs(invocation, reported=",".join(done))
     return 0
 
 
@@ -249,14 +266,15 @@ def _broken_result(args) -> str:
     return broken_body(art.load(committed) if committed.is_file() else None, new)
 
 
-def cmd_publish(args) -> int:
+def cmd_publish(invocation: Invocation) -> int:
     """Privileged (workflow_run, default-branch code): check the finished run's result as
     data, then diff, summary, comment and commit. Nothing from the pull request runs."""
-    gh = client_of(args)
+    args = invocation.options
+    gh = client_of(invocation)
     run = _event(args.run_event).get("workflow_run") or {}
     request = _event(args.request) if args.request and Path(args.request).exists() else {}
     target = resolve(gh, args.repo, run, request, bot_login(gh, args.bot_login))
-    outputs(args, pr=target.pr, sha=target.sha, comment_id=target.comment_id,
+    outputs(invocation, pr=target.pr, sha=target.sha, comment_id=target.comment_id,
              same_repo=target.same_repo)
     # the layout the default branch configures (trusted code; never the head's say)
     layout = settings.layout(args.base_dir)
@@ -265,21 +283,23 @@ def cmd_publish(args) -> int:
         head = args.repo_dir if target.same_repo and args.repo_dir else None
         measured = Path(args.result, account.ACCOUNT_FILE)
         done = publish(gh, args.repo, target, files, head, args.base_dir, layout,
-                       push_token=args.settings.push_token, server_url=args.settings.server_url,
+                       push_token=invocation.settings.push_token,
+                       server_url=invocation.settings.server_url,
                        bot=_bot_login(args), message=args.message,
                        account=account.load(measured) if measured.is_file() else None)
     except Refused as exc:
         if target.pr:
             upsert_comment(gh, args.repo, target.pr, f"## ONNX support\n\nNot published: {exc}.\n",
                            _bot_login(args))
-        outputs(args, outcome="failed", changed=False, reason=str(exc))
+        outputs(invocation, outcome="failed", changed=False, reason=str(exc))
         print(f"opsweep: not published: {exc}", file=sys.stderr)
         # a refused commit fails the run (nobody else may be told: a dispatch has no PR);
         # a stale or partial result is an answer, said on the pull request
         return 1 if isinstance(exc, CommitFailed) else 0
-    actions.append_summary(done.summary, args.settings.summary)
+    actions.append_summary(done.summary, invocation.settings.summary)
     counts = done.counts
-    outputs(args, regressions=counts.get("regression", 0), improvements=counts.get("improvement", 0),
+    outputs(invocation, regressions=counts.get("regression", 0),
+            improvements=counts.get("improvement", 0),
              newly_measured=counts.get("newly measured", 0),
              no_longer_measured=counts.get("no longer measured", 0),
              changed=bool(done.committed), sha=done.committed,
@@ -292,12 +312,15 @@ def cmd_publish(args) -> int:
     return 0
 
 
-def apply_settings(args) -> None:
-    """What the environment gives where the command line left a value out."""
-    if getattr(args, "bot_login", None) == "":
-        args.bot_login = args.settings.bot_login
-    if getattr(args, "repo", None) == "":
-        args.repo = args.settings.repository
+def from_environment(parsed: argparse.Namespace, environment: Settings) -> dict[str, str]:
+    """What the environment gives where the command line left a value out: a step's
+    ``--bot-login ''`` ($OPSWEEP_BOT_LOGIN) and ``--repo ''`` ($GITHUB_REPOSITORY), as the
+    options' values in place of the parsed ones (`opsweep.cli.main` makes the options
+    from both, once)."""
+    given = vars(parsed)
+    return {name: value for name, value in (("bot_login", environment.bot_login),
+                                            ("repo", environment.repository))
+            if given.get(name) == ""}
 
 
 def add_parser(sub) -> None:

@@ -11,27 +11,29 @@ from opsweep.bot.pins import WATCHED, read_pins
 from opsweep.bot.publish import allowed
 from opsweep.bot.rewrite import check_exact
 from opsweep.cli import botio, settings
+from opsweep.cli.invocation import Invocation
 from opsweep.config import load as load_config
 from opsweep.files import DEFAULT
 
 
-def cmd_bump(args) -> int:
+def cmd_bump(invocation: Invocation) -> int:
     """Scheduled: open or update ONE pull request moving every watched pin that is behind,
     in the file [tool.opsweep] pins names (refused: a watched pin that is not exact). The
     bump branch is kept only while the set of moves is unchanged and every commit on it is
     the bot's own (bump.kept_branch); else it is rebuilt from the base."""
+    args = invocation.options
     # where the pins live ([tool.opsweep] pins): the bump rewrites that file in place
     source = load_config(Path(args.repo_dir, args.pyproject)).pins
-    token, gh, path = args.settings.push_token, botio.client_of(args), source.file
+    token, gh, path = invocation.settings.push_token, botio.client_of(invocation), source.file
     base = args.base or bump.default_branch(gh, args.repo)
     base_sha, text = bump.base_text(args.repo_dir, base, path, token)
     check_exact(text, source, path)
     watched = {n: v for n, v in read_pins(text, path, source).items() if n in WATCHED}
-    moves = bump.behind(watched, bump.index_url(args.index or args.settings.index_url))
+    moves = bump.behind(watched, bump.index_url(args.index or invocation.settings.index_url))
     for move in moves:
         print(f"opsweep: {move}")
     if not moves:
-        botio.outputs(args, changed=False, moved="", base=base)
+        botio.outputs(invocation, changed=False, moved="", base=base)
         return 0
     new = bump.apply(text, moves, path, source)
     title, _ = bump.describe(moves, source.where)
@@ -49,7 +51,8 @@ def cmd_bump(args) -> int:
         print(f"opsweep: {bump.BRANCH} already moves these pins in the bot's own commits: "
               "left as it is")
     pull = bump.open_or_update(gh, args.repo, base, moves, source.where, pull)
-    botio.outputs(args, changed=True, pushed=pushed, sha=sha, pr=pull.number, created=pull.created,
+    botio.outputs(invocation, changed=True, pushed=pushed, sha=sha, pr=pull.number,
+                  created=pull.created,
                  base=base, moved=",".join(f"{m.name}:{m.old}:{m.new}" for m in moves))
     return 0
 

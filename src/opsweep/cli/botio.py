@@ -13,20 +13,21 @@ from opsweep.bot.git import head_is_bot
 from opsweep.bot.github import client
 from opsweep.bot.pins import fingerprint_mismatches, read_pins
 from opsweep.cli import actions, settings
+from opsweep.cli.invocation import Invocation
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import write_atomic
 
 
-def outputs(args, **values: object) -> None:
+def outputs(invocation: Invocation, **values: object) -> None:
     """`key=value` lines on stdout, and appended to $GITHUB_OUTPUT when it is set."""
-    sys.stdout.write(actions.write_outputs(values, args.settings.output))
+    sys.stdout.write(actions.write_outputs(values, invocation.settings.output))
 
 
-def client_of(args):
+def client_of(invocation: Invocation):
     """The API client of the step's token and API address; no token is a usage error."""
-    if not args.settings.token:
+    if not invocation.settings.token:
         raise UsageError("GITHUB_TOKEN is not set")
-    return client(args.settings.token, args.settings.api_url)
+    return client(invocation.settings.token, invocation.settings.api_url)
 
 
 def write_request(path: Path, event: str, pr: int, sha: str, profile: str, comment: int) -> None:

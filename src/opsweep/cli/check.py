@@ -22,6 +22,7 @@ from opsweep.artifact.data import Artifact
 from opsweep.artifact.checked import entries_by_source
 from opsweep.artifact.records import public_version
 from opsweep.cli.exits import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from opsweep.cli.invocation import Invocation
 from opsweep.cli.settings import MODELS_SETTING, policy_file
 from opsweep.errors import DataFileError, UsageError
 from opsweep.files import DEFAULT, read_json, write_atomic
@@ -365,7 +366,8 @@ def _reused_from(path: Path | None) -> dict | None:
         raise UsageError(f"--reuse: {exc}") from None
 
 
-def cmd_check(args) -> int:
+def cmd_check(invocation: Invocation) -> int:
+    args = invocation.options
     _options(args)
     project = config.load(args.pyproject)
     sources = tuple(args.models) or project.models

@@ -20,6 +20,7 @@ from pathlib import Path
 from opsweep import __version__, _release, config
 from opsweep.bot.pins import choose_pins, pins_torch
 from opsweep.cli import init_files, upgrade
+from opsweep.cli.invocation import Invocation, Options
 from opsweep.errors import UsageError
 from opsweep.files import write_atomic
 
@@ -91,12 +92,13 @@ def add_parser(sub) -> None:
     p.set_defaults(run=cmd_init)
 
 
-def cmd_init(args) -> int:
+def cmd_init(invocation: Invocation) -> int:
+    args = invocation.options
     root = args.repo_dir
     if not root.is_dir():
         raise UsageError(f"--repo-dir {root}: not a directory")
-    if args.upgrade:
-        upgrade.carry(root, args)
+    if args.upgrade:  # the settings the workflows carry, where the command line gave none
+        args = args.replace(**upgrade.carry(root, args))
     plan = build(root, args)
     existing = [p for p in plan.files if Path(root, p).exists() and p != ".gitignore"
                 and p != plan.renovate]
@@ -118,7 +120,7 @@ def cmd_init(args) -> int:
         print(f"opsweep: wrote {relative}")
     for line in plan.notes:
         print(f"opsweep: {line}")
-    for line in init_files.checklist(plan.parsed, args.branch, plan.renovate, plan.install):
+    for line in init_files.checklist(plan.parsed, plan.branch, plan.renovate, plan.install):
         print(line)
     return 0
 
@@ -135,21 +137,22 @@ class Plan:
     renovate: str = ""  # the Renovate file init wrote or extended ("" when it wrote its own)
     notes: tuple[str, ...] = ()
     install: str = ""  # what the measuring jobs install beside the pins
+    branch: str = "main"  # the default branch the workflows name
 
 
-def build(root: Path, args) -> Plan:
+def build(root: Path, args: Options) -> Plan:
     """Everything init would write, validated (one UsageError line on bad input)."""
-    args.action = args.action or DEFAULT_ACTION
-    args.branch = args.branch or "main"
-    match = _ACTION.match(args.action)
+    action = args.action or DEFAULT_ACTION
+    branch = args.branch or "main"
+    match = _ACTION.match(action)
     if not match:
-        raise UsageError(f"--action: expected OWNER/NAME@REF, got {args.action!r}")
+        raise UsageError(f"--action: expected OWNER/NAME@REF, got {action!r}")
     catalog = args.catalog or ("used" if args.models else "builtin")
     shards = args.shards if args.shards is not None else (2 if catalog == "builtin" else 1)
     if not 1 <= shards <= 32:
         raise UsageError(f"--shards: expected 1 to 32, got {shards}")
-    if not re.fullmatch(r"[A-Za-z0-9._/-]+", args.branch):
-        raise UsageError(f"--branch: not a branch name: {args.branch!r}")
+    if not re.fullmatch(r"[A-Za-z0-9._/-]+", branch):
+        raise UsageError(f"--branch: not a branch name: {branch!r}")
     pyproject = Path(root, "pyproject.toml")
     data = _read(pyproject)
     existing = config._get(data, ("tool", "opsweep"))
@@ -173,15 +176,15 @@ def build(root: Path, args) -> Plan:
         if not Path(root, spec_dir).is_dir():
             raise UsageError(f"--specs {spec_dir}: no such directory in {root}")
     repository, ref = match.groups()
-    pinned = pinned_action(args.action, args.action_sha)
-    every = pinned if args.pin_sha else args.action
+    pinned = pinned_action(action, args.action_sha)
+    every = pinned if args.pin_sha else action
     if args.pin_sha and not re.fullmatch(r"[0-9a-f]{40}", ref):
         ref = pinned.split("@", 1)[1]  # "SHA # vX.Y.Z"
     install = _install(root, data, args.install)
     extra = "".join(f"      {k}: {json.dumps(v)}\n" for k, v in
                     (("install", install), ("pip-args", args.pip_args or "")) if v)
     words = {"@ACTION@": every, "@PINNED@": pinned, "@OPSWEEP@": every,
-             "@SHARDS@": str(shards), "@BRANCH@": args.branch, "@EXTRA@": extra,
+             "@SHARDS@": str(shards), "@BRANCH@": branch, "@EXTRA@": extra,
              "@VERSION@": __version__, "@WHERE@": parsed.pins.where,
              "@SWEEP@": f"{repository}/.github/workflows/onnx-sweep.yml@{ref}"}
     files = {f".github/workflows/{name}": init_files.fill(init_files.template(name), words)
@@ -192,7 +195,7 @@ def build(root: Path, args) -> Plan:
     if ignore is not None:
         files[".gitignore"] = ignore
     return Plan(files, _block(table), existing is not None, parsed, why,
-                renovate, notes, install)
+                renovate, notes, install, branch)
 
 
 def _install(root: Path, data: dict, given: str | None) -> str:

@@ -28,11 +28,12 @@ from opsweep.bot.comment import models_json, models_markdown, to_json, to_markdo
 from opsweep.bot.pins import pin_change
 from opsweep.cli.actions import append_summary, write_outputs
 from opsweep.cli.bot import add_parser as add_bot_parser
-from opsweep.cli.bot import apply_settings
+from opsweep.cli.bot import from_environment
 from opsweep.cli.check import add_parser as add_check_parser
 from opsweep.cli.check import cmd_check
 from opsweep.cli.exits import EXIT_BROKEN, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.init import add_parser as add_init_parser
+from opsweep.cli.invocation import Command, Invocation, Options
 from opsweep.cli.progress import DEFAULT_INTERVAL
 from opsweep.cli.regrade import add_parser as add_regrade_parser, cmd_regrade
 from opsweep.cli.settings import (
@@ -153,17 +154,17 @@ def _add_sweep(sub) -> None:
                         f"(default {DEFAULT_INTERVAL:g}); on a terminal a live bar")
 
 
-def _cache_dir(args) -> Path | None:
+def _cache_dir(invocation: Invocation) -> Path | None:
     """--cache, else $OPSWEEP_CACHE (``off``: none), else the default; None with --no-cache."""
-    return args.settings.cache_dir(args.cache, args.no_cache)
+    return invocation.settings.cache_dir(invocation.options.cache, invocation.options.no_cache)
 
 
-def cmd_sweep(args) -> int:
+def cmd_sweep(invocation: Invocation) -> int:
     from opsweep.catalog.draw import resolve_profile  # the measuring stages: torch, hypothesis
     from opsweep.cli.progress import display
     from opsweep.sweep.driver import regenerate
-
-    profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
+    args = invocation.options
+    profile = resolve_profile(args.profile or invocation.settings.profile, _profile_source(args))
     jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
@@ -174,7 +175,7 @@ def cmd_sweep(args) -> int:
         raise UsageError(f"--progress-interval must be > 0 seconds, got {args.progress_interval:g}")
     shard = parse_shard(args.shard) if args.shard else None
     configured = project()
-    args.out = args.out or Path(configured.artifact)
+    out = args.out or Path(configured.artifact)  # the artifact this sweep writes
     specs = _spec_dirs(args)
     # the draws of the specs this sweep measures (all of them without --only)
     catalog = _catalog(args, check_draws=list(args.only) or True)
@@ -183,9 +184,9 @@ def cmd_sweep(args) -> int:
                          fast=not args.public_exporter,
                          targets=configured.targets(args.translations, args.torchscript, args.opsets),
                          dynamic=not args.no_dynamic, verbose=args.verbose, recycle=recycle,
-                         preload=not args.spawn, cache=_cache_dir(args),
+                         preload=not args.spawn, cache=_cache_dir(invocation),
                          policy=policy_file(configured.tolerance_policy))
-    request = Request(tuple(args.only), args.out, args.previous, args.no_reuse, shard)
+    request = Request(tuple(args.only), out, args.previous, args.no_reuse, shard)
     started = time.monotonic()
     shown = display(args.quiet, args.progress_interval)
     try:
@@ -194,17 +195,18 @@ def cmd_sweep(args) -> int:
         shown.close()
     broken = result.artifact.broken
     if broken is not None:
-        _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written or args.out}; "
+        _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written or out}; "
              f"the {broken.target} target's canary stopped at {broken.stage})")
         return EXIT_BROKEN
-    text = summary(result, result.written or args.out, time.monotonic() - started,
-                   args.settings.in_tox_sweep, config.cache)
+    text = summary(result, result.written or out, time.monotonic() - started,
+                   invocation.settings.in_tox_sweep, config.cache)
     print(text)
-    append_summary(f"```text\n{text}\n```\n", args.settings.summary)  # the job summary too
+    append_summary(f"```text\n{text}\n```\n", invocation.settings.summary)  # the job summary too
     return EXIT_OK
 
 
-def cmd_merge(args) -> int:
+def cmd_merge(invocation: Invocation) -> int:
+    args = invocation.options
     parts = [(p, art.load(p)) for p in args.parts]
     merged = merge(parts)
     art.save(args.out, merged)
@@ -213,7 +215,8 @@ def cmd_merge(args) -> int:
     return EXIT_OK
 
 
-def cmd_assemble(args) -> int:
+def cmd_assemble(invocation: Invocation) -> int:
+    args = invocation.options
     configured = project(args.repo_dir)
     layout = Layout.of(configured)
     new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, layout.artifact)]])
@@ -223,7 +226,7 @@ def cmd_assemble(args) -> int:
     from opsweep.cli.assemble import check_models, regenerate_site  # torch, the catalog: hypothesis
     done = regenerate_site(args.repo_dir, layout, new, _spec_dirs(args, args.repo_dir),
                            builtin=builtin_scope(args.repo_dir, configured),
-                           cache=args.settings.cache_dir())
+                           cache=invocation.settings.cache_dir())
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     if checked:
         print(f"opsweep: {checked.line()}")
@@ -238,37 +241,39 @@ def cmd_assemble(args) -> int:
     return EXIT_OK
 
 
-def cmd_render(args) -> int:
+def cmd_render(invocation: Invocation) -> int:
     from opsweep.catalog.installed import gather  # torch, and the catalog: hypothesis
+    args = invocation.options
     report = art.load(args.onnx_report) if args.onnx_report else None
     root = Path(args.pyproject).parent  # the project --pyproject configures
     configured = Layout.of(project(root))
-    args.out = args.out or Path(root, configured.page)
-    args.data_dir = args.data_dir or Path(root, configured.data_dir)
-    layout = replace(configured, page=str(args.out), history_dir=str(
-        args.history or Path(root, configured.history_dir)), data_dir=str(args.data_dir),
+    out = args.out or Path(root, configured.page)
+    data_dir = args.data_dir or Path(root, configured.data_dir)
+    layout = replace(configured, page=str(out), history_dir=str(
+        args.history or Path(root, configured.history_dir)), data_dir=str(data_dir),
         models=str(Path(root, configured.models)),
         templates=str(Path(root, configured.templates)) if configured.templates else "")
-    installed = gather(args.data_dir, report.fingerprint.opset if report else None,
+    installed = gather(data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
     from opsweep.engine.standalone import Scripts  # the snippets' inline modules: torch
     catalog = _catalog(args, root)
     from opsweep.cli.assemble import page_draws  # the sweep's draws: hypothesis, the catalog
     scripts = Scripts(catalog, report.profile if report else "ci",
-                      page_draws(args.settings.cache_dir())).for_example
+                      page_draws(invocation.settings.cache_dir())).for_example
     view = site.render(layout, report, catalog, installed,
                   documented_path=args.documented, torch_version=args.torch_version,
                   source_url=source_url(args.source_url, args.pyproject),
                   repo_url=repo_url(args.pyproject), scripts=scripts)
     bar_core, bar_all = view.bars
-    print(f"opsweep: wrote {args.out}: {len(view.rows)} operators; full {bar_core.numerator}/"
+    print(f"opsweep: wrote {out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")
     return EXIT_OK
 
 
-def cmd_diff(args) -> int:
+def cmd_diff(invocation: Invocation) -> int:
     """Exit 0: no regressions; 1: regressions found, or the new pin set breaks the
     exporter; 2: bad input."""
+    args = invocation.options
     try:
         old, new = art.load(args.old), art.load(args.new)
         models = None if args.models is None else models_diff.load_diff(*args.models)
@@ -299,7 +304,8 @@ def cmd_diff(args) -> int:
     return 1 if result.failed or regressed else EXIT_OK
 
 
-def cmd_pin_changed(args) -> int:
+def cmd_pin_changed(invocation: Invocation) -> int:
+    args = invocation.options
     source = replace(project(args.repo).pins, pyproject=args.pyproject)
     change = pin_change(args.base, args.head, args.pyproject, args.repo,
                         against_merge_base=not args.tip, source=source)
@@ -313,11 +319,12 @@ def cmd_pin_changed(args) -> int:
     sys.stdout.write(write_outputs(
         {"changed": change.changed, "old": change.old or "", "new": change.new or "",
          "moved": ",".join(f"{m.name}:{m.old or ''}:{m.new or ''}" for m in change.moves)},
-        args.github_output or args.settings.output))
+        args.github_output or invocation.settings.output))
     return EXIT_OK
 
 
-def cmd_history(args) -> int:
+def cmd_history(invocation: Invocation) -> int:
+    args = invocation.options
     if args.step == "record":
         path = records.write(art.load(args.artifact), args.dir)
         print(f"opsweep: wrote {path}")
@@ -328,7 +335,8 @@ def cmd_history(args) -> int:
     return EXIT_OK
 
 
-def cmd_list(args) -> int:
+def cmd_list(invocation: Invocation) -> int:
+    args = invocation.options
     catalog = _catalog(args)
     for name, item in catalog.specs.items():
         gap = f"  [gap: {item.gap.stage.value}]" if item.gap else ""
@@ -340,9 +348,10 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
-def cmd_attribution(args) -> int:
+def cmd_attribution(invocation: Invocation) -> int:
     """What each spec really traces, and the drawn examples eager PyTorch rejects."""
     from opsweep.engine.attribution import attribute, invalid_examples, stale_gap_notes  # torch
+    args = invocation.options
     catalog = _catalog(args)
     bad = 0
     for item in catalog.select(args.names or None):
@@ -364,11 +373,12 @@ def cmd_attribution(args) -> int:
     return EXIT_ERROR if bad else EXIT_OK
 
 
-def cmd_draw(args) -> int:
+def cmd_draw(invocation: Invocation) -> int:
     """The examples a sweep would draw, one JSON line per spec (no export)."""
     from opsweep.catalog.draw import draw_examples, resolve_profile  # hypothesis, torch
     from opsweep.engine.translations import load
-    profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
+    args = invocation.options
+    profile = resolve_profile(args.profile or invocation.settings.profile, _profile_source(args))
     catalog = _catalog(args)
     for text in _unique([*project().translations, *args.translations]):  # loaded as the sweep loads them, before drawing
         load(text)
@@ -379,13 +389,14 @@ def cmd_draw(args) -> int:
     return EXIT_OK
 
 
-def cmd_coverage(args) -> int:
+def cmd_coverage(invocation: Invocation) -> int:
     """Which arguments each spec's draws set, and to which value classes, measured from the
     operator's schema by running the drawn examples eagerly (no export); exit 1 when a spec
     misses the catalog's bar (an argument never varied, with no reason given)."""
     from opsweep.catalog.draw import resolve_profile  # hypothesis, torch
     from opsweep.engine import arguments as A
-    profile = resolve_profile(args.profile or args.settings.profile, _profile_source(args))
+    args = invocation.options
+    profile = resolve_profile(args.profile or invocation.settings.profile, _profile_source(args))
     catalog = _catalog(args)
     if args.cells:
         return _cell_coverage(catalog.select(args.names or None), args.json)
@@ -524,19 +535,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-COMMANDS = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "coverage": cmd_coverage, "attribution": cmd_attribution,
+COMMANDS: dict[str, Command] = {"sweep": cmd_sweep, "list": cmd_list, "draw": cmd_draw, "coverage": cmd_coverage, "attribution": cmd_attribution,
             "merge": cmd_merge, "assemble": cmd_assemble, "render": cmd_render, "diff": cmd_diff,
             "pin-changed": cmd_pin_changed, "history": cmd_history,
             "check": cmd_check, "regrade": cmd_regrade, "tables": cmd_tables}
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    args.settings = Settings.read()
-    args.main = main  # a step that runs another command (bot sweep) calls it so, not by import
-    apply_settings(args)
+    parsed = build_parser().parse_args(argv)
+    settings = Settings.read()
+    # the options, read-only from here on: what the environment gives where a step's
+    # option was left out is filled in once, now (cli.bot.from_environment)
+    options = Options.of({**vars(parsed), **from_environment(parsed, settings)})
+    # a step that runs another command (bot sweep) calls `main` so, not by import
+    invocation = Invocation(options, settings, main)
+    command: Command = options.run if options.command in ("bot", "init") \
+        else COMMANDS[options.command]
     try:
-        return args.run(args) if args.command in ("bot", "init") else COMMANDS[args.command](args)
+        return command(invocation)
     except KeyboardInterrupt:
         _err("interrupted: the artifact was not touched; a sweep keeps its finished specs in a "
              "checkpoint beside the artifact, and running the same command again resumes it")

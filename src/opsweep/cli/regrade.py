@@ -15,6 +15,7 @@ from pathlib import Path
 from opsweep.artifact import data as art
 from opsweep.artifact.regrading import regrade_artifact
 from opsweep.cli.exits import EXIT_OK
+from opsweep.cli.invocation import Invocation
 from opsweep.cli.settings import policy_file, project
 from opsweep.errors import DataFileError, UsageError
 from opsweep.files import DEFAULT, Layout
@@ -60,7 +61,8 @@ def _known(args) -> dict[str, Policy]:
     return {p.label: p for p in known}
 
 
-def cmd_regrade(args) -> int:
+def cmd_regrade(invocation: Invocation) -> int:
+    args = invocation.options
     try:
         return _regrade(args)
     except DataFileError as exc:  # a file that is not what it should be: bad input

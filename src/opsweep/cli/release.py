@@ -8,34 +8,38 @@ from pathlib import Path
 
 from opsweep.bot import release as rel
 from opsweep.cli import botio
+from opsweep.cli.invocation import Invocation
 
 
-def cmd_release_plan(args) -> int:
+def cmd_release_plan(invocation: Invocation) -> int:
     """Is the checkout's version to be released from `--sha`? (read-only)"""
+    args = invocation.options
     version = rel.read_version(args.repo_dir)
-    plan = rel.plan(botio.client_of(args).get_repo(args.repo), version)
+    plan = rel.plan(botio.client_of(invocation).get_repo(args.repo), version)
     needed = plan.needed(args.sha)
     if needed:
         rel.notes(args.repo_dir, version)  # refused before anything is built
     print(f"opsweep: {plan.tag} " + ("not tagged yet" if plan.tagged is None else
                                      f"tagged at {plan.tagged[:12]}"))
-    botio.outputs(args, version=version, tag=plan.tag, release=needed)
+    botio.outputs(invocation, version=version, tag=plan.tag, release=needed)
     return 0
 
 
-def cmd_dist(args) -> int:
+def cmd_dist(invocation: Invocation) -> int:
+    args = invocation.options
     files = rel.build(args.repo_dir, args.out, args.sha)
     for path in files:
         print(f"opsweep: built {path.name}")
-    botio.outputs(args, files=" ".join(p.name for p in files))
+    botio.outputs(invocation, files=" ".join(p.name for p in files))
     return 0
 
 
-def cmd_release(args) -> int:
+def cmd_release(invocation: Invocation) -> int:
+    args = invocation.options
     version = rel.read_version(args.repo_dir)
     files = rel.distributions(args.dist, rel.project_name(args.repo_dir), version)
     text = rel.notes(args.repo_dir, version)
-    made = rel.publish_release(botio.client_of(args).get_repo(args.repo), version, args.sha,
+    made = rel.publish_release(botio.client_of(invocation).get_repo(args.repo), version, args.sha,
                                files, text)
     for line in made:
         print(f"opsweep: {line}")
@@ -43,7 +47,7 @@ def cmd_release(args) -> int:
     # release left incomplete means the run that began it failed before its upload job
     # (which needs a finished release); a complete one had its upload (a failed upload is
     # re-run as a failed job, docs/github_action.md)
-    botio.outputs(args, version=version, publish=bool(made))
+    botio.outputs(invocation, version=version, publish=bool(made))
     return 0
 
 

@@ -21,9 +21,11 @@ from opsweep.bot import check
 from opsweep.bot.pins import pin_change
 from opsweep.cli import botio, settings
 from opsweep.cli.exits import EXIT_BROKEN
+from opsweep.cli.invocation import Invocation
 
 
-def cmd_sweep(args) -> int:
+def cmd_sweep(invocation: Invocation) -> int:
+    args = invocation.options
     committed = Path(args.artifact or settings.project(".").artifact)
     out = Path(args.parts, f"onnx-shard-{args.shard}-of-{args.shards}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -33,14 +35,15 @@ def cmd_sweep(args) -> int:
     for table in args.translations.split():
         argv += ["--translations", table]
     argv += ["--out", str(out), "--quiet", "--cache", str(args.cache), *args.sweep_args]
-    code = args.main(argv)  # cli.main's, handed over in the parsed arguments
+    code = invocation.main(argv)  # cli.main's, handed over in the invocation
     if code not in (0, EXIT_BROKEN):
         return code
-    botio.outputs(args, path=out)
+    botio.outputs(invocation, path=out)
     return 0
 
 
-def cmd_decide(args) -> int:
+def cmd_decide(invocation: Invocation) -> int:
+    args = invocation.options
     profile, run = "ci", True
     if args.event_name == "pull_request":
         source = settings.project(args.repo_dir).pins
@@ -54,7 +57,7 @@ def cmd_decide(args) -> int:
     if run:
         run, reason = botio.should_run(args.repo_dir, profile)
         print(f"guard: {'measure' if run else 'skip'}: {reason}")
-    botio.outputs(args, run=run, profile=profile, sha=args.sha)
+    botio.outputs(invocation, run=run, profile=profile, sha=args.sha)
     botio.write_request(args.request, args.event_name, args.pr, args.sha, profile, 0)
     return 0
 
@@ -75,14 +78,16 @@ def report_targets(args) -> tuple[str, list[str]]:
     return outcome, [s for s in shas if s]
 
 
-def cmd_report(args) -> int:
+def cmd_report(invocation: Invocation) -> int:
+    args = invocation.options
     outcome, shas = report_targets(args)
     if shas and outcome not in check.OUTCOMES:
         print(f"opsweep: error: --outcome {outcome!r}: expected one of "
               f"{', '.join(sorted(check.OUTCOMES))}", file=sys.stderr)
         return 2
-    done = check.report(botio.client_of(args), args.repo, shas, outcome, args.url) if shas else []
-    botio.outputs(args, outcome=outcome, reported=",".join(done))
+    done = check.report(botio.client_of(invocation), args.repo, shas, outcome, args.url) \
+        if shas else []
+    botio.outputs(invocation, outcome=outcome, reported=",".join(done))
     return 0
 
 

@@ -15,6 +15,7 @@ from opsweep import config
 from opsweep.artifact import data as art
 from opsweep.artifact import tables
 from opsweep.cli.exits import EXIT_OK
+from opsweep.cli.invocation import Invocation
 from opsweep.errors import DataFileError, UsageError
 from opsweep.files import DEFAULT
 
@@ -50,8 +51,9 @@ def add_parser(sub) -> None:
                    help="where [tool.opsweep] is read from")
 
 
-def cmd_tables(args) -> int:
+def cmd_tables(invocation: Invocation) -> int:
     from opsweep.check.stack import measured_by  # names the opsweep from a history record
+    args = invocation.options
     project = config.load(args.pyproject)
     path = args.artifact or args.pyproject.parent / project.artifact
     try:

@@ -5,9 +5,11 @@ on the command line wins; ``[tool.opsweep]`` is never rewritten (its keys are th
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from opsweep import __version__
 from opsweep.errors import UsageError
@@ -29,29 +31,32 @@ def _value(text: str, key: str) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
-def carry(root: Path, args) -> None:
-    """Fill the arguments the user left unset from the existing onnx-measure.yml."""
+def carry(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The values of the options the user left unset (option name -> value), read from
+    the existing onnx-measure.yml; init runs with its options so replaced."""
     path = Path(root, MEASURE)
     if not path.is_file():
         raise UsageError(f"--upgrade: {MEASURE} does not exist in {root}; run `opsweep init` "
                          "without --upgrade")
     text = path.read_text("utf-8")
+    carried: dict[str, Any] = {}
     if args.shards is None and (shards := _value(text, "shards")) is not None:
         if not shards.isdigit():
             raise UsageError(f"{path}: shards: expected a whole number, got {shards!r}")
-        args.shards = int(shards)
+        carried["shards"] = int(shards)
     if args.branch is None and (found := re.search(r"branches: \[([^\],]+)\]", text)):
-        args.branch = found.group(1).strip().strip("\"'")
+        carried["branch"] = found.group(1).strip().strip("\"'")
     for attr, key in (("install", "install"), ("pip_args", "pip-args")):
         if getattr(args, attr) is None:
-            setattr(args, attr, _value(text, key) or "")
+            carried[attr] = _value(text, key) or ""
     uses = re.search(r"^\s+uses: ([^\s#]+)(\s+#.*)?$", text, re.MULTILINE)
     if uses is None:
-        return
+        return carried
     repository, _, ref = uses.group(1).partition("@")
     if args.pin_sha is None:
-        args.pin_sha = bool(re.fullmatch(r"[0-9a-f]{40}", ref))
+        carried["pin_sha"] = bool(re.fullmatch(r"[0-9a-f]{40}", ref))
     if args.action is None:
         if re.fullmatch(r"[0-9a-f]{40}", ref) or _VERSION_TAG.match(ref):
             ref = f"v{__version__.split('.')[0]}"  # this opsweep's major tag
-        args.action = f"{repository}@{ref}"
+        carried["action"] = f"{repository}@{ref}"
+    return carried
