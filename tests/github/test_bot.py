@@ -259,3 +259,26 @@ def test_command_cli_outputs_the_bound_sha_and_writes_the_request(github, monkey
         "event": "issue_comment", "pr": 7, "sha": head, "profile": "nightly",
         "comment_id": comment.id}
     assert comment.reactions == [("eyes", BOT)]
+
+
+def test_a_step_takes_its_left_out_repo_and_login_from_the_environment(github, monkeypatch,
+                                                                        tmp_path):
+    """--repo left out: $GITHUB_REPOSITORY; --bot-login left out: $OPSWEEP_BOT_LOGIN, with
+    which an App's token (that may not ask who it is) edits its own comment without posting
+    one first. Both are filled in once, when the options are made, never assigned by the
+    step into its options (issue 49; tests/unit/test_invocation.py)."""
+    from opsweep.cli.main import main
+    n = pr(github)
+    mine = github.add_comment(REPO, n, f"{MARKER}\nold", "opsweep-app[bot]", "Bot")
+    (tmp_path / "body.md").write_text("new")
+    monkeypatch.setenv("GITHUB_TOKEN", "app-token")
+    monkeypatch.setenv("GITHUB_API_URL", github.base)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "out"))
+    monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
+    monkeypatch.setenv("OPSWEEP_BOT_LOGIN", "opsweep-app[bot]")
+    assert main(["bot", "comment", "--repo", REPO, "--pr", str(n),
+                 "--body", str(tmp_path / "body.md")]) == 0
+    assert [method for method, _, _ in github.writes] == ["PATCH"]  # no comment posted first
+    assert mine.body == f"{MARKER}\nnew"
+    assert main(["bot", "check", "--sha", "a" * 40, "--outcome", "done"]) == 0  # no --repo
+    assert github.repo(REPO).statuses["a" * 40]["onnx-support"]["state"] == "success"

@@ -266,17 +266,13 @@ def test_assemble_refuses_a_partial_sweep_against_the_catalog(tmp_path):
 
 
 def main_raising(argv):
-    import argparse
-
-    from opsweep.cli import bot as bot_cli
-    from opsweep.cli.invocation import Invocation, Options
-    from opsweep.cli.main import main
+    from opsweep.cli.invocation import Invocation
+    from opsweep.cli.main import main, parse
     from opsweep.cli.settings import Settings
-    parser = argparse.ArgumentParser()
-    bot_cli.add_parser(parser.add_subparsers(dest="cmd"))
-    options = Options.of(parser.parse_args(argv))
-    # as opsweep.cli.main runs every command, without its mapping of errors to exit codes
-    return options.run(Invocation(options, Settings.read(), main))
+    settings = Settings.read()
+    options = parse(argv, settings)
+    # as opsweep.cli.main runs a bot step, without its mapping of errors to exit codes
+    return options.run(Invocation(options, settings, main))
 
 
 def test_a_pin_pushed_during_the_sweep_is_never_overwritten(github, monkeypatch, tmp_path,

@@ -541,12 +541,16 @@ COMMANDS: dict[str, Command] = {"sweep": cmd_sweep, "list": cmd_list, "draw": cm
             "check": cmd_check, "regrade": cmd_regrade, "tables": cmd_tables}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None, settings: Settings) -> Options:
+    """The command line as read-only options: what argparse parsed, and what the
+    environment gives where a bot step's option was left out (cli.bot.from_environment)."""
     parsed = build_parser().parse_args(argv)
+    return Options.of({**vars(parsed), **from_environment(parsed, settings)})
+
+
+def main(argv: list[str] | None = None) -> int:
     settings = Settings.read()
-    # the options, read-only from here on: what the environment gives where a step's
-    # option was left out is filled in once, now (cli.bot.from_environment)
-    options = Options.of({**vars(parsed), **from_environment(parsed, settings)})
+    options = parse(argv, settings)
     # a step that runs another command (bot sweep) calls `main` so, not by import
     invocation = Invocation(options, settings, main)
     command: Command = options.run if options.command in ("bot", "init") \
