@@ -41,7 +41,7 @@ def test_replace_makes_new_sealed_options_of_known_names_only():
     assert moved.out == Path("b.json") and options.out == Path(DEFAULT.artifact)
     with pytest.raises(ReadOnlyOptions):
         moved.out = Path("c.json")
-    with pytest.raises(ReadOnlyOptions, match="no such option to replace: outt"):
+    with pytest.raises(TypeError, match="no such option to replace: outt"):
         options.replace(outt=Path("b.json"))
 
 

@@ -44,7 +44,6 @@ from opsweep.cli.botio import client_of, outputs, should_run, write_request
 from opsweep.cli.botbump import add_parser as add_bump_parser
 from opsweep.cli.invocation import Invocation
 from opsweep.cli.release import add_parser as add_release_parser
-from opsweep.cli.settings import Settings
 from opsweep.cli.steps import add_parsers as add_action_steps
 from opsweep.errors import UsageError
 from opsweep.files import Layout
@@ -312,7 +311,8 @@ def cmd_publish(invocation: Invocation) -> int:
     return 0
 
 
-def from_environment(parsed: argparse.Namespace, environment: Settings) -> dict[str, str]:
+def from_environment(parsed: argparse.Namespace,
+                     environment: settings.Settings) -> dict[str, str]:
     """What the environment gives where the command line left a value out: a step's
     ``--bot-login ''`` ($OPSWEEP_BOT_LOGIN) and ``--repo ''`` ($GITHUB_REPOSITORY), as the
     options' values in place of the parsed ones (`opsweep.cli.main` makes the options

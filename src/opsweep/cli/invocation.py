@@ -9,7 +9,7 @@ its own local value, passed on explicitly; it is never written back into the opt
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,16 +31,11 @@ class Options(argparse.Namespace):
         super().__init__(**values)
         object.__setattr__(self, "_sealed", True)
 
-    @classmethod
-    def of(cls, parsed: argparse.Namespace | Mapping[str, Any]) -> Options:
-        """Sealed options holding what argparse parsed (a namespace or its mapping)."""
-        return cls(**(vars(parsed) if isinstance(parsed, argparse.Namespace) else parsed))
-
     def replace(self, **changes: Any) -> Options:
         """New options: these, with `changes` (names argparse parsed) in place."""
         unknown = sorted(set(changes) - set(vars(self)))
         if unknown:
-            raise ReadOnlyOptions(f"no such option to replace: {', '.join(unknown)}")
+            raise TypeError(f"no such option to replace: {', '.join(unknown)}")
         return Options(**{**vars(self), **changes})
 
     def __setattr__(self, name: str, value: Any) -> None:

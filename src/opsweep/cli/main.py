@@ -545,7 +545,7 @@ def parse(argv: list[str] | None, settings: Settings) -> Options:
     """The command line as read-only options: what argparse parsed, and what the
     environment gives where a bot step's option was left out (cli.bot.from_environment)."""
     parsed = build_parser().parse_args(argv)
-    return Options.of({**vars(parsed), **from_environment(parsed, settings)})
+    return Options(**{**vars(parsed), **from_environment(parsed, settings)})
 
 
 def main(argv: list[str] | None = None) -> int:
