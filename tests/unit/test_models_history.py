@@ -112,6 +112,18 @@ def test_a_models_record_of_several_pin_sets_is_refused():
         mh.from_models(old, "m.json")
 
 
+def test_a_check_whose_export_ran_at_other_pins_than_its_table_is_refused():
+    """`opsweep check --json` at torch 2.13.0 against the 2.15.0 table: the verdicts are
+    2.13.0's, the predictions 2.15.0's; the record belongs to neither pin set."""
+    data = _sample()
+    data["table"] = {"moved": [["torch", "2.15.0", "2.13.0+cpu"]], "installed": {}}
+    with pytest.raises(DataFileError, match=r"m.json at table.moved: checked against a table "
+                       r"of other pins \(torch 2\.13\.0\+cpu installed, 2\.15\.0 measured\)"):
+        mh.from_models(data, "m.json")
+    data["table"]["moved"] = []  # installed as measured: recorded
+    assert mh.from_models(data, "m.json").version == "2.15.0"
+
+
 def test_a_pin_no_file_can_be_named_after_is_refused_before_any_path_is_built(tmp_path):
     data = _at(_sample(), "../../escape")
     with pytest.raises(DataFileError, match=r"m.json at models\[0\]\.check_fingerprint\.stack"):

@@ -143,10 +143,27 @@ def _check_key(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int, bool] | N
     return dict(key["stack"]), int(key.get("opset") or 0), bool(key.get("export"))
 
 
+def _installed_as_measured(data: Mapping[str, Any], path: object) -> None:
+    """`opsweep check --json` says what was installed beside the table it used: a record
+    whose real export ran at other pins than the table's (its verdicts one pin set's, its
+    predictions another's) belongs to neither."""
+    table = data.get("table")
+    moved = table.get("moved") if isinstance(table, Mapping) else None
+    if not isinstance(moved, list) or not moved:
+        return
+    said = ", ".join(f"{m[0]} {m[2] or 'not installed'} installed, {m[1]} measured"
+                     for m in moved if isinstance(m, list) and len(m) == 3)
+    raise DataFileError(path, "table.moved", f"checked against a table of other pins ({said}): "
+                        "check the models against the installed pins' table (--artifact, or "
+                        "none: the packaged table of the installed torch)")
+
+
 def from_models(data: Any, path: object = "<models>") -> PinSet:
     """The pin set record of a models record; a DataFileError when it is not one, when an
-    entry says no pin set, or when its entries were checked at more than one."""
+    entry says no pin set, when its entries were checked at more than one, or when the
+    check ran at other pins than its table's."""
     checked.from_data(data, path)
+    _installed_as_measured(data, path)
     keys: list[tuple[dict[str, Any], int, bool]] = []
     for i, entry in enumerate(data["models"]):
         key = _check_key(entry)
