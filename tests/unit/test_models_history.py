@@ -5,10 +5,12 @@ each model's verdicts across two pin sets and the one transition between them.""
 
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
+from opsweep import files
 from opsweep.artifact import models_history as mh
 from opsweep.cli.main import main
 from opsweep.errors import DataFileError
@@ -60,6 +62,18 @@ def test_a_record_keeps_what_the_page_shows_and_round_trips(tmp_path):
     assert len(text.splitlines()) == 2 + len(r.models)  # a line per model
     assert "uses" not in text and "capture" not in text  # slim: no operator use
     assert mh.load(path) == r
+    data = json.loads(text)  # valid to both validators (the compiled one where installed)
+    assert files.validator("models_history").is_valid(data)
+    fast = files.fast_validator("models_history")
+    assert fast is None or fast.is_valid(data)
+
+
+def test_the_schema_states_what_the_code_writes():
+    schema = files.validator("models_history").schema
+    assert schema["properties"]["models_history_version"] == {"const": mh.MODELS_HISTORY_VERSION}
+    model = schema["$defs"]["model"]["properties"]
+    assert set(model) == {f.name for f in fields(mh.Verdicts)}
+    assert schema["$defs"]["verdicts"]["propertyNames"] == {"enum": list(mh.AXES)}
 
 
 @pytest.mark.parametrize("edit, field", [
