@@ -82,6 +82,7 @@ def test_the_schema_states_what_the_code_writes():
     (lambda d: d["models"][0].update(uses=[]), "models.0"),
     (lambda d: d.update(opset="20"), "opset"),
     (lambda d: d["stack"].update(torch="2.14.1"), "stack"),  # not the file's pins
+    (lambda d: d["stack"].update(onnx="../x"), "stack.onnx"),  # no file is named so
     (lambda d: d["models"].append(dict(d["models"][0])), "models"),  # a name twice
 ])
 def test_a_bad_record_is_refused_naming_the_file_and_the_field(tmp_path, edit, field):
@@ -140,7 +141,8 @@ def test_a_check_whose_export_ran_at_other_pins_than_its_table_is_refused():
 
 def test_a_pin_no_file_can_be_named_after_is_refused_before_any_path_is_built(tmp_path):
     data = _at(_sample(), "../../escape")
-    with pytest.raises(DataFileError, match=r"m.json at models\[0\]\.check_fingerprint\.stack"):
+    with pytest.raises(DataFileError, match=r"^m.json at models\[0\]\.check_fingerprint\."
+                       r"stack\.torch: '../../escape' is not a version string"):
         mh.from_models(data, "m.json")
     assert list(tmp_path.rglob("*")) == []
 

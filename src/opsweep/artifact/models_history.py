@@ -158,6 +158,15 @@ def _installed_as_measured(data: Mapping[str, Any], path: object) -> None:
                         "none: the packaged table of the installed torch)")
 
 
+def _pin(exc: DataFileError) -> str:
+    """The pin a refused file name names (records.pin_path's field: fingerprint.<pin>)."""
+    return exc.field.rpartition(".")[2]
+
+
+def _said(exc: DataFileError) -> str:
+    return str(exc).split(": ", 1)[-1]
+
+
 def from_models(data: Any, path: object = "<models>") -> PinSet:
     """The pin set record of a models record; a DataFileError when it is not one, when an
     entry says no pin set, when its entries were checked at more than one, or when the
@@ -185,7 +194,8 @@ def from_models(data: Any, path: object = "<models>") -> PinSet:
     try:
         pin_path(Path(), stack)  # every pin a version a file can be named after
     except DataFileError as exc:
-        raise DataFileError(path, "models[0].check_fingerprint.stack", str(exc)) from None
+        raise DataFileError(path, f"models[0].check_fingerprint.stack.{_pin(exc)}",
+                            _said(exc)) from None
     return PinSet(stack, opset, export, tuple(verdicts(e) for e in data["models"]))
 
 
@@ -253,7 +263,7 @@ def load(path: Path) -> PinSet:
     try:
         named = path_of(path.parent, r).name
     except DataFileError as exc:  # a version string no file can be named after
-        raise DataFileError(path, "stack", str(exc)) from None
+        raise DataFileError(path, f"stack.{_pin(exc)}", _said(exc)) from None
     if path.name != named:
         raise DataFileError(path, "stack", f"its pins name the file {named}, not {path.name}")
     names = [m.name for m in r.models]
