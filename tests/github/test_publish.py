@@ -206,6 +206,31 @@ def test_the_rendered_directories_pages_are_result_files_the_bot_commits(tmp_pat
         (result_dir / "docs" / stray).unlink()
 
 
+def test_the_models_history_record_is_a_result_file_validated_as_one(tmp_path):
+    """The models step's record of its pin set (docs/history/models/) travels with the
+    result and is committed; a file there that is not a models history record is refused."""
+    import re
+    from pathlib import Path
+
+    from opsweep.artifact import models_history
+    from opsweep.bot.publish import Layout, collect
+    from opsweep.errors import DataFileError, UsageError
+    result_dir = measured(tmp_path, whole())
+    root = Path(__file__).resolve().parents[2]
+    entry = next(m for m in json.loads((root / "docs/models_checked.json").read_text())["models"]
+                 if not m.get("lost"))
+    record = models_history.from_models({"models_version": 2, "models": [entry]})
+    path = models_history.write(record, result_dir / Layout().models_history)
+    assert f"{Layout().models_history}/{path.name}" in collect(result_dir, Layout())
+    path.write_bytes(next((root / "docs/history").glob("torch-*.json")).read_bytes())
+    with pytest.raises(DataFileError, match=re.escape(f"{path.name} at models_history_version")):
+        collect(result_dir, Layout())
+    path.unlink()
+    (path.parent / "notes.json").write_text("{}")
+    with pytest.raises(UsageError, match="not a file the measured result may carry"):
+        collect(result_dir, Layout())
+
+
 def command_request(github, sha, login="maintainer", body="/regen-onnx"):
     comment = github.add_comment(REPO, 5, body, login)
     return {"event": "issue_comment", "pr": 5, "sha": sha, "profile": "ci",

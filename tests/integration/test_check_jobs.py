@@ -5,6 +5,7 @@ that model only. Tiny plain models, real torch, exporter and onnxruntime, and th
 opsweep ships (a cell table: cheap to load)."""
 
 import json
+import os
 from pathlib import Path
 
 from opsweep.artifact import checked
@@ -247,3 +248,45 @@ def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_joined_agai
     checked = {m["name"]: m for m in json.loads((tmp_path / layout.models).read_text())["models"]}
     for field in ("uses", "counts", "prediction", "gaps", "failed", "verdict"):
         assert after["second"][field] == checked["second"][field], field
+
+
+def test_the_models_step_keeps_its_pin_sets_verdicts_and_leaves_the_others(tmp_path):
+    """The models step writes the models history record of the pin set it checked at (a
+    reused check rewrites it the same) and never touches another pin set's record; the
+    models page shows the model's verdicts at both and the transition between them."""
+    from dataclasses import replace
+
+    from opsweep.artifact import models_history
+
+    artifact = tables.load(TABLE).artifact
+    layout, files = Layout(), _project(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.opsweep]\nmodels = ["{files["first"].as_posix()}:build"]\n')
+    history = tmp_path / layout.models_history
+    done = check_models(tmp_path, layout, artifact, jobs=1)
+    (current,) = history.iterdir()
+    assert done.history == f"{layout.models_history}/{current.name}"
+    assert done.history in done.line()
+    entry = json.loads((tmp_path / layout.models).read_text())["models"][0]
+    now = models_history.load(current)
+    assert now.version == artifact.fingerprint.torch.split("+")[0]
+    assert now.stack == entry["check_fingerprint"]["stack"] and now.opset == 20
+    assert [(m.name, m.source, m.verdict) for m in now.models] == [
+        ("first", entry["source"], entry["verdict"])]
+    assert entry["verdict"]["runtime"] == "pass" and _builds(tmp_path) == ["first"]
+
+    # another pin set's record (test input: the same model, failing at runtime at 2.14.1)
+    (was,) = now.models
+    older = replace(now, stack={**now.stack, "torch": "2.14.1"},
+                    models=(replace(was, verdict={**was.verdict, "runtime": "fail"}),))
+    other = models_history.write(older, history)
+    os.utime(other, (1, 1))
+    kept, written = other.read_bytes(), current.read_bytes()
+    current.unlink()
+    again = check_models(tmp_path, layout, artifact, jobs=1)
+    assert (again.checked, again.reused) == (0, 1) and _builds(tmp_path) == []
+    assert current.read_bytes() == written  # this pin set's record, written again
+    assert other.read_bytes() == kept and other.stat().st_mtime == 1  # the other untouched
+    text = (tmp_path / "docs/models.md").read_text()
+    assert f"| first | runtime | fail → pass | torch 2.14.1 → {now.version} |" in text
+    assert f"<code>{older.models[0].codes} · {was.codes}</code>" in text

@@ -187,6 +187,7 @@ def test_the_main_command_records_the_models_only_when_some_are_configured(tmp_p
     (tmp_path / "pyproject.toml").write_text("[tool.opsweep]\n")
     assert check_models(tmp_path, layout, artifact) is None
     assert not (tmp_path / layout.models).exists()
+    assert not (tmp_path / layout.history_dir).exists()  # no models history either
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.opsweep]\nmodels = ["{MODELS.as_posix()}:vit_half"]\n')
     done = check_models(tmp_path, layout, artifact)

@@ -100,9 +100,9 @@ def test_the_page_rendered_from_a_real_record(rendered, record):
     snippet = next(f["snippet"] for f in failing["failures"] if f["axis"] == "runtime")
     assert snippet in html.unescape(page)
     assert 'href="../operators/lgamma/"' in page  # the op the export failed at
-    # no history and no TorchScript verdicts: said in one line each, no column invented
-    assert "The record holds one pin set" in page and "No TorchScript verdicts" in page
-    assert "<th>TorchScript" not in page
+    # no models history and no TorchScript verdicts: said in one line each, no column invented
+    assert "No pin set's models history record yet" in page and "No TorchScript verdicts" in page
+    assert "<th>TorchScript" not in page and "Across pin sets" not in page
 
 
 def test_the_score_on_the_page_counts_every_disagreement(rendered, record):

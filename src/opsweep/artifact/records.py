@@ -47,6 +47,7 @@ from opsweep.artifact.diff import (
     measured_by,
 )
 from opsweep.artifact.grade import AXES, Grades
+from opsweep.artifact.points import Record as Point
 from opsweep.artifact.points import order, version_key
 from opsweep.artifact.results import TargetResult
 from opsweep.errors import ArtifactError, DataFileError, UsageError
@@ -248,11 +249,12 @@ def load_all(directory: Path) -> list[Record]:
             raise DataFileError(path, "fingerprint", f"the same pin set as {seen[r.pins].name}")
         seen[r.pins] = path
     records = sorted(loaded.values(), key=lambda r: tuple(version_key(v) for _, v in r.pins))
-    return [replace(r, label=_label(r, records)) for r in records]
+    return [replace(r, label=point_label(r, records)) for r in records]
 
 
-def _label(r: Record, records: Sequence[Record]) -> str:
-    """The torch version, plus the pins in which records of the same torch differ."""
+def point_label(r: Point, records: Sequence[Point]) -> str:
+    """The torch version, plus the pins in which records of the same torch differ (the
+    models history names its points the same way)."""
     same = [o for o in records if o.version == r.version]
     if len(same) < 2:
         return r.version

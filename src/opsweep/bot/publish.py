@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 from opsweep.artifact import data as art
 from opsweep.artifact import checked
-from opsweep.artifact import models_diff
+from opsweep.artifact import models_diff, models_history
 from opsweep.artifact import records as history
 from opsweep.artifact.account import ACCOUNT_FILE, Account
 from opsweep.artifact.diff import diff
@@ -107,7 +107,7 @@ def run_binding(run: dict[str, Any]) -> tuple[int, int]:
 
 def allowed(layout: Layout, relative: str) -> bool:
     """Whether a measured result may hold the file `relative`: the artifact, a page, a
-    history record or a documentation-link cache file, by name."""
+    history record (the models' too) or a documentation-link cache file, by name."""
     parent, _, name = relative.rpartition("/")
     if not _NAME.match(name) or ".." in name:
         return False
@@ -115,7 +115,7 @@ def allowed(layout: Layout, relative: str) -> bool:
         return True
     if parent in layout.page_dirs:  # an operator's page, a spec file's page, their index
         return name.endswith(".md")
-    if parent == layout.history_dir:
+    if parent in (layout.history_dir, layout.models_history):
         return name.startswith("torch-") and name.endswith(".json")
     return parent == layout.data_dir and name.startswith("doc-links-") and name.endswith(".json")
 
@@ -155,7 +155,9 @@ def collect(result: Path, layout: Layout) -> dict[str, Path]:
     if layout.models in files:
         checked.load(files[layout.models])
     for relative, path in files.items():
-        if relative.startswith(layout.history_dir + "/"):
+        if relative.startswith(layout.models_history + "/"):
+            models_history.load(path)
+        elif relative.startswith(layout.history_dir + "/"):
             history.load(path)
     return files
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from opsweep.artifact import models_history
 from opsweep.artifact.data import Artifact
 from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
@@ -56,12 +57,14 @@ class ModelsChecked:
     checked: int
     reused: int
     rejoined: int = 0  # of the reused: joined with a table re-measured at unchanged pins
+    history: str = ""  # the pin set's models history record written (relative to the root)
 
     def line(self) -> str:
         again = f", {self.rejoined} of them joined with the re-measured table again" \
             if self.rejoined else ""
+        kept = f"; its pin set's verdicts in {self.history}" if self.history else ""
         return (f"wrote {self.path} ([tool.opsweep] models against the artifact: "
-                f"{self.checked} checked, {self.reused} reused by fingerprint{again})")
+                f"{self.checked} checked, {self.reused} reused by fingerprint{again}{kept})")
 
 
 def check_models(root: Path, layout: Layout, new: Artifact, *,
@@ -69,7 +72,8 @@ def check_models(root: Path, layout: Layout, new: Artifact, *,
     """When the project lists [tool.opsweep] models: `opsweep check --json` of each against
     the new artifact, written to the layout's models record; a model whose entry in the
     record already there (the committed one) has the same check fingerprint is that entry,
-    not checked again (opsweep.check.fingerprint); then the models page from it. Each model
+    not checked again (opsweep.check.fingerprint); then the pin set's models history record
+    (opsweep.artifact.models_history) and the models page from them. Each model
     is checked in a worker of its own, `jobs` at a time (default: the CPU count, at least
     two: `opsweep check --jobs`), so that a model which kills its process (a crash in
     onnxruntime or torch) is that model's machine failure and the command goes on. None
@@ -87,7 +91,12 @@ def check_models(root: Path, layout: Layout, new: Artifact, *,
                          "to check every model again") from None
     workers = max(2, os.cpu_count() or 1) if jobs is None else jobs
     done = check_or_reuse(sources, new, previous, jobs=workers)
-    text = json.dumps(record_data(done.items, keys=done.keys), indent=1, sort_keys=True) + "\n"
+    data = record_data(done.items, keys=done.keys)
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))
+    # this pin set's models history record (replaced; another pin set's is never touched)
+    history = models_history.write(models_history.from_models(data, record),
+                                   Path(root, layout.models_history))
     render_models(layout.under(root))  # the models page, from the record just written
-    return ModelsChecked(layout.models, done.checked, done.reused, done.rejoined)
+    return ModelsChecked(layout.models, done.checked, done.reused, done.rejoined,
+                         f"{layout.models_history}/{history.name}")

@@ -180,7 +180,7 @@ def cmd_assemble(invocation: Invocation) -> int:
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
     data_dir = Path(args.repo_dir, layout.data_dir)
     wanted = [layout.artifact, *layout.rendered(args.repo_dir), done.record,
-              *([checked.path] if checked else [])]
+              *([checked.path, checked.history] if checked else [])]
     wanted += [str(p.relative_to(args.repo_dir)) for p in data_dir.glob("doc-links-*.json")]
     for relative in wanted:
         destination = Path(args.out, relative)

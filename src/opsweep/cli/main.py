@@ -19,7 +19,7 @@ from pathlib import Path
 
 from opsweep import coverage
 from opsweep.artifact import data as art
-from opsweep.artifact import records
+from opsweep.artifact import models_history, records
 from opsweep.artifact.account import beside
 from opsweep.artifact.diff import diff
 from opsweep.artifact.shard import combine, merge, parse_shard, partial_reason
@@ -328,6 +328,8 @@ def cmd_history(invocation: Invocation) -> int:
     if args.step == "record":
         path = records.write(art.load(args.artifact), args.dir)
         print(f"opsweep: wrote {path}")
+    elif args.step == "models":  # a models record checked elsewhere: its pin set's verdicts
+        print(f"opsweep: wrote {models_history.write_from_models(args.models, args.dir)}")
     else:
         found = site.render_history_page(Layout(history_dir=str(args.dir), history_page=str(args.out)))
         print(f"opsweep: wrote {args.out}: {len(found)} pin sets "
@@ -526,6 +528,10 @@ def build_parser() -> argparse.ArgumentParser:
     q = steps.add_parser("record", help="write (or replace) the record of the artifact's torch")
     q.add_argument("--artifact", type=Path, default=Path(DEFAULT.artifact))
     q.add_argument("--dir", type=Path, default=Path(DEFAULT.history_dir))
+    q = steps.add_parser("models", help="write (or replace) the models history record of "
+                         "the pin set a models record (opsweep check --json) was checked at")
+    q.add_argument("--models", type=Path, default=Path(DEFAULT.models), metavar="FILE")
+    q.add_argument("--dir", type=Path, default=Path(DEFAULT.models_history))
     q = steps.add_parser("render", help="render the history view from every record")
     q.add_argument("--dir", type=Path, default=Path(DEFAULT.history_dir))
     q.add_argument("--out", type=Path, default=Path(DEFAULT.history_page))

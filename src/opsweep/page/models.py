@@ -4,27 +4,38 @@ each axis's real verdict beside the table's prediction and the first failing ope
 (linked to its operator page, with the repro the record has for it), then how well the table
 predicts the models (`opsweep.artifact.scoring`), miss by miss.
 
-Everything shown is read from the record; what it does not hold (verdicts across pin sets,
-TorchScript verdicts) is said in one line. Names reach the page escaped (the template)."""
+Each model's verdicts across pin sets are read from the models history records (one per
+pin set checked: `opsweep.artifact.models_history`), with the transitions between them;
+nothing is shown that no record holds, and what the records lack (a pin set that did not
+check a model, TorchScript verdicts) is said. Names reach the page escaped (the template)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from opsweep.artifact import checked as records
 from opsweep.artifact.checked import AXES
+from opsweep.artifact.models_history import (
+    LETTERS,
+    Across,
+    PinSet,
+    Transition,
+    across,
+    codes,
+    failing_axes,
+    first_error,
+    first_failure,
+)
 from opsweep.artifact.scoring import Score, score
 from opsweep.errors import DataFileError
 from opsweep.page.templates import environment
 
 FLOATING = ("float64", "float32", "float16", "bfloat16")
-#: a verdict's letter in a row's data-v (the filters read it): pass, fail, not reached, none
-LETTERS = {"pass": "p", "fail": "f", "not reached": "n", None: "-"}
 STOCK = "stock"
 
 
@@ -49,6 +60,9 @@ class ModelRow:
     linked: bool  # op has an operator page
     repro: str  # the record's repro snippet of op's failing example ("" when it has none)
     error: str  # the first line of the failure
+    #: the four verdict letters at each recorded pin set (ModelsView.points), "not checked"
+    #: where that pin set's record lacks the model, "lost" where its check was lost
+    across: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,8 @@ class ModelsView:
     history: str  # one line: the record's history across pin sets
     torchscript: str  # one line: the record's TorchScript verdicts
     score: Score
+    points: tuple[str, ...] = ()  # the recorded pin sets, in the across column's order
+    transitions: tuple[Transition, ...] = ()  # verdicts that moved between two of them
 
 
 def family_of(source: str) -> str:
@@ -95,39 +111,18 @@ def _repro(uses: list[Mapping[str, Any]], op: str, axes: Collection[str]) -> str
     return ""
 
 
-def _first(entry: Mapping[str, Any], failing: list[str],
-           operators: Collection[str]) -> tuple[str, str]:
-    """(operator, node) of the model's first failure: the aten operator the record names
-    (the node the export failed on, or the first diverging one); when it names an ONNX node
-    (``onnx::Conv``, from the checker) or none, the table's first use failing on the first
-    failing axis (one with an operator page first), with that node."""
-    reality = entry.get("reality") or {}
-    op, node = str(reality.get("op") or ""), str(reality.get("node") or "")
-    if not failing or (op and "::" not in op):
-        return (op, node) if failing else ("", "")
-    blamed = [str(u["op"]) for u in entry.get("uses") or ()
-              if any(f.get("axis") == failing[0] for f in u.get("failures") or ())]
-    if blamed:
-        shown = next((b for b in blamed if b in operators), blamed[0])
-        return shown, f"{node} ({op})" if op else node
-    return op, node
-
-
 def row(entry: Mapping[str, Any], operators: Collection[str]) -> ModelRow:
     verdict, said = entry.get("verdict") or {}, entry.get("prediction") or {}
     uses = list(entry.get("uses") or ())
-    reality = entry.get("reality") or {}
-    failing = [a for a in AXES if verdict.get(a) == "fail"]
-    op, node = _first(entry, failing, operators)
-    error = str(reality.get("dynamic_error" if failing == ["dynamic"] else "error") or "")
+    failing = failing_axes(entry)
+    op, node = first_failure(entry, failing, operators)
     cells = tuple(AxisCell(a, str(verdict.get(a, "")), str(said.get(a, ""))) for a in AXES)
     return ModelRow(
         name=entry["name"], source=str(entry.get("source", "")),
         family=family_of(str(entry.get("source", ""))), dtype=dtype_of(uses), cells=cells,
-        codes="".join(LETTERS.get(verdict.get(a), "-") for a in AXES),
-        lost=str(entry.get("lost") or ""), op=op, node=node,
+        codes=codes(entry.get("verdict")), lost=str(entry.get("lost") or ""), op=op, node=node,
         linked=bool(op) and op in operators, repro=_repro(uses, op, failing) if op else "",
-        error=error.splitlines()[0][:300] if error else "")
+        error=first_error(entry))
 
 
 def _stacks(entries: list[Mapping[str, Any]]) -> list[tuple[str, int]]:
@@ -143,26 +138,49 @@ def _stacks(entries: list[Mapping[str, Any]]) -> list[tuple[str, int]]:
     return found
 
 
+def _history(stacks: list[tuple[str, int]], stack: str, found: Across) -> str:
+    """One line: the pin sets the verdicts were recorded at, and what changed between them."""
+    if len(stacks) > 1:
+        return (f"The record's models were checked at {len(stacks)} pin sets ({stack}); each row "
+                "shows its own.")
+    names = ", ".join(p.name for p in found.points)
+    if not found.points:
+        return ("No pin set's models history record yet: the verdicts above are this record's "
+                "pin set only.")
+    if len(found.points) == 1:
+        return (f"Models history: one pin set recorded (torch {names}); the verdicts at another "
+                "pin set are added when the models are checked there.")
+    moved = Counter(t.axis for t in found.transitions)
+    axes = ", ".join(f"{a} {moved[a]}" for a in AXES if moved[a])
+    n, k = len(found.changed), len(found.transitions)
+    what = (f"{n} model{'s' * (n != 1)} changed verdict between consecutive pin sets ({k} "
+            f"transition{'s' * (k != 1)}: {axes}), listed below" if k
+            else "no model changed verdict between consecutive pin sets")
+    return (f"Models history: {len(found.points)} pin sets recorded (torch {names}); {what}. "
+            "The column *Across pin sets* gives each one's four verdict letters, in that order.")
+
+
 def build(data: Mapping[str, Any], operators: Collection[str],
-          path: object = "<models>") -> ModelsView:
+          path: object = "<models>", history: Sequence[PinSet] = ()) -> ModelsView:
     """The page's view of a models record (validated: a DataFileError names what is wrong);
-    `operators`: the operators that have a page (the first failing one links to it)."""
+    `operators`: the operators that have a page (the first failing one links to it);
+    `history`: the models history records (`models_history.load_all`), oldest first."""
     records.from_data(data, path)
     entries = list(data["models"])
+    found = across(history)
     rows = tuple(row(e, operators) for e in entries)
+    if len(found.points) > 1:
+        rows = tuple(replace(r, across=found.codes(r.name)) for r in rows)
     stacks = _stacks(entries)
     stack = "; ".join(f"torch {t or '?'}, opset {o}" for t, o in stacks) or "not recorded"
-    history = ("The record holds one pin set: verdicts across torch releases are not recorded "
-               "yet." if len(stacks) <= 1 else
-               f"The record's models were checked at {len(stacks)} pin sets ({stack}); each row "
-               "shows its own.")
     return ModelsView(
         rows=rows, families=tuple(sorted({r.family for r in rows})),
         dtypes=tuple(sorted({r.dtype for r in rows if r.dtype})), targets=(STOCK,),
-        stack=stack, history=history,
+        stack=stack, history=_history(stacks, stack, found),
         torchscript="No TorchScript verdicts in this record yet: every verdict is the dynamo "
                     "exporter's (`torch.onnx.export(..., dynamo=True)`).",
-        score=score(entries))
+        score=score(entries), points=tuple(p.name for p in found.points) if
+        len(found.points) > 1 else (), transitions=found.transitions)
 
 
 def load(path: str | Path) -> dict[str, Any]:

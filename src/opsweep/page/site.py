@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from opsweep.artifact import data as art
-from opsweep.artifact import records
+from opsweep.artifact import models_history, records
 from opsweep.artifact.shard import partial_reason
 from opsweep.errors import UsageError
 from opsweep.files import RENDERED_MARK, Layout, write_atomic
@@ -92,7 +92,8 @@ def _render(layout: Layout, artifact: Artifact | None, catalog: Catalog, install
 def render_models(layout: Layout) -> bool:
     """The models page from the layout's models record, when the project has one (True
     when it was written); a rendered models page without a record is removed. The first
-    failing operators link to the operators' pages already written."""
+    failing operators link to the operators' pages already written; the verdicts across
+    pin sets are the models history records' (Layout.models_history)."""
     record, page = Path(layout.models), Path(layout.models_page)
     if not record.is_file():
         if page.is_file() and _rendered(page):
@@ -100,7 +101,8 @@ def render_models(layout: Layout) -> bool:
         return False
     operators = {p.stem for p in Path(layout.details).glob("*.md")} - {"index"}
     with overriding(layout.templates):
-        view = models_page.build(models_page.load(record), operators, record)
+        history = models_history.load_all(Path(layout.models_history))
+        view = models_page.build(models_page.load(record), operators, record, history)
         write_atomic(page, models_page.render(view).encode("utf-8"))
     return True
 
