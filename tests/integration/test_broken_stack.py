@@ -37,6 +37,15 @@ def _opsweep(args, cwd: Path, shadow: Path | None = None) -> subprocess.Complete
                           capture_output=True, text=True, timeout=600)
 
 
+def _inline(args, capsys) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of a command run in this process: for the commands that
+    read what a broken sweep wrote with an intact stack (no process of their own needed)."""
+    capsys.readouterr()
+    code = main(args)
+    said = capsys.readouterr()
+    return code, said.out, said.err
+
+
 def _shadow(tmp_path: Path, package: str) -> Path:
     root = tmp_path / f"shadow-{package}"
     (root / package).mkdir(parents=True)
@@ -52,7 +61,7 @@ def _one_error_line(stderr: str) -> str:
 
 
 @pytest.mark.parametrize("package, jobs", [("onnxruntime", "2"), ("onnxscript", "0")])
-def test_a_stack_that_cannot_export_is_one_result(tmp_path, package, jobs):
+def test_a_stack_that_cannot_export_is_one_result(tmp_path, package, jobs, capsys):
     out = tmp_path / "new.json"
     done = _opsweep(["sweep", "--only", "cos", "sin", "--jobs", jobs, "--no-reuse",
                      "--out", str(out)], tmp_path, _shadow(tmp_path, package))
@@ -67,13 +76,13 @@ def test_a_stack_that_cannot_export_is_one_result(tmp_path, package, jobs):
     assert broken.broken is not None and SHADOWS[package] in broken.broken.error
     assert not broken.specs and not broken.operators
     # the diff headlines it once and fails
-    diff = _opsweep(["diff", str(COMMITTED), str(out)], tmp_path)
-    assert diff.returncode == 1, diff.stderr
-    assert diff.stdout.count("breaks the exporter") == 1
-    assert "| regression |" not in diff.stdout  # no per-operator rows
+    code, diff, err = _inline(["diff", str(COMMITTED), str(out)], capsys)
+    assert code == 1, err
+    assert diff.count("breaks the exporter") == 1
+    assert "| regression |" not in diff  # no per-operator rows
 
 
-def test_a_breakage_never_replaces_a_working_artifact(tmp_path):
+def test_a_breakage_never_replaces_a_working_artifact(tmp_path, capsys, monkeypatch):
     out = tmp_path / "docs" / "onnx_support_measured.json"
     out.parent.mkdir()
     shutil.copyfile(COMMITTED, out)
@@ -85,12 +94,13 @@ def test_a_breakage_never_replaces_a_working_artifact(tmp_path):
     assert out.read_bytes() == COMMITTED.read_bytes()
     assert art.load(beside).broken is not None
     # neither the page nor the history takes it
-    render = _opsweep(["render", "--onnx-report", str(beside), "--out", str(tmp_path / "p.md")],
-                      ROOT)
-    assert render.returncode == 2 and "nothing to render" in render.stderr
-    record = _opsweep(["history", "record", "--artifact", str(beside), "--dir",
-                       str(tmp_path / "h")], ROOT)
-    assert record.returncode == 2 and "not recorded" in record.stderr
+    monkeypatch.chdir(ROOT)
+    code, _, err = _inline(["render", "--onnx-report", str(beside), "--out",
+                            str(tmp_path / "p.md")], capsys)
+    assert code == 2 and "nothing to render" in err
+    code, _, err = _inline(["history", "record", "--artifact", str(beside), "--dir",
+                            str(tmp_path / "h")], capsys)
+    assert code == 2 and "not recorded" in err
 
 
 CRASH_IN_EAGER = '''
@@ -115,6 +125,7 @@ SPECS = [OpSpec("eager_crash", ("sin",), st.builds(Example, st.just((TensorArg((
 '''
 
 
+@pytest.mark.usefixtures("outside_project")  # the stock target only: the one it looks at
 def test_a_worker_lost_before_exporting_is_lost_not_invalid(tmp_path, spec_dir, capsys):
     (spec_dir / "eager_crash.py").write_text(textwrap.dedent(CRASH_IN_EAGER))
     out = tmp_path / "a.json"

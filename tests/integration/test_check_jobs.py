@@ -17,6 +17,9 @@ from opsweep.files import Layout
 HERE = Path(__file__).parent / "models"
 CRASHING = HERE / "crashing.py"
 TABLE = sorted(tables.packaged().values())[-1]
+#: the models step checking here, one model after another: for the tests of what is reused
+#: (the step's own workers have their tests below), so that no worker pool is set up
+INLINE = 1
 
 
 def test_a_model_that_aborts_in_its_worker_costs_only_itself(tmp_path, capsys):
@@ -80,7 +83,7 @@ def test_the_main_commands_models_are_reused_by_fingerprint(tmp_path):
     artifact = tables.load(TABLE).artifact
     layout, files = Layout(), _project(tmp_path)
     record = tmp_path / layout.models
-    first = check_models(tmp_path, layout, artifact)
+    first = check_models(tmp_path, layout, artifact, jobs=INLINE)
     assert (first.checked, first.reused) == (2, 0)
     assert sorted(_builds(tmp_path)) == ["first", "second"]
     written = record.read_bytes()
@@ -90,13 +93,13 @@ def test_the_main_commands_models_are_reused_by_fingerprint(tmp_path):
     assert key["stack"]["torch"] == artifact.fingerprint.torch and key["opset"] == 20
     assert key["model"].startswith("sha256:") and key["export"] is True
 
-    again = check_models(tmp_path, layout, artifact)  # unchanged pins and model code
+    again = check_models(tmp_path, layout, artifact, jobs=INLINE)  # unchanged pins and model code
     assert (again.checked, again.reused) == (0, 2)
     assert _builds(tmp_path) == []  # no model was even built
     assert record.read_bytes() == written  # the record stays byte for byte
 
     files["second"].write_text(files["second"].read_text() + "# edited\n")
-    edited = check_models(tmp_path, layout, artifact)
+    edited = check_models(tmp_path, layout, artifact, jobs=INLINE)
     assert (edited.checked, edited.reused) == (1, 1)
     assert _builds(tmp_path) == ["second"]
     after = json.loads(record.read_text())["models"]
@@ -217,7 +220,7 @@ def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_joined_agai
     layout, files = Layout(), _project(tmp_path)
     files["second"].write_text(files["second"].read_text().replace(
         "torch.nn.ReLU()", "torch.nn.Tanh()"))
-    first = check_models(tmp_path, layout, artifact)
+    first = check_models(tmp_path, layout, artifact, jobs=INLINE)
     assert (first.checked, first.reused) == (2, 0)
     _builds(tmp_path)
     before = {m["name"]: m for m in json.loads((tmp_path / layout.models).read_text())["models"]}
@@ -231,7 +234,7 @@ def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_joined_agai
                           artifact.regen_index, {**artifact.specs, "tanh": drawn},
                           policy=artifact.policy)
     assert moved.fingerprint == artifact.fingerprint
-    again = check_models(tmp_path, layout, moved)
+    again = check_models(tmp_path, layout, moved, jobs=INLINE)
     assert (again.checked, again.reused, again.rejoined) == (0, 2, 1)
     assert "1 of them joined with the re-measured table again" in again.line()
     assert _builds(tmp_path) == []  # no model was built: the exports stand
@@ -243,7 +246,7 @@ def test_a_model_whose_uses_read_otherwise_in_a_re_measured_table_is_joined_agai
         assert after["second"][kept] == before["second"][kept]
     # what checking it again against the re-measured table gives, field for field
     (files["second"].parent / layout.models).unlink()
-    fresh = check_models(tmp_path, layout, moved)
+    fresh = check_models(tmp_path, layout, moved, jobs=INLINE)
     assert fresh.checked == 2
     checked = {m["name"]: m for m in json.loads((tmp_path / layout.models).read_text())["models"]}
     for field in ("uses", "counts", "prediction", "gaps", "failed", "verdict"):

@@ -37,6 +37,20 @@ def artifact():
     return art.load(ROOT / "docs" / "onnx_support_measured.json")
 
 
+@pytest.fixture(scope="module")
+def checked(artifact):
+    """(case, its check against the table) of a tiny model, checked once for the module's
+    tests that read the same check (resnet_half's real export is the costliest)."""
+    done: dict = {}
+
+    def get(name: str):
+        if name not in done:
+            case = load_model(f"{MODELS}:{name}")
+            done[name] = case, check(case, artifact, exclusions())
+        return done[name]
+    return get
+
+
 def _numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().float().numpy() if t.dtype == torch.bfloat16 else t.detach().numpy()
 
@@ -70,9 +84,8 @@ def independent(case) -> str:
 
 
 @pytest.mark.parametrize("name", tiny.ALL)
-def test_the_check_agrees_with_an_independent_public_export(name, artifact):
-    case = load_model(f"{MODELS}:{name}")
-    report = check(case, artifact, exclusions())
+def test_the_check_agrees_with_an_independent_public_export(name, checked):
+    case, report = checked(name)
     real = independent(case)
     stage = report.reality.stage
     assert (stage if stage in ("checker", "runtime", "numerics", "ok") else "export") == real
@@ -95,9 +108,8 @@ def test_the_check_agrees_with_an_independent_public_export(name, artifact):
         assert any("but the model passes" in g for g in report.gaps)
 
 
-def test_a_bfloat16_convolution_the_table_predicts_failing_fails_for_real(artifact):
-    case = load_model(f"{MODELS}:resnet_half")
-    report = check(case, artifact, exclusions())
+def test_a_bfloat16_convolution_the_table_predicts_failing_fails_for_real(checked):
+    _, report = checked("resnet_half")
     conv = [v for v in report.verdicts if v.use.op == "conv2d"]
     assert conv and all(v.use.dtype == "bfloat16" for v in conv)
     assert report.reality.stage == "checker" and report.reality.op == "onnx::Conv"
@@ -190,7 +202,7 @@ def test_the_main_command_records_the_models_only_when_some_are_configured(tmp_p
     assert not (tmp_path / layout.history_dir).exists()  # no models history either
     (tmp_path / "pyproject.toml").write_text(
         f'[tool.opsweep]\nmodels = ["{MODELS.as_posix()}:vit_half"]\n')
-    done = check_models(tmp_path, layout, artifact)
+    done = check_models(tmp_path, layout, artifact, jobs=1)  # its workers: test_check_jobs
     assert (done.path, done.checked, done.reused) == (layout.models, 1, 0)
     record = checked.load(tmp_path / layout.models)  # what the bot reads
     assert record["vit float16"].verdict == {"export": "pass", "runtime": "pass",

@@ -10,8 +10,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import traceback
 from dataclasses import replace
 from importlib import metadata
@@ -69,18 +67,20 @@ def _flat(text: str) -> str:
     return " ".join(text.split())  # the terminal report wraps long lines
 
 
-def test_the_projects_artifact_is_the_default_outside_opsweeps_checkout(tmp_path):
+def test_the_projects_artifact_is_the_default_outside_opsweeps_checkout(tmp_path, monkeypatch,
+                                                                         capsys):
     """A project whose [tool.opsweep] artifact points elsewhere, run as its owner runs it
-    (the installed command, in the project's directory): the table is that file."""
+    (the command, in the project's directory): the table is that file."""
     (tmp_path / "tables").mkdir()
     shutil.copyfile(ARTIFACT, tmp_path / "tables" / "measured.json")
     (tmp_path / "pyproject.toml").write_text('[tool.opsweep]\nartifact = "tables/measured.json"\n')
     (tmp_path / "models.py").write_text(TINY)
-    done = subprocess.run([sys.executable, "-m", "opsweep", "check", "models.py:build"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "COLUMNS": "120"})
-    assert done.returncode == EXIT_OK, done.stderr
-    text = _flat(done.stdout)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")
+    code = main(["check", "models.py:build"])
+    done = capsys.readouterr()
+    assert code == EXIT_OK, done.err
+    text = _flat(done.out)
     assert "tables/measured.json ([tool.opsweep] artifact in pyproject.toml)" in text
     assert "Your model exports, runs and matches PyTorch" in text
 

@@ -15,7 +15,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def swept(tmp_path_factory, outside_project):
+    """Stock and torchscript only (outside the project, whose opset targets no test here
+    looks at)."""
     out = tmp_path_factory.mktemp("modes") / "a.json"
     assert main(["sweep", "--only", "alpha_dropout", "resolve_neg", "--torchscript",
                  "--jobs", "0", "--quiet", "--no-reuse", "--no-cache", "--out", str(out)]) == 0

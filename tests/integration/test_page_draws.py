@@ -18,7 +18,9 @@ SPECS = ["sin", "cumsum"]
 
 
 @pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def swept(tmp_path_factory, outside_project):
+    """The stock target alone (outside the project, whose torchscript and opset targets
+    no test here looks at): its draws fill the cache the pages read."""
     root = tmp_path_factory.mktemp("draws")
     out, cache = root / "a.json", root / "cache"
     assert main(["sweep", "--only", *SPECS, "--jobs", "0", "--quiet", "--no-reuse",

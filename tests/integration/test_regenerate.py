@@ -151,12 +151,14 @@ def test_shards_merge_to_the_single_machine_artifact(baseline, tmp_path):
         assert read_run(run_path(p))[0]["shard"] == [i, 3]
 
 
-def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path):
+def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path, capsys):
+    """The sweep killed (in its own process, with its workers) after two specs; the next run
+    (here in this process and inline: the checkpoint does not depend on --jobs) resumes."""
     out = tmp_path / "a.json"
-    cmd = [sys.executable, "-m", "opsweep", "sweep", "--only", *SPECS, "--jobs", "1",
-           "--quiet", "--specs", os.environ["OPSWEEP_TEST_SPECS"], "--translations", TABLE,
-           "--out", str(out)]
-    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,
+    args = ["sweep", "--only", *SPECS, "--quiet", "--specs", os.environ["OPSWEEP_TEST_SPECS"],
+            "--translations", TABLE, "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "opsweep", *args, "--jobs", "1"],
+                            start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     journal = journal_path(out)
     deadline = time.monotonic() + 240
@@ -167,10 +169,12 @@ def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, as a lost runner would
     proc.wait()
     assert not out.exists() and journal.exists()
-    result = subprocess.run(cmd[:-1] + [str(out)], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
-    resumed = re.search(r"resumed  (\d+) specs from the checkpoint", result.stdout)
-    assert resumed and int(resumed.group(1)) >= 2, result.stdout
+    capsys.readouterr()
+    code = main([*args, "--jobs", "0"])
+    result = capsys.readouterr()
+    assert code == 0, result.err
+    resumed = re.search(r"resumed  (\d+) specs from the checkpoint", result.out)
+    assert resumed and int(resumed.group(1)) >= 2, result.out
     assert not journal.exists()
     assert out.read_bytes() == baseline[0].read_bytes()
     _, lines = read_run(run_path(out))
