@@ -112,7 +112,9 @@ def _add_sweep(sub) -> None:
                    help="another directory of spec modules, measured beside [tool.opsweep] specs "
                         "(and the built-in ones, unless [tool.opsweep] catalog = \"none\")")
     p.add_argument("--jobs", type=int, default=None,
-                   help="worker processes (default: CPU count; 0 runs inline, without isolation)")
+                   help="worker processes (default: CPU count; 0 runs inline, without isolation, with "
+                        "one torch thread as a worker; an error line that quotes a set "
+                        "follows this process's PYTHONHASHSEED, a worker's is 0)")
     p.add_argument("--recycle", type=int, default=None, metavar="GROUPS",
                    help="replace a worker by a fresh one after this many signature groups, "
                         "which bounds its memory (default: %d; 0: never)" % RECYCLE)

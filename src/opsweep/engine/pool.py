@@ -299,10 +299,11 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
     """Workers set up and past the canary (raises ExporterBroken if it fails); stopped
     on the way out, then what they printed read back (`Workers.output`)."""
     if config.jobs == 0:
-        exporters, absent = inline_exporters(config)
-        inline = Workers(config, exporters=exporters)
-        inline.absent = absent
-        yield inline
+        with worker.one_thread():  # as a worker measures: the same numbers, byte for byte
+            exporters, absent = inline_exporters(config)
+            inline = Workers(config, exporters=exporters)
+            inline.absent = absent
+            yield inline
         return
     phase_dir = phase_root(config.tuning.phases_in_memory)
     with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,

@@ -17,7 +17,8 @@ import json
 import os
 import pickle
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -35,6 +36,22 @@ from opsweep.policy import read as read_policy
 from opsweep.targets import STOCK_TARGET, Kind, Target, is_stock
 
 Outcomes = dict[str, list[Outcome]]  # by target
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Measure as a worker does (`init`): with one intra-op thread. A reduction's float16 or
+    bfloat16 result depends on how many threads split it, so a sweep measuring in its own
+    process (--jobs 0) records the same errors as a pooled one only so; the process's
+    setting is restored on the way out."""
+    import torch  # the measuring stack: only once a sweep measures in this process
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def encode(config: SweepConfig) -> str:
