@@ -60,7 +60,8 @@ def rendered(record, tmp_path_factory):
     (docs / "operators").symlink_to(OPERATORS, target_is_directory=True)
     (docs / "models_checked.json").write_text(json.dumps(record), "utf-8")
     layout = Layout(page=str(docs / "supported_operators.md"),
-                    models=str(docs / "models_checked.json"))
+                    models=str(docs / "models_checked.json"),
+                    history_dir=str(docs / "history"))  # its own: no models history yet
     assert render_models(layout)
     return docs
 

@@ -21,7 +21,7 @@ def point(torch, script, codes, onnx="1.23.2"):
 
 def labelled(rs):
     rs = sorted(rs, key=lambda r: tuple(history.version_key(v) for _, v in r.pins))
-    return [r.__class__(**{**r.__dict__, "label": history._label(r, rs)}) for r in rs]
+    return [r.__class__(**{**r.__dict__, "label": history.point_label(r, rs)}) for r in rs]
 
 
 # the case: an older onnxscript measured at torch 2.14.1 beside the chain
