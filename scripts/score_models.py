@@ -39,6 +39,7 @@ from collections import Counter
 from pathlib import Path
 
 from opsweep.artifact import scoring
+from opsweep.artifact.checked import target_entry, target_names
 from opsweep.artifact.scoring import Score
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -181,7 +182,25 @@ def score(reports: list[dict], lost: dict[str, str], top: int = 10) -> str:
     lines += [f"  no report for {name}: {why}" for name, why in sorted(lost.items())]
     lines += use_lines(s) + axis_lines(s, "export") + axis_lines(s, "runtime") + \
         axis_lines(s, "numerics") + axis_lines(s, "dynamic")
-    return "\n".join(lines + miss_lines(s) + missing_lines(s, top))
+    return "\n".join(lines + miss_lines(s) + missing_lines(s, top) + target_lines(reports))
+
+
+def target_lines(reports: list[dict]) -> list[str]:
+    """The same precision and recall per other target the reports were checked with
+    (`opsweep check --targets`), each target's real verdicts against its own table's
+    prediction; a target the table did not measure has no prediction to score."""
+    lines = []
+    for name in target_names(reports)[1:]:
+        seen = [e for r in reports if (e := target_entry(r, name)) is not None]
+        if not any(e.get("measured", True) for e in seen if not e.get("lost")):
+            lines.append(f"with target {name}: {len(seen)} models checked; the table does not "
+                         "measure this target, nothing to score")
+            continue
+        s = scoring.score([e for e in seen if e.get("measured", True)])
+        lines.append(f"with target {name} ({s.models} models):")
+        lines += ["  " + ln for a in scoring.AXES for ln in axis_lines(s, a)]
+        lines += ["  " + ln for ln in miss_lines(s)]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -70,14 +70,15 @@ def test_a_record_keeps_what_the_page_shows_and_round_trips(tmp_path):
 
 def test_the_schema_states_what_the_code_writes():
     schema = files.validator("models_history").schema
-    assert schema["properties"]["models_history_version"] == {"const": mh.MODELS_HISTORY_VERSION}
+    assert schema["properties"]["models_history_version"] == {"enum": list(mh.READS)}
+    assert mh.READS[-1] == mh.MODELS_HISTORY_VERSION
     model = schema["$defs"]["model"]["properties"]
     assert set(model) == {f.name for f in fields(mh.Verdicts)}
     assert schema["$defs"]["verdicts"]["propertyNames"] == {"enum": list(mh.AXES)}
 
 
 @pytest.mark.parametrize("edit, field", [
-    (lambda d: d.update(models_history_version=2), "models_history_version"),
+    (lambda d: d.update(models_history_version=3), "models_history_version"),
     (lambda d: d["models"][1]["verdict"].update(runtime="maybe"), "models.1.verdict"),
     (lambda d: d["models"][0].update(uses=[]), "models.0"),
     (lambda d: d.update(opset="20"), "opset"),
@@ -102,7 +103,7 @@ def test_the_wrong_kind_of_file_is_named(tmp_path):
                          (ROOT / "docs/models_checked.json", "opsweep history models")]:
         path = tmp_path / operators.name
         path.write_bytes(source.read_bytes())
-        with pytest.raises(DataFileError, match=r"at models_history_version: expected 1, "
+        with pytest.raises(DataFileError, match=r"at models_history_version: expected one of \(1, 2\), "
                            rf"found None \(.*{kind}"):
             mh.load(path)
     (tmp_path / operators.name).write_text("{", "utf-8")

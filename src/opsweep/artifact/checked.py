@@ -9,7 +9,11 @@ The record is validated against ``schema/models.schema.json``. Version 2 gives e
 entry its ``check_fingerprint`` (`opsweep.check.fingerprint`), by which the main command
 reuses it instead of checking the model again; a version-1 record reads the same, and
 reuses nothing. An entry with ``lost`` is a model whose worker died (a machine failure):
-no verdict."""
+no verdict. Version 3 adds, when the models were checked with other targets (``opsweep
+check --targets``), each entry's ``targets``: per other target's name its real verdicts
+and export, and its table's prediction and uses when the table measured that target; the
+stock exporter's stay where they were, so a version-1 or -2 record reads as one with the
+stock target alone (`target_names`, `target_entry`)."""
 
 from __future__ import annotations
 
@@ -21,9 +25,10 @@ from typing import Any
 
 from opsweep.errors import DataFileError
 from opsweep.files import validate
+from opsweep.targets import STOCK, is_stock, label, stock_first
 
 #: the versions of the record this opsweep reads (it writes the last)
-VERSIONS = (1, 2)
+VERSIONS = (1, 2, 3)
 
 AXES = ("export", "runtime", "numerics", "dynamic")
 VALUES = frozenset({"pass", "fail", "not reached"})
@@ -79,3 +84,63 @@ def load(path: str | Path) -> dict[str, ModelEntry]:
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise DataFileError(path, "", f"cannot read the models record: {exc}") from None
     return from_data(data, path)
+
+
+def target_names(entries: Any) -> tuple[str, ...]:
+    """The targets a record's entries (``record["models"]``) have verdicts for: the stock
+    exporter first, then every other target any entry was checked with, by name."""
+    others = {name for e in entries if isinstance(e, Mapping)
+              for name in (e.get("targets") or {})}
+    return (STOCK, *sorted(others, key=stock_first))
+
+
+def target_entry(entry: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    """The entry as the target called `name` checked it, in the stock entry's shape (its
+    verdict, prediction, reality, uses, counts, gaps and failed that target's; its name,
+    source, capture and fingerprint the entry's), for what reads an entry (the score, the
+    page, the history); the entry itself for the stock target; None when the model was not
+    checked with that target (a lost model is lost on every target)."""
+    if is_stock(name) or entry.get("lost"):
+        return dict(entry)
+    found = (entry.get("targets") or {}).get(name)
+    if not isinstance(found, Mapping):
+        return None
+    kept = {k: v for k, v in entry.items() if k not in found and k not in ("targets", "against")}
+    return {**kept, **found}
+
+
+@dataclass(frozen=True)
+class Loss:
+    """An axis the model passes with one exporter and fails with the other."""
+
+    axis: str
+    passes: str  # the target it passes with
+    fails: str  # the target it fails with
+
+    @property
+    def words(self) -> tuple[str, str]:
+        """How a page names the two targets (`opsweep.targets.label`)."""
+        return label(self.passes), label(self.fails)
+
+    @property
+    def to_stock(self) -> bool:
+        """The model passes the axis with the stock exporter only: moving to it gains it."""
+        return is_stock(self.passes)
+
+
+def losses(entry: Mapping[str, Any], one: str, other: str) -> tuple[Loss, ...]:
+    """The axes the model passes with target `one` and fails with `other`, and back (the
+    migration page's "what would I lose", per model); () when it was not checked with both
+    or either has no verdict."""
+    a, b = target_entry(entry, one), target_entry(entry, other)
+    va, vb = (a or {}).get("verdict"), (b or {}).get("verdict")
+    if not isinstance(va, Mapping) or not isinstance(vb, Mapping):
+        return ()
+    out = []
+    for axis in AXES:
+        x, y = va.get(axis), vb.get(axis)
+        if x == "pass" and y == "fail":
+            out.append(Loss(axis, one, other))
+        elif x == "fail" and y == "pass":
+            out.append(Loss(axis, other, one))
+    return tuple(out)

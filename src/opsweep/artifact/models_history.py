@@ -34,7 +34,10 @@ from opsweep.artifact.records import pin_path, point_label, public_version
 from opsweep.errors import DataFileError
 from opsweep.files import write_atomic
 
-MODELS_HISTORY_VERSION = 1
+#: 2: each model's verdicts and predictions with the other targets it was checked with
+MODELS_HISTORY_VERSION = 2
+#: the versions this opsweep reads (it writes the last)
+READS = (1, 2)
 #: a verdict's letter (the page's data-v and its history column): pass, fail, not reached, none
 LETTERS = {"pass": "p", "fail": "f", "not reached": "n", None: "-"}
 
@@ -93,6 +96,9 @@ class Verdicts:
     op: str = ""  # its first failing operator
     node: str = ""
     error: str = ""  # the first line of its failure
+    #: per other target it was checked with (opsweep check --targets), by name: its
+    #: "verdict" (axis -> verdict, or None) and its table's "prediction" (axis -> word)
+    targets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def codes(self) -> str:
@@ -129,9 +135,11 @@ class PinSet:
 def verdicts(entry: Mapping[str, Any], operators: Collection[str] | None = None) -> Verdicts:
     """One models-record entry, distilled."""
     op, node = first_failure(entry, failing_axes(entry), operators)
+    others = {name: {"verdict": t.get("verdict"), "prediction": dict(t.get("prediction") or {})}
+              for name, t in sorted((entry.get("targets") or {}).items())}
     return Verdicts(str(entry["name"]), str(entry.get("source", "")), entry.get("verdict"),
                     dict(entry.get("prediction") or {}), str(entry.get("lost") or ""), op,
-                    node, first_error(entry))
+                    node, first_error(entry), others)
 
 
 def _check_key(entry: Mapping[str, Any]) -> tuple[dict[str, Any], int, bool] | None:
@@ -206,8 +214,14 @@ def to_data(r: PinSet) -> dict[str, Any]:
         if m.prediction:
             out["prediction"] = dict(m.prediction)
         out |= {k: getattr(m, k) for k in ("lost", "op", "node", "error") if getattr(m, k)}
+        if m.targets:
+            out["targets"] = {n: {"verdict": t.get("verdict"),
+                                  **({"prediction": dict(t["prediction"])} if t.get("prediction")
+                                     else {})} for n, t in m.targets.items()}
         return out
-    return {"models_history_version": MODELS_HISTORY_VERSION, "stack": dict(r.stack),
+    # a record without other targets stays version 1, byte for byte what it was before them
+    version = MODELS_HISTORY_VERSION if any(m.targets for m in r.models) else READS[0]
+    return {"models_history_version": version, "stack": dict(r.stack),
             "opset": r.opset, "export": r.export, "models": [model(m) for m in r.models]}
 
 
@@ -239,14 +253,14 @@ def write_from_models(models: Path, directory: Path) -> Path:
 
 
 def _field(data: Any, path: Path) -> None:
-    if not isinstance(data, dict) or data.get("models_history_version") != MODELS_HISTORY_VERSION:
+    if not isinstance(data, dict) or data.get("models_history_version") not in READS:
         found = data.get("models_history_version") if isinstance(data, dict) else None
         kind = ("a models record: `opsweep history models --models` makes one of it"
                 if isinstance(data, dict) and "models_version" in data else
                 "an operator history record" if isinstance(data, dict) and "history_version"
                 in data else "not a models history record")
         raise DataFileError(path, "models_history_version",
-                            f"expected {MODELS_HISTORY_VERSION}, found {found!r} ({kind})")
+                            f"expected one of {READS}, found {found!r} ({kind})")
 
 
 def load(path: Path) -> PinSet:
@@ -259,7 +273,8 @@ def load(path: Path) -> PinSet:
     r = PinSet(data["stack"], data["opset"], data["export"],
                tuple(Verdicts(m["name"], m.get("source", ""), m.get("verdict"),
                               m.get("prediction", {}), m.get("lost", ""), m.get("op", ""),
-                              m.get("node", ""), m.get("error", "")) for m in data["models"]))
+                              m.get("node", ""), m.get("error", ""), m.get("targets", {}))
+                     for m in data["models"]))
     try:
         named = path_of(path.parent, r).name
     except DataFileError as exc:  # a version string no file can be named after

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -53,13 +53,16 @@ def model_digest(source: str) -> str:
         return ""
 
 
-def fingerprint(source: str, artifact: Artifact, policy: str,
-                export: bool = True) -> dict[str, Any]:
+def fingerprint(source: str, artifact: Artifact, policy: str, export: bool = True,
+                targets: Sequence[str] = ()) -> dict[str, Any]:
     """The key `source`'s check against `artifact` is reused by (`policy`: the label of the
-    tolerance policy the outputs are compared at)."""
+    tolerance policy the outputs are compared at; `targets`: the other targets the model
+    is checked with, only in the key when there are any, so that a stock-only check's key
+    is the one it had before targets)."""
     stack = {k: v for k, v in asdict(artifact.fingerprint).items() if k != "opset"}
-    return {"stack": stack, "opset": artifact.fingerprint.opset, "model": model_digest(source),
-            "opsweep": opsweep.__version__, "tolerance_policy": policy, "export": export}
+    key = {"stack": stack, "opset": artifact.fingerprint.opset, "model": model_digest(source),
+           "opsweep": opsweep.__version__, "tolerance_policy": policy, "export": export}
+    return {**key, "targets": list(targets)} if targets else key
 
 
 def reusable(previous: Mapping[str, Any] | None, source: str,

@@ -78,6 +78,7 @@ class Setup:
     export: bool
     other: Artifact | None
     policy: Policy | None
+    targets: tuple[str, ...] = ()  # the other targets each model is checked with
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def check_one(source: str) -> Report | _Bad:
     except ModelError as exc:
         return _Bad(str(exc))
     report = check(case, setup.artifact, setup.excluded, export=setup.export,
-                   other=setup.other, policy=setup.policy)
+                   other=setup.other, policy=setup.policy, targets=setup.targets)
     return replace(report, capture=replace(report.capture, program=None))
 
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import onnx
 import torch
@@ -158,21 +158,44 @@ def export(case: ModelCase, opset: int, dynamic: bool = False):
                              verbose=False)
 
 
+@dataclass(frozen=True)
+class RealExporter:
+    """How one target exports a model for real: `call(case, dynamic)` gives the
+    ONNXProgram (a dynamo export) or the ModelProto (the TorchScript exporter's), or
+    raises what the exporter raised; `classify` files that into a failure stage."""
+
+    opset: int
+    call: Callable[[ModelCase, bool], Any]
+    classify: Callable[[BaseException], Stage] = classify_export_error
+
+
+def dynamo(opset: int) -> RealExporter:
+    """The stock target's real export: the public dynamo call at `opset`."""
+    return RealExporter(opset, lambda case, dynamic: export(case, opset, dynamic))
+
+
+def proto_of(program: Any) -> onnx.ModelProto:
+    """The ONNX model of an export: an ONNXProgram's, or the ModelProto itself."""
+    return program if isinstance(program, onnx.ModelProto) else program.model_proto
+
+
 def run(case: ModelCase, opset: int, dynamic: bool = False, inputs: tuple | None = None,
-        policy: Policy | None = None) -> _Run:
-    """One export, run at the example inputs (and at `inputs`) and compared at `policy`'s
-    tolerances (the built-in policy's when None)."""
+        policy: Policy | None = None, exporter: RealExporter | None = None) -> _Run:
+    """One export (`exporter`'s, the public dynamo call at `opset` when None), run at the
+    example inputs (and at `inputs`) and compared at `policy`'s tolerances (the built-in
+    policy's when None)."""
     policy = policy or builtin()
+    exporter = exporter or dynamo(opset)
     try:
-        program = export(case, opset, dynamic)
+        program = exporter.call(case, dynamic)
     except Exception as exc:
-        return _Run(classify_export_error(exc).value, error_line(exc), None, exc)
+        return _Run(exporter.classify(exc).value, error_line(exc), None, exc)
     try:
-        onnx.checker.check_model(program.model_proto, full_check=True)
+        onnx.checker.check_model(proto_of(program), full_check=True)
     except Exception as exc:
         return _Run(Stage.CHECKER.value, error_line(exc), program, exc)
     try:
-        session = make_session(program.model_proto)
+        session = make_session(proto_of(program))
     except Exception as exc:
         return _Run(Stage.RUNTIME.value, error_line(exc), program, exc)
     seen = None
@@ -195,34 +218,40 @@ def _axes(stage: str) -> tuple[str, str, str]:
     return (PASS if at.exported else FAIL), runtime, numerics
 
 
-def reality(case: ModelCase, opset: int, search: bool = True,
-            policy: Policy | None = None) -> tuple[Reality, object]:
-    """What really happens, and the static export's ONNXProgram (None when it failed).
+def reality(case: ModelCase, opset: int, search: bool = True, policy: Policy | None = None,
+            exporter: RealExporter | None = None) -> tuple[Reality, object]:
+    """What really happens with `exporter` (the public dynamo call at `opset` when None),
+    and the static export's ONNXProgram (None when it failed; a TorchScript export's
+    ModelProto).
 
     A model with dynamic_shapes is exported as its user exports it, with them, and run at
     its example inputs and its dynamic_inputs; only when that does not go all the way is
-    it exported a second time without them, which tells a dynamic-only failure apart."""
+    it exported a second time without them, which tells a dynamic-only failure apart. The
+    first diverging node is searched for in a dynamo export only (it needs the exported
+    program the ONNX model was translated from)."""
     policy = policy or builtin()
+    exporter = exporter or dynamo(opset)
     started = time.perf_counter()
     dynamic = dynamic_run = None
     if case.dynamic_shapes is not None:
-        dynamic_run = done = run(case, opset, True, case.dynamic_inputs, policy)
+        dynamic_run = done = run(case, opset, True, case.dynamic_inputs, policy, exporter)
     if dynamic_run is None or dynamic_run.stage != Stage.OK.value:
-        done = run(case, opset, policy=policy)
+        done = run(case, opset, policy=policy, exporter=exporter)
     seconds = time.perf_counter() - started
     if dynamic_run is not None:
         # the dynamic axis passes when the dynamic export gets as far as the static one
         dynamic = PASS if Stage(dynamic_run.stage).depth >= Stage(done.stage).depth else FAIL
     node, op = _failed_node(done.failure) if done.failure is not None else ("", "")
     search_seconds, divergence = 0.0, None
-    if done.stage == Stage.NUMERICS.value and search:
+    if done.stage == Stage.NUMERICS.value and search and hasattr(done.program,
+                                                                 "exported_program"):
         begun = time.perf_counter()
         node, op, divergence = first_divergence(case, done.program, policy)
         search_seconds = time.perf_counter() - begun
     return Reality(*_axes(done.stage), dynamic, done.stage, done.error, node, op,
                    dynamic_run.stage if dynamic_run else "",
                    dynamic_run.error if dynamic_run else "", seconds, search_seconds,
-                   done.agreement, divergence, policy.label, opset), done.program
+                   done.agreement, divergence, policy.label, exporter.opset), done.program
 
 
 class _Recorder(torch.fx.Interpreter):

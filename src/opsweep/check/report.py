@@ -19,6 +19,7 @@ from opsweep.check.table import (FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIB
                                  lookup, verdict)
 from opsweep.capture.uses import Capture, Use
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
+from opsweep.targets import STOCK
 
 AXES = ("export", "runtime", "numerics", "dynamic")
 FINE_P, FAILING_P, UNKNOWN_P = "fine", "failing", "unknown"
@@ -46,9 +47,17 @@ class Report:
     reality: Reality | None = None  # None with --no-export
     against: tuple[Change, ...] | None = None
     fingerprint: dict = field(default_factory=dict)
+    #: the target this report's verdicts and real export are of (opsweep.targets' name)
+    target: str = STOCK
+    #: whether the table measured that target (False: no prediction, only the real export)
+    measured: bool = True
+    #: the model checked with each other target asked for (`opsweep.check.pertarget`)
+    targets: tuple[Report, ...] = ()
 
     @property
     def prediction(self) -> dict[str, str]:
+        if not self.measured:
+            return {}
         return predict(self.verdicts, self.dynamic, bool(self.capture.error),
                        bool(self.capture.fallback), bool(self.capture.other))
 
@@ -247,7 +256,62 @@ def to_data(report: Report) -> dict[str, Any]:
         "reality": None if report.reality is None else asdict(report.reality),
         "outcome": [] if report.reality is None else outcome(report.reality),
         "gaps": list(report.gaps), "failed": report.failed,
-        **({} if report.against is None else {"against": [asdict(c) for c in report.against]})}
+        **({} if report.against is None else {"against": [asdict(c) for c in report.against]}),
+        **({"targets": {t.target: target_data(t) for t in report.targets}} if report.targets
+           else {})}
+
+
+def target_rows(report: Report) -> list[tuple[str, list[str], str]]:
+    """Each target the model was checked with, the stock exporter first: (its name, per
+    axis the real verdict and the table's prediction, the first line of its failure)."""
+    out = []
+    for t in (report, *report.targets):
+        real = _real(t.reality) if t.reality else {}
+        said = t.prediction
+        cells = [f"{real.get(a, 'not run')}" + (f" (table: {said[a]})" if a in said else
+                                                "" if t.measured else " (table: not measured)")
+                 for a in AXES if a != "dynamic" or report.dynamic]
+        r = t.reality
+        why = "" if r is None or r.ok else (r.error or r.dynamic_error).split("\n")[0][:200]
+        out.append((t.target, cells, why))
+    return out
+
+
+def targets_markdown(report: Report) -> list[str]:
+    """The per-target table of a report checked with other targets ([] when it was not)."""
+    if not report.targets:
+        return []
+    axes = [a for a in AXES if a != "dynamic" or report.dynamic]
+    lines = ["", "| target | " + " | ".join(axes) + " | first failure |",
+             "| --- |" + " --- |" * (len(axes) + 1)]
+    for name, cells, why in target_rows(report):
+        lines.append(f"| {_cell(name)} | " + " | ".join(cells) + f" | {_cell(why) if why else ''} |")
+    return lines
+
+
+def compact_use(v: Verdict) -> dict[str, Any]:
+    """A use as another target's entry keeps it: its cell, the table's status there and its
+    failures, without the words and snippets the stock target's entry gives."""
+    return {"op": v.use.op, "overload": v.use.overload, "dtype": v.use.dtype,
+            "rank": v.use.rank, "count": v.use.count, "node": v.use.node, "status": v.status,
+            "passed": v.passed, "measured": v.measured,
+            "failures": [{k: getattr(f, k) for k in ("axis", "stage", "error", "spec", "example",
+                                                     "count", "dynamic")} for f in v.failures]}
+
+
+def target_data(report: Report) -> dict[str, Any]:
+    """Another target's check in the record: its real verdicts and export, and (when the
+    table measured that target) its prediction, counts and uses as that target's table
+    answers them."""
+    r = report.reality
+    return {"measured": report.measured, "prediction": report.prediction,
+            "verdict": None if r is None else _real(r),
+            "reality": None if r is None else asdict(r),
+            "outcome": [] if r is None else outcome(r),
+            "counts": {s: sum(v.status == s for v in report.verdicts) for s in STATUSES}
+            if report.measured else {},
+            "uses": [compact_use(v) for v in report.verdicts] if report.measured else [],
+            "gaps": list(report.gaps), "failed": report.failed}
 
 
 def against(report_verdicts: Iterable[Verdict], other: Iterable[Verdict]) -> tuple[Change, ...]:
@@ -300,6 +364,7 @@ def to_markdown(reports: Sequence[Report], table=None, verbose: bool = False) ->
         real = _real(rep.reality) if rep.reality else {}
         for axis, said in rep.prediction.items():
             lines.append(f"| {axis} | {said} | {real.get(axis, 'not run')} |")
+        lines += targets_markdown(rep)
         if rep.reality:
             lines += ["", *(f"**{text}**" if i == 0 else text
                             for i, text in enumerate(outcome(rep.reality)))]

@@ -28,10 +28,14 @@ from opsweep.errors import DataFileError, UsageError
 from opsweep.files import DEFAULT, read_json, write_atomic
 from opsweep.policy import builtin
 from opsweep.policy import read as read_policy
+from opsweep.targets import Kind, is_stock, of_name
 
 #: with --jobs above 1, one model's check's deadline (seconds): check.isolate.TIMEOUT's
 CHECK_TIMEOUT = 900.0
-RECORD_VERSION = 2  # 2: each model's check_fingerprint, and lost models
+#: 2: each model's check_fingerprint, and lost models; 3: each model's other targets
+RECORD_VERSION = 3
+#: --targets' word for every target the table measures
+ALL_TARGETS = "all"
 #: what --against takes for a measured torch rather than a file
 VERSION = re.compile(r"^\d+(\.\d+)+([a-z]+\d*)?(\+[\w.]+)?$")
 ARTIFACT_SETTING = "[tool.opsweep] artifact"
@@ -99,6 +103,18 @@ def add_parser(sub) -> None:
                         "measured torch version whose table this opsweep ships (e.g. the "
                         "torch you mean to bump to), or an artifact or cell table measured "
                         "at other pins (not a history record; default: none)")
+    p.add_argument("--targets", default="", metavar="NAMES",
+                   help="also check each model with these targets of the sweep, comma-"
+                        "separated: torchscript (torch.onnx.export(..., dynamo=False)), opsetN "
+                        "(dynamo=True, opset_version=N), MODULE:TABLE (a custom translation "
+                        "table), or 'all' (every target the table measures): per target a "
+                        "real export, checker, onnxruntime run, numerics and dynamic verdict, "
+                        "beside that target's table when the table measured it. Each target "
+                        "costs one more real export of every model: about a TorchScript "
+                        "export's tens of milliseconds, or a dynamo export's seconds; with "
+                        "'all' and the committed artifact's four other targets a check took "
+                        "1.5-2x the stock-only time (docs/performance.md). The exit code "
+                        "stays the stock exporter's (default: the stock exporter only)")
     p.add_argument("--no-export", action="store_true",
                    help="the table lookup alone, no real export (default: export too)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -151,7 +167,7 @@ def record_data(reports, table=None, keys=None) -> dict:
 
 
 def run_checks(sources, artifact, other=None, export: bool = True, policy=None, *,
-               jobs: int = 1, timeout: float | None = None):
+               jobs: int = 1, timeout: float | None = None, targets: tuple[str, ...] = ()):
     """The reports of `sources`, in their order: checked here one after another (`jobs`
     1), or each in a worker process, `jobs` at a time (a model whose worker dies is a
     `Lost`, a machine failure, and the others are still checked)."""
@@ -166,11 +182,11 @@ def run_checks(sources, artifact, other=None, export: bool = True, policy=None, 
     quiet_runtime()
     excluded = exclusions()
     if jobs > 1 and sources:
-        return check_isolated(sources, Setup(artifact, excluded, export, other, policy), jobs,
-                              timeout or CHECK_TIMEOUT)
+        return check_isolated(sources, Setup(artifact, excluded, export, other, policy,
+                                             targets), jobs, timeout or CHECK_TIMEOUT)
     cases = [load_model(s) for s in sources]  # every model loads before any is checked
-    return [check(c, artifact, excluded, export=export, other=other, policy=policy)
-            for c in cases]
+    return [check(c, artifact, excluded, export=export, other=other, policy=policy,
+                  targets=targets) for c in cases]
 
 
 @dataclass(frozen=True)
@@ -189,7 +205,8 @@ class Checked:
 
 
 def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool = True,
-                   policy=None, jobs: int = 1, timeout: float | None = None) -> Checked:
+                   policy=None, jobs: int = 1, timeout: float | None = None,
+                   targets: tuple[str, ...] = ()) -> Checked:
     """`run_checks` of the models whose check fingerprint has no entry in `previous` (a
     record's entries by source); the others are that entry, not checked again, joined with
     `artifact`'s table again where it answers their uses otherwise (a table re-measured at
@@ -197,7 +214,7 @@ def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool
     # the check package (its fingerprint: torch-free, beside the check that needs torch)
     from opsweep.check.fingerprint import fingerprint, reusable
     label = (policy or builtin()).label
-    keys = {s: fingerprint(s, artifact, label, export) for s in sources}
+    keys = {s: fingerprint(s, artifact, label, export, targets) for s in sources}
     reused = {s: e for s in sources if (e := reusable(previous, s, keys[s])) is not None}
     rejoined = 0
     if reused:
@@ -210,8 +227,8 @@ def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool
                 reused[s] = rejoin(e, artifact, excluded, other)
                 rejoined += 1
     fresh = [s for s in sources if s not in reused]
-    reports = iter(run_checks(fresh, artifact, other, export, policy, jobs=jobs, timeout=timeout)
-                   if fresh else ())
+    reports = iter(run_checks(fresh, artifact, other, export, policy, jobs=jobs, timeout=timeout,
+                              targets=targets) if fresh else ())
     items = [reused[s] if s in reused else next(reports) for s in sources]
     return Checked(items, keys, len(fresh), len(reused), rejoined)
 
@@ -359,6 +376,26 @@ def _options(args) -> None:
                          "command wrote)")
 
 
+def targets_of(value: str, artifact: Artifact) -> tuple[str, ...]:
+    """--targets: the other targets to check the models with, by name, in the order given
+    (``all``: every target the table measures, the stock one left out: it is always
+    checked); a name that is no target is a UsageError naming it."""
+    # the engine's parser of MODULE:TABLE (torch-free, but of the engine stage)
+    from opsweep.engine.translations import parse
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if ALL_TARGETS in names:
+        names = [n for n in names if n != ALL_TARGETS] + list(artifact.target_names)
+    for name in names:
+        if of_name(name).kind is Kind.TABLE:
+            try:
+                parse(name)
+            except UsageError:
+                raise UsageError(f"--targets {name}: not a target (torchscript, opsetN, "
+                                 f"MODULE:TABLE or {ALL_TARGETS}; the table measures "
+                                 f"{', '.join(artifact.target_names)})") from None
+    return tuple(n for n in dict.fromkeys(names) if not is_stock(n))
+
+
 def _reused_from(path: Path | None) -> dict | None:
     try:
         return previous_entries(path)
@@ -381,7 +418,8 @@ def cmd_check(invocation: Invocation) -> int:
     policy = read_policy(policy_file(str(args.pyproject.parent / tolerance)) if tolerance else "")
     done = check_or_reuse(sources, artifact, _reused_from(args.reuse),
                           other=other and other.artifact, export=not args.no_export,
-                          policy=policy, jobs=args.jobs, timeout=args.timeout)
+                          policy=policy, jobs=args.jobs, timeout=args.timeout,
+                          targets=targets_of(args.targets, artifact))
     if args.reuse is not None:
         again = f" ({done.rejoined} joined with this table again: it answers their uses " \
             "otherwise)" if done.rejoined else ""

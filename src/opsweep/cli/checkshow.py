@@ -12,7 +12,8 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
-from opsweep.check.report import fallback_line, opset_of, other_line, queries_line, summary_line
+from opsweep.check.report import (AXES, fallback_line, opset_of, other_line, queries_line,
+                                  summary_line, target_rows)
 from opsweep.check.table import FAILING, STATUSES
 
 #: every failing operator gets its repro; past this many, --verbose shows the rest
@@ -54,6 +55,8 @@ def model(console: Console, rep, verbose: bool) -> None:
     for axis, said in rep.prediction.items():
         axes.add_row(axis, said, values.get(axis) or "not run")
     console.print(axes)
+    if rep.targets:
+        targets(console, rep)
     if rep.capture.error:
         console.print(f"Capture failed: {rep.capture.error}", markup=False)
     if rep.capture.fallback:
@@ -93,3 +96,17 @@ def model(console: Console, rep, verbose: bool) -> None:
         console.print(f"Against the other table: {c.op} at {c.dtype} rank {c.rank}: {c.new} "
                       f"in this table, {c.old} in the other", markup=False)
     console.print()
+
+
+def targets(console: Console, rep) -> None:
+    """Each target the model was checked with: its real verdicts beside its table's."""
+    table = RichTable(title="with each target: real export (table's prediction)",
+                      title_justify="left")
+    table.add_column("target", overflow="fold")
+    for axis in AXES:
+        if axis != "dynamic" or rep.dynamic:
+            table.add_column(axis)
+    table.add_column("first failure", overflow="fold")
+    for name, cells, why in target_rows(rep):
+        table.add_row(name, *cells, why)
+    console.print(table)

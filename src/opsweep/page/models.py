@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from opsweep.artifact import checked as records
-from opsweep.artifact.checked import AXES
+from opsweep.artifact.checked import AXES, Loss, losses, target_entry, target_names
 from opsweep.artifact.models_history import (
     LETTERS,
     Across,
@@ -34,9 +34,9 @@ from opsweep.artifact.models_history import (
 from opsweep.artifact.scoring import Score, score
 from opsweep.errors import DataFileError
 from opsweep.page.templates import environment
+from opsweep.targets import STOCK, TORCHSCRIPT, Kind, is_stock, label, of_name
 
 FLOATING = ("float64", "float32", "float16", "bfloat16")
-STOCK = "stock"
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,9 @@ class AxisCell:
     axis: str
     real: str  # pass, fail, not reached, or "" (not checked on this axis)
     predicted: str  # fine, failing, unknown, or ""
+    #: (target's label, its verdict) of each other target whose verdict on this axis
+    #: differs from the stock exporter's
+    others: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,9 @@ class ModelRow:
     family: str
     dtype: str
     cells: tuple[AxisCell, ...]
-    codes: str  # the four verdict letters (LETTERS), export runtime numerics dynamic
+    #: the four verdict letters (LETTERS), export runtime numerics dynamic, per target of
+    #: the view (space-separated, in ModelsView.targets' order; empty: not checked with it)
+    codes: str
     lost: str  # the machine failure that stopped the check ("" when it was checked)
     op: str  # the first failing operator the record names ("" when none)
     node: str  # its node
@@ -63,6 +68,8 @@ class ModelRow:
     #: the four verdict letters at each recorded pin set (ModelsView.points), "not checked"
     #: where that pin set's record lacks the model, "lost" where its check was lost
     across: tuple[str, ...] = ()
+    #: the axes it passes with the TorchScript exporter and fails with dynamo, and back
+    lose: tuple[Loss, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,10 +77,10 @@ class ModelsView:
     rows: tuple[ModelRow, ...]
     families: tuple[str, ...]
     dtypes: tuple[str, ...]
-    targets: tuple[str, ...]  # the targets the record has verdicts for (the stock exporter)
+    targets: tuple[str, ...]  # the targets the record has verdicts for, the stock one first
     stack: str  # the pin set checked at, in words
     history: str  # one line: the record's history across pin sets
-    torchscript: str  # one line: the record's TorchScript verdicts
+    torchscript: str  # one line: the record's TorchScript verdicts against dynamo's
     score: Score
     points: tuple[str, ...] = ()  # the recorded pin sets, in the across column's order
     transitions: tuple[Transition, ...] = ()  # verdicts that moved between two of them
@@ -111,18 +118,56 @@ def _repro(uses: list[Mapping[str, Any]], op: str, axes: Collection[str]) -> str
     return ""
 
 
-def row(entry: Mapping[str, Any], operators: Collection[str]) -> ModelRow:
+def _codes(entry: Mapping[str, Any], targets: Sequence[str]) -> str:
+    """The model's verdict letters per target, space-separated ("" where it was not checked
+    with that target)."""
+    seen = [target_entry(entry, t) for t in targets]
+    return " ".join("" if e is None else codes(e.get("verdict")) for e in seen)
+
+
+def _others(entry: Mapping[str, Any], axis: str, targets: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    mine = (entry.get("verdict") or {}).get(axis)
+    out = []
+    for t in targets[1:]:
+        seen = (target_entry(entry, t) or {}).get("verdict") or {}
+        if seen.get(axis) and seen.get(axis) != mine:
+            out.append((label(t), str(seen[axis])))
+    return tuple(out)
+
+
+def row(entry: Mapping[str, Any], operators: Collection[str],
+        targets: Sequence[str] = (STOCK,)) -> ModelRow:
+    """`targets`: the record's (`target_names`), the stock exporter first."""
     verdict, said = entry.get("verdict") or {}, entry.get("prediction") or {}
     uses = list(entry.get("uses") or ())
     failing = failing_axes(entry)
     op, node = first_failure(entry, failing, operators)
-    cells = tuple(AxisCell(a, str(verdict.get(a, "")), str(said.get(a, ""))) for a in AXES)
+    cells = tuple(AxisCell(a, str(verdict.get(a, "")), str(said.get(a, "")),
+                           _others(entry, a, targets)) for a in AXES)
     return ModelRow(
         name=entry["name"], source=str(entry.get("source", "")),
         family=family_of(str(entry.get("source", ""))), dtype=dtype_of(uses), cells=cells,
-        codes=codes(entry.get("verdict")), lost=str(entry.get("lost") or ""), op=op, node=node,
+        codes=_codes(entry, targets), lost=str(entry.get("lost") or ""), op=op, node=node,
         linked=bool(op) and op in operators, repro=_repro(uses, op, failing) if op else "",
-        error=first_error(entry))
+        error=first_error(entry), lose=losses(entry, TORCHSCRIPT, STOCK))
+
+
+def _torchscript(entries: Sequence[Mapping[str, Any]], rows: Sequence[ModelRow],
+                 targets: Sequence[str]) -> str:
+    """One line: whether the record has TorchScript verdicts, and what moving between the
+    two exporters would lose, counted over the models checked with both."""
+    if not any(of_name(t).kind is Kind.TORCHSCRIPT for t in targets):
+        return ("No TorchScript verdicts in this record yet: every verdict is the dynamo "
+                "exporter's (`torch.onnx.export(..., dynamo=True)`); `opsweep check --targets "
+                "torchscript` adds them.")
+    both = sum(isinstance((target_entry(e, TORCHSCRIPT) or {}).get("verdict"), dict)
+               and isinstance(e.get("verdict"), dict) for e in entries)
+    to_dynamo = sum(any(not is_stock(x.passes) for x in r.lose) for r in rows)
+    back = sum(any(is_stock(x.passes) for x in r.lose) for r in rows)
+    return (f"{both} models were checked with the TorchScript exporter (`dynamo=False`) as "
+            f"well as with dynamo: {to_dynamo} pass an axis with TorchScript that dynamo "
+            f"fails (what moving to dynamo would lose), {back} the reverse"
+            + ("; listed under *What would I lose*." if to_dynamo or back else "."))
 
 
 def _stacks(entries: list[Mapping[str, Any]]) -> list[tuple[str, int]]:
@@ -168,17 +213,17 @@ def build(data: Mapping[str, Any], operators: Collection[str],
     records.from_data(data, path)
     entries = list(data["models"])
     found = across(history)
-    rows = tuple(row(e, operators) for e in entries)
+    targets = target_names(entries)
+    rows = tuple(row(e, operators, targets) for e in entries)
     if len(found.points) > 1:
         rows = tuple(replace(r, across=found.codes(r.name)) for r in rows)
     stacks = _stacks(entries)
     stack = "; ".join(f"torch {t or '?'}, opset {o}" for t, o in stacks) or "not recorded"
     return ModelsView(
         rows=rows, families=tuple(sorted({r.family for r in rows})),
-        dtypes=tuple(sorted({r.dtype for r in rows if r.dtype})), targets=(STOCK,),
+        dtypes=tuple(sorted({r.dtype for r in rows if r.dtype})), targets=targets,
         stack=stack, history=_history(stacks, stack, found),
-        torchscript="No TorchScript verdicts in this record yet: every verdict is the dynamo "
-                    "exporter's (`torch.onnx.export(..., dynamo=True)`).",
+        torchscript=_torchscript(entries, rows, targets),
         score=score(entries), points=tuple(p.name for p in found.points) if
         len(found.points) > 1 else (), transitions=found.transitions)
 
