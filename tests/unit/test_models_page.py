@@ -4,8 +4,11 @@ that follows it (opsweep.page.mkdocs_nav)."""
 
 import json
 
+from pathlib import Path
+
 import pytest
 
+from opsweep.artifact import checked
 from opsweep.errors import DataFileError
 from opsweep.files import Layout
 from opsweep.page import mkdocs_nav
@@ -116,3 +119,42 @@ def test_the_navigation_lists_the_models_page_only_when_it_exists(tmp_path):
     assert mkdocs_nav.NavPlugin().on_config(dict(config))["nav"] == [nav[0], nav[2]]
     (tmp_path / "models.md").write_text("# Models\n", "utf-8")
     assert mkdocs_nav.NavPlugin().on_config(dict(config))["nav"] == nav
+
+
+def test_a_record_of_the_previous_version_reads_as_the_stock_target_alone():
+    """A models_version 2 record (the committed one among them) still loads: every entry is
+    the stock exporter's, and the page says there are no TorchScript verdicts."""
+    committed = Path(__file__).parents[2] / "docs" / "models_checked.json"
+    data = json.loads(committed.read_text("utf-8"))
+    assert data["models_version"] == 2 and checked.from_data(data, committed)
+    assert checked.target_names(data["models"]) == ("stock",)
+    first = data["models"][0]
+    assert checked.target_entry(first, "stock") == first
+    assert checked.target_entry(first, "torchscript") is None
+    view = page.build(RECORD, {"linear"})
+    assert view.targets == ("stock",) and view.torchscript.startswith("No TorchScript verdicts")
+    assert all(r.codes == r.codes.strip() and " " not in r.codes for r in view.rows)
+
+
+def test_other_targets_verdicts_show_where_they_differ_from_the_stock_ones():
+    ts = {"measured": True, "prediction": {**FINE3, "export": "failing"},
+          "verdict": {"export": "fail", "runtime": "not reached", "numerics": "not reached"},
+          "reality": {"op": "", "node": "", "error": "UnsupportedOperatorError: erfc"},
+          "uses": [use("erfc", "float32", failures=("export",))], "failed": True}
+    data = {"models_version": 3, "models": [
+        entry("m", "a.py:m", PASS3, FINE3, [use("erfc", "float32")],
+              targets={"torchscript": ts, "opset18": {**ts, "verdict": PASS3}}),
+        entry("n", "a.py:n", PASS3, FINE3, [use("add", "float32")])]}
+    view = page.build(data, set())
+    assert view.targets == ("stock", "opset18", "torchscript")
+    m, n = view.rows
+    assert m.codes == "ppp- ppp- fnn-" and n.codes == "ppp-  "  # n: stock only
+    assert m.cells[0].others == (("torchscript", "fail"),)  # opset18 agrees with stock
+    assert [(x.axis, x.passes) for x in m.lose] == [("export", "stock")] and not n.lose
+    html = page.render(view)
+    assert 'data-targets="stock|opset18|torchscript"' in html and 'data-v="ppp- ppp- fnn-"' in html
+    assert '<small class="opsweep-other-target">torchscript: fail</small>' in html
+    assert "1 model was checked with the TorchScript exporter" in view.torchscript
+    seen = [t for e in data["models"] if (t := checked.target_entry(e, "torchscript"))]
+    assert [e["name"] for e in seen] == ["m"] and seen[0]["verdict"]["export"] == "fail"
+    assert seen[0]["uses"][0]["failures"][0]["axis"] == "export"  # the target's uses

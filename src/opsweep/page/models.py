@@ -164,7 +164,8 @@ def _torchscript(entries: Sequence[Mapping[str, Any]], rows: Sequence[ModelRow],
                and isinstance(e.get("verdict"), dict) for e in entries)
     to_dynamo = sum(any(not is_stock(x.passes) for x in r.lose) for r in rows)
     back = sum(any(is_stock(x.passes) for x in r.lose) for r in rows)
-    return (f"{both} models were checked with the TorchScript exporter (`dynamo=False`) as "
+    return (f"{both} model{' was' if both == 1 else 's were'} checked with the TorchScript "
+            "exporter (`dynamo=False`) as "
             f"well as with dynamo: {to_dynamo} pass an axis with TorchScript that dynamo "
             f"fails (what moving to dynamo would lose), {back} the reverse"
             + ("; listed under *What would I lose*." if to_dynamo or back else "."))

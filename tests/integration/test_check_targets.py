@@ -1,0 +1,179 @@
+"""`opsweep check --targets`: each model checked with every target a sweep measures, with
+real torch, onnx and onnxruntime, on two tiny modules of this test's own: one that the
+TorchScript exporter exports and the dynamo exporter does not (`torch.cdist`: no ONNX
+function for ``aten._cdist_forward``), one the reverse (`torch.erfc`: no TorchScript
+symbolic), each confirmed here by the public call alone. The per-target verdicts reach the
+JSON, the record, the models page (its target select and its "what would I lose" table),
+the models history record and the score."""
+
+import io
+import json
+import textwrap
+from pathlib import Path
+
+import onnx
+import pytest
+import torch
+
+from opsweep.artifact import checked
+from opsweep.artifact import data as art
+from opsweep.artifact import models_history as mh
+from opsweep.artifact import scoring
+from opsweep.catalog.load import exclusions
+from opsweep.capture.cases import load_model
+from opsweep.check.report import to_data, to_markdown
+from opsweep.check.run import check
+from opsweep.cli import main
+from opsweep.errors import UsageError
+from opsweep.page import models as page
+from opsweep.targets import STOCK, TORCHSCRIPT
+
+ROOT = Path(__file__).parents[2]
+
+SOURCE = textwrap.dedent('''
+    import torch
+
+    class Cdist(torch.nn.Module):
+        def forward(self, x, y):
+            return torch.cdist(x, y)
+
+    class Erfc(torch.nn.Module):
+        def forward(self, x):
+            return torch.erfc(x) + 1
+
+    def cdist():
+        return {"model": Cdist(), "inputs": (torch.randn(3, 4), torch.randn(5, 4)),
+                "name": "cdist"}
+
+    def erfc():
+        batch = torch.export.Dim("batch", min=2, max=16)
+        return {"model": Erfc(), "inputs": (torch.randn(3, 4),), "dynamic_shapes": ({0: batch},),
+                "dynamic_inputs": (torch.randn(6, 4),), "name": "erfc"}
+''')
+
+
+@pytest.fixture(scope="module")
+def artifact():
+    return art.load(ROOT / "docs" / "onnx_support_measured.json")
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    path = tmp_path_factory.mktemp("models") / "two_exporters.py"
+    path.write_text(SOURCE, "utf-8")
+    return path
+
+
+def _public(case, dynamo: bool) -> str:
+    """The public call alone, at the table's opset: "ok" or the exception's type."""
+    try:
+        if dynamo:
+            torch.onnx.export(case.model, case.inputs, dynamo=True, opset_version=20)
+        else:
+            torch.onnx.export(case.model, case.inputs, io.BytesIO(), dynamo=False,
+                              opset_version=20)
+    except Exception as exc:
+        return type(exc).__name__
+    return "ok"
+
+
+def test_each_target_is_checked_for_real_beside_its_table(models, artifact):
+    cdist, erfc = (load_model(f"{models}:{n}") for n in ("cdist", "erfc"))
+    assert _public(cdist, True) != "ok"
+    assert _public(cdist, False) == "ok" and _public(erfc, True) == "ok"
+    assert _public(erfc, False) == "UnsupportedOperatorError"
+    a = check(cdist, artifact, exclusions(), targets=(TORCHSCRIPT,))
+    b = check(erfc, artifact, exclusions(), targets=(TORCHSCRIPT, STOCK))  # stock: once
+    assert a.reality.export == "fail" and b.reality.export == "pass"
+    (ts_a,), (ts_b,) = a.targets, b.targets
+    assert ts_a.target == ts_b.target == TORCHSCRIPT and ts_a.measured
+    assert (ts_a.reality.export, ts_a.reality.runtime, ts_a.reality.numerics) == ("pass",) * 3
+    assert ts_b.reality.export == "fail" and ts_b.reality.stage == "no-translation"
+    assert "aten::erfc" in ts_b.reality.error and ts_b.reality.opset == 20
+    # the table's TorchScript target measured erfc failing at float32: it predicted this
+    assert ts_b.prediction["export"] == "failing" and b.prediction["export"] == "fine"
+    data = to_data(b)
+    assert set(data["targets"]) == {TORCHSCRIPT}
+    got = data["targets"][TORCHSCRIPT]
+    assert got["verdict"]["export"] == "fail" and got["prediction"]["export"] == "failing"
+    assert {u["op"] for u in got["uses"]} == {u["op"] for u in data["uses"]}
+    assert data["verdict"]["export"] == "pass" and "targets" not in to_data(
+        check(erfc, artifact, exclusions(), export=False))
+    text = to_markdown([a])
+    assert "| `torchscript` | pass (table: unknown) |" in text
+    assert "| `stock` | fail (table: unknown) |" in text
+
+
+def test_the_record_page_history_and_score_show_each_target(models, artifact, tmp_path,
+                                                              capsys):
+    record = tmp_path / "models_checked.json"
+    code = main(["check", f"{models}:cdist", f"{models}:erfc", "--targets", TORCHSCRIPT,
+                 "--artifact", str(ROOT / "docs" / "onnx_support_measured.json"), "--json",
+                 "--record", str(record)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1  # cdist fails with the stock exporter: the exit code is stock's
+    assert data["models_version"] == 3 and json.loads(record.read_text()) == data
+    assert set(checked.load(record)) == {"cdist", "erfc"}  # validated against the schema
+    by = {m["name"]: m for m in data["models"]}
+    assert by["cdist"]["check_fingerprint"]["targets"] == [TORCHSCRIPT]
+    assert by["cdist"]["targets"][TORCHSCRIPT]["verdict"]["export"] == "pass"
+    assert by["erfc"]["targets"][TORCHSCRIPT]["verdict"]["export"] == "fail"
+    # the page: its select lists the targets, and what moving between them would lose
+    view = page.build(data, set(artifact.operators))
+    assert view.targets == (STOCK, TORCHSCRIPT)
+    rows = {r.name: r for r in view.rows}
+    assert rows["cdist"].codes.split(" ") == ["fnn-", "ppp-"]
+    # an axis the failing exporter never reached is not one more loss
+    assert [(x.axis, x.passes, x.fails) for x in rows["cdist"].lose] == [
+        ("export", TORCHSCRIPT, STOCK)]
+    assert [(x.axis, x.passes) for x in rows["erfc"].lose] == [("export", STOCK)]
+    html = page.render(view)
+    assert f'data-targets="{STOCK}|{TORCHSCRIPT}"' in html
+    assert "## What would I lose: TorchScript and dynamo" in html
+    assert "| cdist | export | torchscript (TorchScript only) | stock exporter |" in html
+    assert "| erfc | export | stock exporter (dynamo only) | torchscript |" in html
+    assert "2 models were checked with the TorchScript exporter" in view.torchscript
+    # the models history record keeps each target's verdicts, and reads back
+    written = mh.load(mh.write(mh.from_models(data), tmp_path / "history"))
+    saved = written.by_name()["erfc"].targets[TORCHSCRIPT]
+    assert saved["verdict"]["export"] == "fail" and saved["prediction"]["export"] == "failing"
+    # the score per target: the TorchScript table predicted erfc's export failing, rightly
+    seen = [checked.target_entry(m, TORCHSCRIPT) for m in data["models"]]
+    export = scoring.score(seen).axis("export")
+    assert export.true_positive >= 1 and export.false_positive == 0
+
+
+def test_targets_are_named_or_refused_in_one_line(artifact):
+    from opsweep.cli.check import targets_of
+    assert targets_of("all", artifact) == tuple(n for n in artifact.target_names if n != STOCK)
+    assert targets_of(f" {TORCHSCRIPT}, opset18,{TORCHSCRIPT}", artifact) == (TORCHSCRIPT,
+                                                                               "opset18")
+    assert targets_of("", artifact) == ()
+    with pytest.raises(UsageError, match=r"^--targets bogus: not a target") as exc:
+        targets_of("bogus", artifact)
+    assert "\n" not in str(exc.value)
+
+
+def test_an_opset_target_is_the_public_call_at_that_opset(models, artifact):
+    case = load_model(f"{models}:erfc")
+    report = check(case, artifact, exclusions(), targets=("opset18",))
+    (at18,) = report.targets
+    assert at18.reality.opset == 18 and at18.reality.export == "pass"
+    program = torch.onnx.export(case.model, case.inputs, dynamo=True, opset_version=18)
+    assert next(o.version for o in program.model_proto.opset_import if o.domain == "") == 18
+    onnx.checker.check_model(program.model_proto, full_check=True)
+
+
+def test_a_check_with_targets_is_reused_only_for_the_same_targets(models, artifact):
+    """A stock-only check keeps the key it had before targets (a committed record is still
+    reused at unchanged pins); a check with other targets has a key of its own, so an entry
+    checked without them is not taken for one checked with them, nor back."""
+    from opsweep.check.fingerprint import fingerprint, reusable
+    source = f"{models}:erfc"
+    stock = fingerprint(source, artifact, "builtin")
+    assert set(stock) == {"stack", "opset", "model", "opsweep", "tolerance_policy", "export"}
+    with_ts = fingerprint(source, artifact, "builtin", targets=(TORCHSCRIPT,))
+    assert with_ts == {**stock, "targets": [TORCHSCRIPT]}
+    entry = {"name": "erfc", "source": source, "uses": [], "check_fingerprint": stock}
+    assert reusable({source: entry}, source, stock) == entry
+    assert reusable({source: entry}, source, with_ts) is None
