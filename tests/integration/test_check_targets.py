@@ -177,3 +177,23 @@ def test_a_check_with_targets_is_reused_only_for_the_same_targets(models, artifa
     entry = {"name": "erfc", "source": source, "uses": [], "check_fingerprint": stock}
     assert reusable({source: entry}, source, stock) == entry
     assert reusable({source: entry}, source, with_ts) is None
+
+
+def test_workers_check_each_target_against_a_table_without_it(tmp_path, capsys):
+    """With --jobs the workers check the other targets too; a packaged cell table keeps
+    the stock target only, so the TorchScript verdicts are real and unpredicted."""
+    from opsweep.artifact import tables
+    models = Path(__file__).parent / "models" / "crashing.py"
+    record = tmp_path / "record.json"
+    code = main(["check", f"{models}:good_one", f"{models}:good_two", "--jobs", "2",
+                 "--targets", "all,torchscript", "--artifact",
+                 str(sorted(tables.packaged().values())[-1]), "--record", str(record)])
+    out = capsys.readouterr().out
+    assert code == 0
+    data = json.loads(record.read_text())
+    for m in data["models"]:
+        (ts,) = m["targets"].values()  # 'all' of a cell table: no other target
+        assert ts["measured"] is False and ts["prediction"] == {} and ts["uses"] == []
+        assert ts["verdict"] == {"export": "pass", "runtime": "pass", "numerics": "pass"}
+    assert checked.target_names(data["models"]) == (STOCK, TORCHSCRIPT)
+    assert "with each target" in out and "pass (table: not measured)" in out

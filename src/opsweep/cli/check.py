@@ -110,11 +110,12 @@ def add_parser(sub) -> None:
                         "table), or 'all' (every target the table measures): per target a "
                         "real export, checker, onnxruntime run, numerics and dynamic verdict, "
                         "beside that target's table when the table measured it. Each target "
-                        "costs one more real export of every model: about a TorchScript "
-                        "export's tens of milliseconds, or a dynamo export's seconds; with "
-                        "'all' and the committed artifact's four other targets a check took "
-                        "1.5-2x the stock-only time (docs/performance.md). The exit code "
-                        "stays the stock exporter's (default: the stock exporter only)")
+                        "costs one more real export of every model: torchscript tens of "
+                        "milliseconds (a few percent more), each dynamo target (opsetN, "
+                        "MODULE:TABLE) about as much as the stock check itself; 'all' with "
+                        "the committed artifact's four other targets took 5-7x the stock-only "
+                        "time on small models (docs/performance.md). The exit code stays the "
+                        "stock exporter's (default: the stock exporter only)")
     p.add_argument("--no-export", action="store_true",
                    help="the table lookup alone, no real export (default: export too)")
     p.add_argument("-v", "--verbose", action="store_true",
