@@ -164,7 +164,10 @@ def record_data(reports, table=None, keys=None) -> dict:
         if r.source in keys:
             data[KEY] = dict(keys[r.source])
         return data
-    return {"models_version": RECORD_VERSION, **head, "models": [entry(r) for r in reports]}
+    models = [entry(r) for r in reports]
+    # a record without other targets stays version 2, byte for byte what it was before them
+    version = RECORD_VERSION if any(m.get("targets") for m in models) else RECORD_VERSION - 1
+    return {"models_version": version, **head, "models": models}
 
 
 def run_checks(sources, artifact, other=None, export: bool = True, policy=None, *,
