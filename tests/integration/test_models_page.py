@@ -38,7 +38,8 @@ SHOTS = ROOT / "test-artifacts"
 
 def _check(out: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "opsweep", "check", *MODELS, "--artifact",
-                           str(ARTIFACT), "--json"], capture_output=True, text=True, cwd=ROOT,
+                           str(ARTIFACT), "--targets", "torchscript", "--json"],
+                          capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=False)
     assert done.returncode in (0, 1), done.stderr[-2000:]
     (out / "models_checked.json").write_text(done.stdout, "utf-8")
@@ -101,9 +102,12 @@ def test_the_page_rendered_from_a_real_record(rendered, record):
     snippet = next(f["snippet"] for f in failing["failures"] if f["axis"] == "runtime")
     assert snippet in html.unescape(page)
     assert 'href="../operators/lgamma/"' in page  # the op the export failed at
-    # no models history and no TorchScript verdicts: said in one line each, no column invented
-    assert "No pin set's models history record yet" in page and "No TorchScript verdicts" in page
+    # no models history: said in one line, no column invented; the TorchScript verdicts
+    # (--targets torchscript) counted in a line, no column either
+    assert "No pin set's models history record yet" in page and "No TorchScript verdicts" not in page
+    assert f"{len(record['models'])} models were checked with the TorchScript exporter" in page
     assert "<th>TorchScript" not in page and "Across pin sets" not in page
+    assert 'data-targets="stock|torchscript"' in table
 
 
 def test_the_score_on_the_page_counts_every_disagreement(rendered, record):
@@ -181,7 +185,8 @@ def drive(page, served, record):
     status = page.locator("#opsweep-model-filters .status")
     models = record["models"]
     expect(status).to_have_text(f"{len(models)} of {len(models)} models shown")
-    expect(page.locator("#opsweep-model-filters select[data-facet=target]")).to_have_count(0)
+    select = page.locator("#opsweep-model-filters select[data-facet=target]")
+    expect(select.locator("option")).to_have_text(["stock exporter", "with torchscript"])
     # the name with markup reads as its text, not as markup
     expect(page.locator("#opsweep-models td code", has_text=MARKUP)).to_have_count(1)
     SHOTS.mkdir(exist_ok=True)
@@ -200,6 +205,14 @@ def drive(page, served, record):
     # the counts follow the other filters: no page model at bfloat16, so that choice is off
     expect(page.locator("button[data-facet=family][data-value=page_models]")).to_be_disabled()
     choose(page, "button[data-facet=dtype][data-value='']")
+    # the target select: the export filter then reads each model's TorchScript verdict
+    choose(page, "button[data-axis=export][data-value=pass]")
+    assert _passing(models, "torchscript") != _passing(models, None)  # the select tells apart
+    for target, n in (("1", _passing(models, "torchscript")), ("0", _passing(models, None))):
+        select.select_option(target)
+        expect(page.locator(SHOWN)).to_have_count(n)
+    expect(status).to_have_text(f"{_passing(models, None)} of {len(models)} models shown")
+    choose(page, "button[data-facet=export][data-value='']")
     choose(page, "button[data-axis=runtime][data-value=fail]")
     expect(page.locator(SHOWN)).to_have_count(1)
     expect(status).to_have_text(f"1 of {len(models)} models shown")
@@ -211,6 +224,12 @@ def drive(page, served, record):
     page.wait_for_url(f"**/operators/{op}/")
     expect(page.locator(f"h1#op-{op}")).to_be_visible()
     assert not errors, errors
+
+
+def _passing(models, target) -> int:
+    """The models whose export passes, with the stock exporter (None) or with `target`."""
+    return sum(((m["targets"][target] if target else m).get("verdict") or {}).get("export")
+               == "pass" for m in models)
 
 
 def choose(page, selector):
