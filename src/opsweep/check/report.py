@@ -9,7 +9,7 @@ the human summary.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from opsweep.artifact.data import Artifact
@@ -204,7 +204,47 @@ def table_agrees(entry: Mapping[str, Any], artifact: Artifact,
         use = Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
         if _verdict_data(verdict(artifact, use, excluded, dynamic), opset) != u:
             return False
+    for name, t in (entry.get("targets") or {}).items():
+        view = target_view(artifact, name)
+        if (view is not None) != bool(t.get("measured")):
+            return False
+        if view is not None and [compact_use(verdict(view, use, excluded, dynamic))
+                                 for use in _uses(t)] != t.get("uses"):
+            return False
     return True
+
+
+def target_view(artifact: Artifact, name: str) -> Artifact | None:
+    """The artifact as the target called `name` measured it (its results in the stock
+    target's place, where `lookup` reads them); None when the artifact has no results of
+    that target (not measured, a cell table, an exporter absent at its pins)."""
+    measured = artifact.target(name)
+    if measured is None or measured.absent:
+        return None
+    return replace(artifact, results={STOCK: measured})
+
+
+def _uses(entry: Mapping[str, Any]) -> tuple[Use, ...]:
+    return tuple(Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
+                 for u in entry.get("uses") or ())
+
+
+def _reality(real: Mapping[str, Any] | None) -> Reality | None:
+    kept = {f.name for f in fields(Reality)} - {"agreement", "divergence"}  # not re-read
+    return None if real is None else Reality(**{k: v for k, v in real.items() if k in kept})
+
+
+def _rejoin_target(stock: Report, name: str, t: Mapping[str, Any], artifact: Artifact,
+                   excluded: Mapping[str, str]) -> dict[str, Any]:
+    """Another target's part of a reused entry joined with `artifact` again (its real
+    export kept; its uses are the stock capture's, as when it was checked)."""
+    view = target_view(artifact, name)
+    verdicts = () if view is None else lookup(view, stock.capture.uses, excluded, stock.dynamic)
+    report = replace(stock, verdicts=verdicts, reality=_reality(t.get("reality")), against=None,
+                     target=name, measured=view is not None, targets=())
+    joined = target_data(report)
+    return {**t, **{k: joined[k] for k in ("measured", "prediction", "counts", "uses", "gaps",
+                                           "failed")}}
 
 
 def rejoin(entry: Mapping[str, Any], artifact: Artifact, excluded: Mapping[str, str],
@@ -213,8 +253,7 @@ def rejoin(entry: Mapping[str, Any], artifact: Artifact, excluded: Mapping[str, 
     export are kept (the pins and the model are those it was checked at, and neither
     depends on the table), its uses' verdicts, counts, prediction, gaps and, with `other`,
     the uses that change verdict against it, are the table's now."""
-    uses = tuple(Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
-                 for u in entry.get("uses") or ())
+    uses = _uses(entry)
     dynamic = "dynamic" in (entry.get("prediction") or {})
     verdicts = lookup(artifact, uses, excluded, dynamic)
     c = entry.get("capture") or {}
@@ -222,9 +261,7 @@ def rejoin(entry: Mapping[str, Any], artifact: Artifact, excluded: Mapping[str, 
                       c.get("capture_seconds", 0.0), c.get("decompose_seconds", 0.0),
                       queries=tuple((c.get("shape_queries") or {}).items()),
                       fallback=c.get("fallback", ""))
-    real = entry.get("reality")
-    kept = {f.name for f in fields(Reality)} - {"agreement", "divergence"}  # not re-read
-    reality = None if real is None else Reality(**{k: v for k, v in real.items() if k in kept})
+    reality = _reality(entry.get("reality"))
     changes = None if other is None else against(verdicts, lookup(other, uses, excluded, dynamic))
     report = Report(entry["name"], entry["source"], capture, verdicts, dynamic, reality, changes,
                     dict(entry.get("fingerprint") or {}))
@@ -234,6 +271,9 @@ def rejoin(entry: Mapping[str, Any], artifact: Artifact, excluded: Mapping[str, 
                 prediction=report.prediction, gaps=list(report.gaps), failed=report.failed)
     if changes is not None:
         data["against"] = [asdict(x) for x in changes]
+    if entry.get("targets"):
+        data["targets"] = {name: _rejoin_target(report, name, t, artifact, excluded)
+                           for name, t in entry["targets"].items()}
     return data
 
 

@@ -11,20 +11,10 @@ from opsweep.capture.cases import ModelCase
 from opsweep.capture.uses import Capture, capture, from_export
 from opsweep.check.exporters import for_target
 from opsweep.check.real import reality
-from opsweep.check.report import Report, against
+from opsweep.check.report import Report, against, target_view
 from opsweep.check.table import lookup
 from opsweep.policy import Policy
-from opsweep.targets import STOCK, is_stock
-
-
-def target_view(artifact: Artifact, name: str) -> Artifact | None:
-    """The artifact as the target called `name` measured it (its results in the stock
-    target's place, where `lookup` reads them); None when the artifact has no results of
-    that target (not measured, a cell table, an exporter absent at its pins)."""
-    measured = artifact.target(name)
-    if measured is None or measured.absent:
-        return None
-    return replace(artifact, results={STOCK: measured})
+from opsweep.targets import is_stock
 
 
 def check(case: ModelCase, artifact: Artifact, excluded: Mapping[str, str], *,
