@@ -49,6 +49,24 @@ SOURCE = textwrap.dedent('''
         batch = torch.export.Dim("batch", min=2, max=16)
         return {"model": Erfc(), "inputs": (torch.randn(3, 4),), "dynamic_shapes": ({0: batch},),
                 "dynamic_inputs": (torch.randn(6, 4),), "name": "erfc"}
+
+    class Freq(torch.nn.Module):
+        def forward(self, x):
+            return x * torch.fft.fftfreq(x.shape[-1])
+
+    def freq():
+        return {"model": Freq(), "inputs": (torch.randn(3, 8),), "name": "freq"}
+
+    class Two(torch.nn.Module):
+        def forward(self, a, scale=None, b=None):
+            return a * scale + b.sum(0)  # b keeps its batch when a takes another
+
+    def two():
+        batch = torch.export.Dim("batch", min=2, max=16)
+        return {"model": Two(), "inputs": (torch.randn(3, 4), 2.0),
+                "kwargs": {"b": torch.randn(3, 4)},
+                "dynamic_shapes": {"a": {0: batch}, "scale": None, "b": {0: batch}},
+                "dynamic_inputs": (torch.randn(5, 4), 2.0), "name": "two"}
 ''')
 
 
@@ -217,3 +235,51 @@ def test_a_reused_entrys_targets_are_joined_with_the_table_again(models, artifac
     again = rejoin(stale, artifact, exclusions())
     assert again["targets"][TORCHSCRIPT] == entry["targets"][TORCHSCRIPT]
     assert again["targets"][TORCHSCRIPT]["prediction"]["export"] == "failing"
+
+
+def test_a_translation_table_target_exports_with_its_table(models, artifact):
+    """examples/custom_translations.py:TABLE (the committed artifact's table target)
+    translates aten::fft_fftfreq, which the stock exporter has no function for: the model
+    fails with the stock exporter and passes with the table, each by its public call."""
+    table = "examples/custom_translations.py:TABLE"
+    report = check(load_model(f"{models}:freq"), artifact, exclusions(), targets=(table,))
+    assert report.reality.export == "fail" and "fft_fftfreq" in report.reality.error
+    (with_table,) = report.targets
+    assert with_table.target == table and with_table.measured
+    assert (with_table.reality.export, with_table.reality.numerics) == ("pass", "pass")
+
+
+def test_torchscript_gets_dynamic_axes_for_the_models_dynamic_shapes(models, artifact):
+    """dynamic_shapes by the forward's parameter names, with a non-tensor positional input
+    and a keyword tensor: the TorchScript export makes the same axes dynamic, and runs at the
+    model's other batch size."""
+    from opsweep.check.exporters import dynamic_axes, torchscript_export
+    case = load_model(f"{models}:two")
+    assert dynamic_axes(case) == {"inputs_0": {0: "batch"}, "inputs_2": {0: "batch"}}
+    proto = torchscript_export(case, 20, True)
+    dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
+            for i in proto.graph.input]
+    assert dims == [["batch", 4], [], ["batch", 4]]  # the number: an input of its own
+    report = check(case, artifact, exclusions(), targets=(TORCHSCRIPT,))
+    assert report.targets[0].reality.dynamic == "pass"
+    assert report.targets[0].reality.numerics == "pass"
+
+
+def test_the_score_script_scores_each_target():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("score_models", ROOT / "scripts" /
+                                                  "score_models.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    entry = {"name": "m", "source": "a.py:m", "verdict": {"export": "pass"},
+             "prediction": {"export": "fine"}, "uses": [], "failed": False,
+             "targets": {TORCHSCRIPT: {"measured": True, "verdict": {"export": "fail"},
+                                       "prediction": {"export": "failing"}, "uses": [],
+                                       "failed": True},
+                         "opset18": {"measured": False, "verdict": {"export": "pass"},
+                                     "prediction": {}, "uses": [], "failed": False}}}
+    text = script.score([entry], {})
+    assert "with target opset18: 1 models checked; the table does not measure this target" in text
+    ts = text.split(f"with target {TORCHSCRIPT} (1 models):")[1]
+    assert "precision 100.0%, recall 100.0% (1 predicted and failing" in ts
+

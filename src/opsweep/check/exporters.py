@@ -43,12 +43,28 @@ def _args(case: ModelCase) -> tuple:
     return tuple(_clone(t) for t in case.inputs)
 
 
-def _tensor_names(case: ModelCase) -> list[str]:
-    """The ONNX input names of the model's tensor inputs, positional then keyword, in the
-    order onnxruntime is fed (``inputs_K``, as the runner feeds by position)."""
-    count = sum(isinstance(t, torch.Tensor)
-                for t in pytree.tree_leaves((case.inputs, dict(case.kwargs))))
-    return [f"inputs_{k}" for k in range(count)]
+def _fed(value: Any) -> bool:
+    """A leaf the TorchScript exporter makes a graph input of: a tensor, or a number (it
+    becomes a rank-0 tensor input)."""
+    return isinstance(value, (torch.Tensor, bool, int, float))
+
+
+def feeds(case: ModelCase, inputs: tuple) -> list[torch.Tensor]:
+    """What onnxruntime is fed for a TorchScript export at `inputs` (and the model's
+    kwargs): every leaf `_fed` keeps, numbers as rank-0 tensors, in order."""
+    leaves = pytree.tree_leaves((inputs, dict(case.kwargs)))
+    return [v if isinstance(v, torch.Tensor) else _number(v) for v in leaves if _fed(v)]
+
+
+def _number(value: bool | int | float) -> torch.Tensor:
+    """A number as the TorchScript exporter's graph takes it: a float as a double."""
+    return torch.tensor(value, dtype=torch.float64 if isinstance(value, float) else None)
+
+
+def _input_names(case: ModelCase) -> list[str]:
+    """The ONNX input names of the TorchScript export's inputs, positional then keyword, in
+    the order `feeds` feeds them (``inputs_K``, as the runner feeds by position)."""
+    return [f"inputs_{k}" for k in range(len(feeds(case, case.inputs)))]
 
 
 def _axes(entry: Any) -> dict[int, str]:
@@ -65,7 +81,7 @@ def _axes(entry: Any) -> dict[int, str]:
 
 def dynamic_axes(case: ModelCase) -> dict[str, dict[int, str]]:
     """``dynamic_axes`` for the model's ``dynamic_shapes`` (given by position, or by the
-    forward's parameter names), on the tensor inputs named as `_tensor_names` names them;
+    forward's parameter names), on the tensor inputs named as `_input_names` names them;
     an input whose entry is nested deeper than one tensor is left static."""
     shapes = case.dynamic_shapes
     names = list(case.kwargs)
@@ -80,7 +96,7 @@ def dynamic_axes(case: ModelCase) -> dict[str, dict[int, str]]:
     position = 0
     for value, entry in zip(values, per_input + [None] * len(values)):
         if not isinstance(value, torch.Tensor):
-            position += sum(isinstance(t, torch.Tensor) for t in pytree.tree_leaves(value))
+            position += sum(map(_fed, pytree.tree_leaves(value)))
             continue
         axes = _axes(entry)
         if axes:
@@ -95,7 +111,7 @@ def torchscript_export(case: ModelCase, opset: int, dynamic: bool) -> onnx.Model
     with _output_dropped():
         torch.onnx.export(case.module(), _args(case), cast(Any, buffer),
                           kwargs=dict(case.kwargs) or None, dynamo=False, opset_version=opset,
-                          input_names=_tensor_names(case),
+                          input_names=_input_names(case),
                           dynamic_axes=dynamic_axes(case) if dynamic else None, verbose=False)
     return onnx.load_from_string(buffer.getvalue())
 
@@ -123,7 +139,7 @@ def for_target(name: str, opset: int) -> RealExporter:
     if target.kind is Kind.TORCHSCRIPT:
         at = opset_for(opset)
         return RealExporter(at, lambda case, dynamic: torchscript_export(case, at, dynamic),
-                            classify_torchscript_error)
+                            classify_torchscript_error, feeds)
     if target.kind is Kind.OPSET:
         n = cast(int, target.opset)
         return RealExporter(n, lambda case, dynamic: opset_export(case, n, dynamic),

@@ -167,6 +167,9 @@ class RealExporter:
     opset: int
     call: Callable[[ModelCase, bool], Any]
     classify: Callable[[BaseException], Stage] = classify_export_error
+    #: what onnxruntime is fed for the model's inputs (these positional ones, its kwargs):
+    #: its tensors, in order (None); the TorchScript exporter makes numbers inputs too
+    feeds: Callable[[ModelCase, tuple], list[torch.Tensor]] | None = None
 
 
 def dynamo(opset: int) -> RealExporter:
@@ -201,7 +204,7 @@ def run(case: ModelCase, opset: int, dynamic: bool = False, inputs: tuple | None
     seen = None
     for these in (case.inputs,) if inputs is None else (case.inputs, inputs):
         try:
-            actual = run_session(session, _flat(case, these))
+            actual = run_session(session, (exporter.feeds or _flat)(case, these))
         except Exception as exc:
             return _Run(Stage.RUNTIME.value, error_line(exc), program, exc, seen)
         seen = _worse(seen, agreement(_expected(case, these), actual, policy))
