@@ -77,6 +77,7 @@ examples:
   opsweep check my_models.py:build_bert --against 2.15.0
   opsweep check mypkg.models:build --artifact onnx_support_measured.json
   opsweep check my_models.py:build_bert --against new_torch_artifact.json --verbose
+  opsweep check my_models.py:build_bert --targets torchscript,opset18
   opsweep check my_models.py:build_bert my_models.py:build_vit --jobs 2 --record checked.json
   opsweep check my_models.py:build_bert my_models.py:build_vit --reuse checked.json --json
 
