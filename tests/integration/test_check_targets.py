@@ -120,6 +120,10 @@ def test_each_target_is_checked_for_real_beside_its_table(models, artifact):
     text = to_markdown([a])
     assert "| `torchscript` | pass (table: unknown) |" in text
     assert "| `stock` | fail (table: unknown) |" in text
+    assert ("From TorchScript to dynamo: export lost (passes with TorchScript only), nothing "
+            "gained (passes with dynamo only).") in text
+    assert "From TorchScript to dynamo: nothing lost (passes with TorchScript only), export " \
+        "gained" in to_markdown([b])
 
 
 def test_the_record_page_history_and_score_show_each_target(models, artifact, tmp_path,

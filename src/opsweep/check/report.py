@@ -19,7 +19,8 @@ from opsweep.check.table import (FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIB
                                  lookup, verdict)
 from opsweep.capture.uses import Capture, Use
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
-from opsweep.targets import STOCK
+from opsweep.artifact.checked import losses
+from opsweep.targets import STOCK, TORCHSCRIPT, Kind, of_name
 
 AXES = ("export", "runtime", "numerics", "dynamic")
 FINE_P, FAILING_P, UNKNOWN_P = "fine", "failing", "unknown"
@@ -317,6 +318,25 @@ def target_rows(report: Report) -> list[tuple[str, list[str], str]]:
     return out
 
 
+def lose_lines(report: Report) -> list[str]:
+    """What moving between the TorchScript exporter and dynamo would lose, when the model
+    was checked with both (the models page's *What would I lose*, for one model)."""
+    seen = {"verdict": _real(report.reality) if report.reality else None,
+            "targets": {t.target: {"verdict": _real(t.reality) if t.reality else None}
+                        for t in report.targets}}
+    found = losses(seen, TORCHSCRIPT, STOCK)
+    lost = [x.axis for x in found if not x.to_stock]
+    gained = [x.axis for x in found if x.to_stock]
+    if not any(of_name(t.target).kind is Kind.TORCHSCRIPT for t in report.targets) or \
+            report.reality is None:
+        return []
+    if not found:
+        return ["From TorchScript to dynamo: the same verdict on every axis."]
+    return [f"From TorchScript to dynamo: {', '.join(lost) or 'nothing'} lost (passes with "
+            f"TorchScript only), {', '.join(gained) or 'nothing'} gained (passes with dynamo "
+            "only)."]
+
+
 def targets_markdown(report: Report) -> list[str]:
     """The per-target table of a report checked with other targets ([] when it was not)."""
     if not report.targets:
@@ -326,7 +346,7 @@ def targets_markdown(report: Report) -> list[str]:
              "| --- |" + " --- |" * (len(axes) + 1)]
     for name, cells, why in target_rows(report):
         lines.append(f"| {_cell(name)} | " + " | ".join(cells) + f" | {_cell(why) if why else ''} |")
-    return lines
+    return lines + [f"\n{line}" for line in lose_lines(report)]
 
 
 def compact_use(v: Verdict) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
 from opsweep.check.report import (AXES, fallback_line, opset_of, other_line, queries_line,
-                                  summary_line, target_rows)
+                                  lose_lines, summary_line, target_rows)
 from opsweep.check.table import FAILING, STATUSES
 
 #: every failing operator gets its repro; past this many, --verbose shows the rest
@@ -110,3 +110,5 @@ def targets(console: Console, rep) -> None:
     for name, cells, why in target_rows(rep):
         table.add_row(name, *cells, why)
     console.print(table)
+    for line in lose_lines(rep):
+        console.print(line, markup=False)
