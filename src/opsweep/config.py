@@ -24,6 +24,8 @@ The keys (all optional)::
     source-url = "https://github.com/OWNER/REPO/blob/main"
     repo-url = "https://github.com/OWNER/REPO"
     models = ["pkg.models:build"]
+    check-targets = ["torchscript"]  # the models checked with these targets too (opsweep
+                                     # check --targets; "all": every target measured)
     tolerance-policy = "tolerances.json"  # the tolerance policy numerics are graded against
                                      # (docs/tolerances.md; default: opsweep's own)
 
@@ -45,7 +47,7 @@ from urllib.parse import urlsplit
 from collections.abc import Iterable
 
 from opsweep.errors import UsageError
-from opsweep.targets import Target, configured
+from opsweep.targets import Kind, Target, configured, of_name
 
 #: the newest configuration format this opsweep understands
 VERSION = 1
@@ -53,7 +55,7 @@ TABLE = "[tool.opsweep]"
 DEFAULT_TOX_ENV = "proptest_onnx"
 _KEYS = ("version", "pins", "catalog", "specs", "translations", "torchscript", "opsets",
          "artifact", "pages-dir", "history-dir", "data-dir", "templates", "source-url",
-         "repo-url", "models", "tolerance-policy")
+         "repo-url", "models", "check-targets", "tolerance-policy")
 #: the opsets a configuration may name (the exporter then decides which it can reach: the
 #: canary records an opset it cannot export at absent)
 OPSETS = range(1, 100)
@@ -150,6 +152,8 @@ class Config:
     source_url: str = ""
     repo_url: str = ""
     models: tuple[str, ...] = ()
+    #: the other targets `models` are checked with (opsweep check --targets; "all")
+    check_targets: tuple[str, ...] = ()
     pyproject: str = "pyproject.toml"
     #: the tolerance policy's file ("": opsweep's own; opsweep.policy)
     tolerance_policy: str = ""
@@ -268,7 +272,8 @@ def parse(table: dict, pyproject: Path) -> Config:
         history_dir=paths.get("history-dir", Config.history_dir),
         data_dir=paths.get("data-dir", Config.data_dir), templates=paths.get("templates", ""),
         source_url=check.url("source-url", table), repo_url=check.url("repo-url", table),
-        models=_models(check, table), pyproject=pyproject.name,
+        models=_models(check, table), check_targets=_check_targets(check, table),
+        pyproject=pyproject.name,
         tolerance_policy=paths.get("tolerance-policy", ""), keys=frozenset(table))
 
 
@@ -306,6 +311,19 @@ def _opsets(check: _Checker, value: object) -> tuple[int, ...]:
     if len(set(value)) != len(value):
         check.fail("opsets", "an opset is listed twice")
     return tuple(sorted(value))
+
+
+def _check_targets(check: _Checker, table: dict) -> tuple[str, ...]:
+    """``check-targets``: target names (``torchscript``, ``opsetN``, ``MODULE:TABLE``) or
+    ``all``, each once."""
+    value = tuple(check.strings("check-targets", table))
+    for item in value:
+        if item != "all" and of_name(item).kind is Kind.TABLE and ":" not in item:
+            check.fail("check-targets", f"{item!r} is not a target (torchscript, opsetN, "
+                       "MODULE:TABLE or all)")
+    if len(set(value)) != len(value):
+        check.fail("check-targets", "a target is listed twice")
+    return value
 
 
 def _models(check: _Checker, table: dict) -> tuple[str, ...]:

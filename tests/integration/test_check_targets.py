@@ -287,3 +287,30 @@ def test_the_score_script_scores_each_target():
     ts = text.split(f"with target {TORCHSCRIPT} (1 models):")[1]
     assert "precision 100.0%, recall 100.0% (1 predicted and failing" in ts
 
+
+
+def test_the_main_commands_models_step_checks_the_configured_targets(tmp_path):
+    """[tool.opsweep] check-targets: the models step checks each model with them too, the
+    record and its models history keep their verdicts, and a second run at unchanged pins
+    reuses every entry (its key names the targets) instead of re-checking without them."""
+    from opsweep.artifact import tables
+    from opsweep.cli.assemble import check_models
+    from opsweep.files import Layout
+    model = tmp_path / "one.py"
+    model.write_text("import torch\n\n\ndef build():\n"
+                     "    return {'model': torch.nn.Sequential(torch.nn.Linear(4, 3)),\n"
+                     "            'inputs': (torch.randn(2, 4),), 'name': 'one'}\n")
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.opsweep]\nmodels = ["{model.as_posix()}:build"]\ncheck-targets = ["torchscript"]\n')
+    artifact = tables.load(sorted(tables.packaged().values())[-1]).artifact
+    layout = Layout()
+    first = check_models(tmp_path, layout, artifact, jobs=1)
+    data = json.loads((tmp_path / layout.models).read_text())
+    (entry,) = data["models"]
+    assert data["models_version"] == 3 and first.checked == 1
+    assert entry["targets"][TORCHSCRIPT]["verdict"]["export"] == "pass"
+    assert entry["check_fingerprint"]["targets"] == [TORCHSCRIPT]
+    (history,) = (tmp_path / layout.models_history).glob("*.json")
+    assert json.loads(history.read_text())["models_history_version"] == 2
+    again = check_models(tmp_path, layout, artifact, jobs=1)
+    assert (again.checked, again.reused) == (0, 1)

@@ -126,6 +126,9 @@ def test_a_newer_format_is_refused_naming_both_versions(tmp_path):
     ("opsets = [0]", "opsets"),
     ("opsets = [100]", "opsets"),
     ("opsets = [18, 28, 18]", "opsets"),
+    ("check-targets = 'torchscript'", "check-targets"),
+    ("check-targets = ['dynamo']", "check-targets"),
+    ("check-targets = ['torchscript', 'torchscript']", "check-targets"),
 ])
 def test_a_bad_key_is_one_line_naming_the_file_and_the_key(tmp_path, body, key):
     assert f"[tool.opsweep] {key}:" in refused(tmp_path, body)
@@ -251,3 +254,13 @@ def test_the_action_s_check_refuses_in_one_line(tmp_path, version, expected):
     ok = tmp_path / "ok.toml"
     ok.write_text("[tool.opsweep]\nversion = 1\n")
     assert subprocess.run([sys.executable, "-m", "opsweep.config", "check", str(ok)]).returncode == 0
+
+
+def test_check_targets_are_read_in_order(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.opsweep]\ncheck-targets = ['torchscript', 'opset18', 'all', "
+                    "'tables.py:TABLE']\n")
+    assert config.load(path).check_targets == ("torchscript", "opset18", "all",
+                                                "tables.py:TABLE")
+    path.write_text("[tool.opsweep]\n")
+    assert config.load(path).check_targets == ()

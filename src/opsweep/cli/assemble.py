@@ -14,7 +14,7 @@ from opsweep.artifact import models_history
 from opsweep.artifact.data import Artifact
 from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
-from opsweep.cli.settings import models, repo_url, source_url
+from opsweep.cli.settings import check_targets, models, repo_url, source_url
 from opsweep.engine.standalone import Scripts
 from opsweep.errors import DataFileError, UsageError
 from opsweep.files import Layout, write_atomic
@@ -82,7 +82,7 @@ def check_models(root: Path, layout: Layout, new: Artifact, *,
     if not sources or new.broken is not None:
         return None
     # the check: torch, the exporter, onnxruntime (only when models are configured)
-    from opsweep.cli.check import check_or_reuse, previous_entries, record_data
+    from opsweep.cli.check import check_or_reuse, previous_entries, record_data, targets_of
     record = Path(root, layout.models)
     try:
         previous = previous_entries(record)
@@ -90,7 +90,8 @@ def check_models(root: Path, layout: Layout, new: Artifact, *,
         raise UsageError(f"{exc}; the models record is kept as it is: fix it, or delete it "
                          "to check every model again") from None
     workers = max(2, os.cpu_count() or 1) if jobs is None else jobs
-    done = check_or_reuse(sources, new, previous, jobs=workers)
+    targets = targets_of(",".join(check_targets(Path(root, layout.pyproject))), new)
+    done = check_or_reuse(sources, new, previous, jobs=workers, targets=targets)
     data = record_data(done.items, keys=done.keys)
     text = json.dumps(data, indent=1, sort_keys=True) + "\n"
     write_atomic(record, text.encode("utf-8"))

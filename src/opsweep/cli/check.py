@@ -116,7 +116,8 @@ def add_parser(sub) -> None:
                         "MODULE:TABLE) about as much as the stock check itself; 'all' with "
                         "the committed artifact's four other targets took 5-7x the stock-only "
                         "time on small models (docs/performance.md). The exit code stays the "
-                        "stock exporter's (default: the stock exporter only)")
+                        "stock exporter's (default: the project's [tool.opsweep] "
+                        "check-targets, else the stock exporter only)")
     p.add_argument("--no-export", action="store_true",
                    help="the table lookup alone, no real export (default: export too)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -424,7 +425,8 @@ def cmd_check(invocation: Invocation) -> int:
     done = check_or_reuse(sources, artifact, _reused_from(args.reuse),
                           other=other and other.artifact, export=not args.no_export,
                           policy=policy, jobs=args.jobs, timeout=args.timeout,
-                          targets=targets_of(args.targets, artifact))
+                          targets=targets_of(args.targets or ",".join(project.check_targets),
+                                             artifact))
     if args.reuse is not None:
         again = f" ({done.rejoined} joined with this table again: it answers their uses " \
             "otherwise)" if done.rejoined else ""

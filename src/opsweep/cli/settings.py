@@ -137,6 +137,12 @@ def models(pyproject: Path) -> tuple[str, ...]:
     return config.load(pyproject).models
 
 
+def check_targets(pyproject: Path) -> tuple[str, ...]:
+    """The other targets the project's models are checked with (``[tool.opsweep]
+    check-targets``): () when the file or the key is absent."""
+    return config.load(pyproject).check_targets
+
+
 def policy_file(path: str) -> str:
     """The configured tolerance policy's file, absolute, read once here so a bad one stops
     the sweep before any worker starts ("": opsweep's own)."""
