@@ -9,7 +9,12 @@ The record is validated against ``schema/models.schema.json``. Version 2 gives e
 entry its ``check_fingerprint`` (`opsweep.check.fingerprint`), by which the main command
 reuses it instead of checking the model again; a version-1 record reads the same, and
 reuses nothing. An entry with ``lost`` is a model whose worker died (a machine failure):
-no verdict."""
+no verdict.
+
+A sharded measuring run checks its models in the shard jobs, each a share of the list
+(`shard_models`), into a record of its own beside the shard's artifact (`part_name`); the
+assemble job reads those records by that name and joins their entries with the merged
+table."""
 
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ from opsweep.files import validate
 VERSIONS = (1, 2)
 
 AXES = ("export", "runtime", "numerics", "dynamic")
+#: how a shard job's models record is named beside its shard artifact
+PART_PREFIX = "onnx-models-"
 VALUES = frozenset({"pass", "fail", "not reached"})
 
 
@@ -35,6 +42,23 @@ class ModelEntry:
     verdict: Mapping[str, str] | None  # axis -> pass | fail | not reached (None: not exported)
     ops: frozenset[str]  # the aten operators the model uses
     failed: bool
+
+
+def part_name(shard: int, shards: int) -> str:
+    """The file name of shard `shard` of `shards`'s models record."""
+    return f"{PART_PREFIX}shard-{shard}-of-{shards}.json"
+
+
+def is_part(path: Path) -> bool:
+    """Whether `path` is named as a shard job's models record (not a shard artifact)."""
+    return path.name.startswith(PART_PREFIX)
+
+
+def shard_models(sources: tuple[str, ...], shard: int, shards: int) -> tuple[str, ...]:
+    """The models shard `shard` (1-based) of `shards` checks: every `shards`-th of the list
+    from the `shard`-th on, so that a family's models, listed together, spread over the
+    shards rather than all landing on one."""
+    return sources[shard - 1::shards]
 
 
 def _entry(path: object, i: int, m: Any) -> ModelEntry:
