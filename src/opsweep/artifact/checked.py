@@ -13,7 +13,12 @@ no verdict. Version 3 adds, when the models were checked with other targets (``o
 check --targets``), each entry's ``targets``: per other target's name its real verdicts
 and export, and its table's prediction and uses when the table measured that target; the
 stock exporter's stay where they were, so a version-1 or -2 record reads as one with the
-stock target alone (`target_names`, `target_entry`)."""
+stock target alone (`target_names`, `target_entry`).
+
+A sharded measuring run checks its models in the shard jobs, each a share of the list
+(`shard_models`), into a record of its own beside the shard's artifact (`part_name`); the
+assemble job reads those records by that name and joins their entries with the merged
+table."""
 
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ from opsweep.targets import STOCK, is_stock, label, stock_first
 VERSIONS = (1, 2, 3)
 
 AXES = ("export", "runtime", "numerics", "dynamic")
+#: how a shard job's models record is named beside its shard artifact
+PART_PREFIX = "onnx-models-"
 VALUES = frozenset({"pass", "fail", "not reached"})
 
 
@@ -40,6 +47,23 @@ class ModelEntry:
     verdict: Mapping[str, str] | None  # axis -> pass | fail | not reached (None: not exported)
     ops: frozenset[str]  # the aten operators the model uses
     failed: bool
+
+
+def part_name(shard: int, shards: int) -> str:
+    """The file name of shard `shard` of `shards`'s models record."""
+    return f"{PART_PREFIX}shard-{shard}-of-{shards}.json"
+
+
+def is_part(path: Path) -> bool:
+    """Whether `path` is named as a shard job's models record (not a shard artifact)."""
+    return path.name.startswith(PART_PREFIX)
+
+
+def shard_models(sources: tuple[str, ...], shard: int, shards: int) -> tuple[str, ...]:
+    """The models shard `shard` (1-based) of `shards` checks: every `shards`-th of the list
+    from the `shard`-th on, so that a family's models, listed together, spread over the
+    shards rather than all landing on one."""
+    return sources[shard - 1::shards]
 
 
 def _entry(path: object, i: int, m: Any) -> ModelEntry:

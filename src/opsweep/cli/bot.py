@@ -15,6 +15,7 @@ from pathlib import Path
 
 from opsweep.artifact import account
 from opsweep.artifact import data as art
+from opsweep.artifact.checked import is_part as is_models_part
 from opsweep.artifact.shard import combine
 from opsweep.bot import check
 from opsweep.bot.comment import code
@@ -164,8 +165,10 @@ def cmd_assemble(invocation: Invocation) -> int:
     layout = replace(Layout.of(configured), **{k: v for k, v in (
         ("artifact", args.artifact), ("page", args.page), ("history_dir", args.history_dir),
         ("history_page", args.history_page)) if v})
-    parts = [f for p in args.parts for f in (sorted(p.rglob("*.json")) if p.is_dir() else [p])
+    found = [f for p in args.parts for f in (sorted(p.rglob("*.json")) if p.is_dir() else [p])
              if f.is_file()]  # a directory: every *.json under it
+    # the shard jobs' models records (bot sweep) beside their shard artifacts
+    parts = [f for f in found if not is_models_part(f)]
     if not parts:
         raise UsageError(f"no shard artifact in {', '.join(map(str, args.parts))}")
     new = combine([(p, art.load(p)) for p in parts])
@@ -177,7 +180,10 @@ def cmd_assemble(invocation: Invocation) -> int:
     done = regenerate_site(args.repo_dir, layout, new, specs,
                            builtin=settings.builtin_scope(args.repo_dir, configured),
                            cache=invocation.settings.cache_dir())
-    checked = check_models(args.repo_dir, layout, new)  # only when models are configured
+    checked = check_models(args.repo_dir, layout, new,  # only when models are configured
+                           parts=[f for f in found if is_models_part(f)])
+    if checked is not None:
+        print(f"opsweep: {checked.line()}", file=sys.stderr)
     data_dir = Path(args.repo_dir, layout.data_dir)
     wanted = [layout.artifact, *layout.rendered(args.repo_dir), done.record,
               *([checked.path, checked.history] if checked else [])]

@@ -17,7 +17,6 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from opsweep import coverage
 from opsweep.artifact import data as art
 from opsweep.artifact import models_history, records
 from opsweep.artifact.account import beside
@@ -30,6 +29,17 @@ from opsweep.cli.actions import append_summary, write_outputs
 from opsweep.cli.bot import add_parser as add_bot_parser
 from opsweep.cli.bot import from_environment
 from opsweep.cli.check import add_parser as add_check_parser
+from opsweep.cli.catalogcmds import add_parsers as add_catalog_parsers
+from opsweep.cli.catalogcmds import (
+    catalog_of,
+    cmd_attribution,
+    cmd_coverage,
+    cmd_draw,
+    cmd_list,
+    err,
+    profile_source,
+    spec_dirs,
+)
 from opsweep.cli.check import cmd_check
 from opsweep.cli.exits import EXIT_BROKEN, EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from opsweep.cli.init import add_parser as add_init_parser
@@ -37,7 +47,6 @@ from opsweep.cli.invocation import Command, Invocation, Options
 from opsweep.cli.progress import DEFAULT_INTERVAL
 from opsweep.cli.regrade import add_parser as add_regrade_parser, cmd_regrade
 from opsweep.cli.settings import (
-    PROFILE_ENV,
     Settings,
     builtin_scope,
     policy_file,
@@ -49,7 +58,7 @@ from opsweep.cli.summary import summary
 from opsweep.cli.tables import add_parser as add_tables_parser
 from opsweep.cli.tables import cmd_tables
 from opsweep.engine.sweepconfig import RECYCLE, SweepConfig
-from opsweep.errors import OpsweepError, SpecError, UsageError
+from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
 from opsweep.page import site
 from opsweep.sweep.request import Request
@@ -68,30 +77,6 @@ The main job, measure then render:
 EPILOG = """\
 `opsweep COMMAND --help` describes each command. `tox -e proptest_onnx` runs the main job
 with the pinned exporter stack; docs/refreshing.md explains how to read the results."""
-
-
-def _err(message: str) -> None:
-    print(f"opsweep: error: {message}", file=sys.stderr)
-
-
-def _profile_source(args) -> str:
-    return "--profile" if args.profile else PROFILE_ENV
-
-
-def _unique(items) -> list:
-    return list(dict.fromkeys(items))
-
-
-def _spec_dirs(args, root: Path = Path(".")) -> list[Path]:
-    """The project's [tool.opsweep] specs (relative to `root`), then any --specs."""
-    return _unique([Path(root, d) for d in project(root).specs] + list(getattr(args, "specs", [])))
-
-
-def _catalog(args, root: Path = Path("."), *, check_draws: bool | list[str] = False):
-    """The catalog the project configures ([tool.opsweep] catalog and specs) plus --specs."""
-    from opsweep.catalog.load import load_catalog  # the catalog: hypothesis, torch
-    return load_catalog(_spec_dirs(args, root), check_draws=check_draws,
-                        builtin=builtin_scope(root))
 
 
 def _add_sweep(sub) -> None:
@@ -166,7 +151,7 @@ def cmd_sweep(invocation: Invocation) -> int:
     from opsweep.cli.progress import display
     from opsweep.sweep.driver import regenerate
     args = invocation.options
-    profile = resolve_profile(args.profile or invocation.settings.profile, _profile_source(args))
+    profile = resolve_profile(args.profile or invocation.settings.profile, profile_source(args))
     jobs = (os.cpu_count() or 1) if args.jobs is None else args.jobs
     if jobs < 0:
         raise UsageError(f"--jobs must be >= 0, got {jobs}")
@@ -178,9 +163,9 @@ def cmd_sweep(invocation: Invocation) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     configured = project()
     out = args.out or Path(configured.artifact)  # the artifact this sweep writes
-    specs = _spec_dirs(args)
+    specs = spec_dirs(args)
     # the draws of the specs this sweep measures (all of them without --only)
-    catalog = _catalog(args, check_draws=list(args.only) or True)
+    catalog = catalog_of(args, check_draws=list(args.only) or True)
     config = SweepConfig(profile, jobs=jobs, timeout=args.timeout,
                          spec_dirs=tuple(p.resolve() for p in specs), builtin=builtin_scope(),
                          fast=not args.public_exporter,
@@ -197,7 +182,7 @@ def cmd_sweep(invocation: Invocation) -> int:
         shown.close()
     broken = result.artifact.broken
     if broken is not None:
-        _err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written or out}; "
+        err(f"{broken.headline(result.artifact.fingerprint)} (recorded in {result.written or out}; "
              f"the {broken.target} target's canary stopped at {broken.stage})")
         return EXIT_BROKEN
     text = summary(result, result.written or out, time.monotonic() - started,
@@ -223,10 +208,10 @@ def cmd_assemble(invocation: Invocation) -> int:
     layout = Layout.of(configured)
     new = combine([(p, art.load(p)) for p in args.parts or [Path(args.repo_dir, layout.artifact)]])
     if new.broken is not None:
-        _err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
+        err(f"nothing to assemble: {new.broken.headline(new.fingerprint)}")
         return EXIT_BROKEN
     from opsweep.cli.assemble import check_models, regenerate_site  # torch, the catalog: hypothesis
-    done = regenerate_site(args.repo_dir, layout, new, _spec_dirs(args, args.repo_dir),
+    done = regenerate_site(args.repo_dir, layout, new, spec_dirs(args, args.repo_dir),
                            builtin=builtin_scope(args.repo_dir, configured),
                            cache=invocation.settings.cache_dir())
     checked = check_models(args.repo_dir, layout, new)  # only when models are configured
@@ -258,7 +243,7 @@ def cmd_render(invocation: Invocation) -> int:
     installed = gather(data_dir, report.fingerprint.opset if report else None,
                        args.torch_version)
     from opsweep.engine.standalone import Scripts  # the snippets' inline modules: torch
-    catalog = _catalog(args, root)
+    catalog = catalog_of(args, root)
     from opsweep.cli.assemble import page_draws  # the sweep's draws: hypothesis, the catalog
     scripts = Scripts(catalog, report.profile if report else "ci",
                       page_draws(invocation.settings.cache_dir())).for_example
@@ -280,13 +265,13 @@ def cmd_diff(invocation: Invocation) -> int:
         old, new = art.load(args.old), art.load(args.new)
         models = None if args.models is None else models_diff.load_diff(*args.models)
     except OpsweepError as exc:
-        _err(str(exc))
+        err(str(exc))
         return EXIT_USAGE
     reason = partial_reason(old, new)
     if reason and new.shard is None:  # lost specs count only while the catalog still has them
-        reason = partial_reason(old, new, frozenset(_catalog(args).specs))
+        reason = partial_reason(old, new, frozenset(catalog_of(args).specs))
     if reason:
-        _err(f"{args.new}: not a whole sweep: {reason}; merge every shard first")
+        err(f"{args.new}: not a whole sweep: {reason}; merge every shard first")
         return EXIT_USAGE
     result = diff(old, new)
     if args.json:
@@ -339,141 +324,12 @@ def cmd_history(invocation: Invocation) -> int:
     return EXIT_OK
 
 
-def cmd_list(invocation: Invocation) -> int:
-    args = invocation.options
-    catalog = _catalog(args)
-    for name, item in catalog.specs.items():
-        gap = f"  [gap: {item.gap.stage.value}]" if item.gap else ""
-        print(f"{name:<30} {item.family:<16} {', '.join(item.aten_ops)}{gap}")
-    print(f"{len(catalog.specs)} specs, {len(catalog.by_operator)} operators, "
-          f"{len(catalog.excluded)} excluded rows", file=sys.stderr)
-    for name, absence in catalog.absent.items():
-        print(f"not present in this torch: {name} ({absence.reason})", file=sys.stderr)
-    return EXIT_OK
-
-
-def cmd_attribution(invocation: Invocation) -> int:
-    """What each spec really traces, and the drawn examples eager PyTorch rejects."""
-    from opsweep.engine.attribution import attribute, invalid_examples, stale_gap_notes  # torch
-    args = invocation.options
-    catalog = _catalog(args)
-    bad = 0
-    for item in catalog.select(args.names or None):
-        try:
-            result = attribute(item)
-        except SpecError as exc:
-            bad += 1
-            print(f"{item.name:<28} BROKEN {exc}")
-            continue
-        invalid = invalid_examples(item)
-        verdict = "ok" if not result.missing else f"MISSING {', '.join(result.missing)}"
-        bad += bool(result.missing) + bool(invalid)
-        print(f"{item.name:<28} {verdict:<24} traced: {', '.join(sorted(result.traced))}")
-        for signature, error in invalid[:3]:
-            print(f"    INVALID example ({len(invalid)} of them) {signature}: {error}")
-    for name, why in stale_gap_notes(catalog.select(args.names or None)).items():
-        bad += 1
-        print(f"{name:<28} STALE GAP NOTE {why}")
-    return EXIT_ERROR if bad else EXIT_OK
-
-
-def cmd_draw(invocation: Invocation) -> int:
-    """The examples a sweep would draw, one JSON line per spec (no export)."""
-    from opsweep.catalog.draw import draw_examples, resolve_profile  # hypothesis, torch
-    from opsweep.engine.translations import load
-    args = invocation.options
-    profile = resolve_profile(args.profile or invocation.settings.profile, _profile_source(args))
-    catalog = _catalog(args)
-    for text in _unique([*project().translations, *args.translations]):  # loaded as the sweep loads them, before drawing
-        load(text)
-    for item in catalog.select(args.names or None):
-        drawn = draw_examples(item, profile)
-        print(json.dumps({"spec": item.name, "signatures": len({e.signature for e in drawn}),
-                          "examples": [repr(e) for e in drawn]}))
-    return EXIT_OK
-
-
-def cmd_coverage(invocation: Invocation) -> int:
-    """Which arguments each spec's draws set, and to which value classes, measured from the
-    operator's schema by running the drawn examples eagerly (no export); exit 1 when a spec
-    misses the catalog's bar (an argument never varied, with no reason given)."""
-    from opsweep.catalog.draw import resolve_profile  # hypothesis, torch
-    from opsweep.engine import arguments as A
-    args = invocation.options
-    profile = resolve_profile(args.profile or invocation.settings.profile, _profile_source(args))
-    catalog = _catalog(args)
-    if args.cells:
-        return _cell_coverage(catalog.select(args.names or None), args.json)
-    problems: list[str] = []
-    for item in catalog.select(args.names or None):
-        groups = A.live_features(item, profile)
-        table = coverage.coverage(fs for _, fs in groups)
-        missed = coverage.bar(item, table)
-        problems += missed
-        if args.unvaried and not missed:
-            continue
-        print(f"{item.name}  ({len(groups)} signature groups, {profile.name} profile)")
-        print(coverage.describe(item, table))
-    for line in problems:
-        print(f"BAR {line}", file=sys.stderr)
-    if problems:
-        _err(f"{len(problems)} argument(s) never varied and given no reason")
-    return EXIT_ERROR if problems else EXIT_OK
-
-
-def _cell_coverage(specs, as_json: bool) -> int:
-    """Each spec's (dtype, rank) cells under ci: accepted (drawn by the spec, or added),
-    refused by eager PyTorch (with its error), unsettled, unreachable (opsweep.catalog.cells)."""
-    from opsweep.catalog import cells  # torch
-    from opsweep.catalog.draw import PROFILES, plan_for
-    totals = dict.fromkeys(cells.STATUSES, 0)
-    for item in specs:
-        plan = plan_for(item, PROFILES["ci"])
-        for status in cells.STATUSES:
-            totals[status] += plan.count(status)
-        if as_json:
-            print(json.dumps(cells.summary(plan), sort_keys=True))
-        else:
-            print("\n".join(cells.describe(plan)))
-    if not as_json:
-        print(f"cells: {totals[cells.DRAWN] + totals[cells.ADDED]} accepted "
-              f"({totals[cells.DRAWN]} drawn, {totals[cells.ADDED]} added), "
-              f"{totals[cells.REFUSED]} refused, {totals[cells.UNSETTLED]} unsettled, "
-              f"{totals[cells.OUTSIDE]} outside their spec's ranks, "
-              f"{totals[cells.UNREACHABLE]} unreachable")
-    return EXIT_OK
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="opsweep", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     _add_sweep(sub)
-    p = sub.add_parser("list", help="list the catalog's specs")
-    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p = sub.add_parser("attribution", help="what each spec really traces, drawn examples eager "
-                       "PyTorch rejects, and known-gap notes that no longer hold (exit 1 when "
-                       "any spec is off)")
-    p.add_argument("names", nargs="*", metavar="NAME", help="specs to check (default: all)")
-    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p = sub.add_parser("coverage", help="the arguments each spec's draws set and the value "
-                       "classes they reach, from the operator's schema (exit 1 when an argument "
-                       "is never varied and the spec gives no reason)")
-    p.add_argument("names", nargs="*", metavar="NAME", help="specs to measure (default: all)")
-    p.add_argument("--profile", choices=["ci", "nightly"], default=None)
-    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p.add_argument("--unvaried", action="store_true",
-                   help="print only the specs that miss the bar")
-    p.add_argument("--cells", action="store_true",
-                   help="instead of arguments: each spec's (dtype, rank) cells under ci, "
-                        "accepted (drawn or added), refused by eager PyTorch, unsettled, "
-                        "unreachable")
-    p.add_argument("--json", action="store_true", help="with --cells: one JSON line per spec")
-    p = sub.add_parser("draw", help="print the examples a sweep draws for each spec (JSON lines)")
-    p.add_argument("names", nargs="*", metavar="NAME", help="specs to draw (default: all)")
-    p.add_argument("--profile", choices=["ci", "nightly"], default=None)
-    p.add_argument("--specs", type=Path, action="append", default=[], metavar="DIR")
-    p.add_argument("--translations", action="append", default=[], metavar="MODULE:TABLE")
+    add_catalog_parsers(sub)
     p = sub.add_parser("assemble", help="after a sweep: record this pin set's history, render "
                        "the pages and the history view (tox's main command runs it)")
     p.add_argument("parts", type=Path, nargs="*", metavar="PART",
@@ -566,11 +422,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return command(invocation)
     except KeyboardInterrupt:
-        _err("interrupted: the artifact was not touched; a sweep keeps its finished specs in a "
+        err("interrupted: the artifact was not touched; a sweep keeps its finished specs in a "
              "checkpoint beside the artifact, and running the same command again resumes it")
         return 130
     except OpsweepError as exc:
-        _err(str(exc))
+        err(str(exc))
         return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_ERROR
 
 

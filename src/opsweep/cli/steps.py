@@ -3,7 +3,10 @@ shell in action.yml, here so that the action stays a thin shell over the CLI.
 
 - ``bot sweep`` (sweep, all): one shard measured into the parts directory, reusing the
   committed artifact's grades when there is one; a pin set that breaks the exporter (exit
-  3) is a result, recorded in the artifact, not a failure of the step.
+  3) is a result, recorded in the artifact, not a failure of the step. Then the shard's
+  share of the project's models that the committed models record cannot answer, checked
+  for real into a record beside the shard (`cli.assemble.check_shard`): the scoreboard is
+  sharded like the sweep, and the assemble job joins those checks with the merged table.
 - ``bot decide`` (onnx-measure): does the head need measuring, at which profile? A pull
   request is measured when a watched pin moved against its merge base, a push always
   (the guard then skips an artifact that already describes the pins), a dispatch at the
@@ -17,6 +20,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from opsweep.artifact import data as art
 from opsweep.bot import check
 from opsweep.bot.pins import pin_change
 from opsweep.cli import botio, settings
@@ -38,7 +42,14 @@ def cmd_sweep(invocation: Invocation) -> int:
     code = invocation.main(argv)  # cli.main's, handed over in the invocation
     if code not in (0, EXIT_BROKEN):
         return code
-    botio.outputs(invocation, path=out)
+    checked = None
+    if code == 0 and not args.no_models:
+        # the models' check: torch, the exporter (the sweep's job has them)
+        from opsweep.cli.assemble import check_shard
+        layout = settings.layout(".")
+        checked = check_shard(Path("."), layout, art.load(out), args.shard, args.shards,
+                              args.parts)
+    botio.outputs(invocation, path=out, models=checked or "")
     return 0
 
 
@@ -101,6 +112,9 @@ def add_parsers(steps) -> None:
     p.add_argument("--artifact", default="", help="the committed artifact whose grades are "
                    "reused (default: [tool.opsweep] artifact)")
     p.add_argument("--translations", default="", help="MODULE:TABLE ..., separated by spaces")
+    p.add_argument("--no-models", action="store_true", help="measure the shard only: leave "
+                   "the project's models to the assemble job (default: the shard's share of "
+                   "them is checked here)")
     p.add_argument("sweep_args", nargs="*", metavar="-- SWEEP-ARGS",
                    help="further arguments of `opsweep sweep`, after --")
     p.set_defaults(run=cmd_sweep)
