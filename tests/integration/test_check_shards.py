@@ -29,16 +29,16 @@ def build():
 """
 
 
-def _project(root: Path) -> list[str]:
+def _project(root: Path, more: str = "") -> list[str]:
     """A project listing two models (each uses sin and relu, and logs each build) and what
-    rendering needs of it."""
+    rendering needs of it; `more`: further [tool.opsweep] lines."""
     sources = []
     for name in ("first", "second"):
         path = root / f"{name}.py"
         path.write_text(MODEL.format(name=name))
         sources.append(f"{path.as_posix()}:build")
     listed = ", ".join(f'"{s}"' for s in sources)
-    (root / "pyproject.toml").write_text(f"[tool.opsweep]\nmodels = [{listed}]\n")
+    (root / "pyproject.toml").write_text(f"[tool.opsweep]\nmodels = [{listed}]\n{more}")
     (root / "docs" / "data").mkdir(parents=True)
     shutil.copy(ROOT / "docs" / "data" / "documented.json", root / "docs" / "data")
     return sources
@@ -59,7 +59,8 @@ def test_shard_jobs_check_the_models_and_assemble_joins_them_with_the_merged_tab
         tmp_path, monkeypatch, capsys):
     repo = tmp_path / "repo"
     repo.mkdir()
-    sources = _project(repo)
+    # the models are checked with the TorchScript exporter too, in the shards as in assemble
+    sources = _project(repo, 'check-targets = ["torchscript"]\n')
     parts, cache = tmp_path / "parts", tmp_path / "cache"
     monkeypatch.chdir(repo)
     monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs"))
@@ -76,6 +77,7 @@ def test_shard_jobs_check_the_models_and_assemble_joins_them_with_the_merged_tab
     # a shard's table holds its own specs only: a use measured by the other shard is not
     # measured there (sin and relu are one spec each, on either shard)
     assert sum(_unmeasured(m) for m in shard_entries) >= 1
+    assert all(m["targets"]["torchscript"]["verdict"]["export"] == "pass" for m in shard_entries)
     capsys.readouterr()
 
     out = tmp_path / "result"
@@ -93,6 +95,7 @@ def test_shard_jobs_check_the_models_and_assemble_joins_them_with_the_merged_tab
         assert _unmeasured(entry) == 0 and entry["counts"]["measured fine"] == 2
         assert entry["reality"] == by_source[entry["source"]]["reality"]
         assert entry["verdict"] == {"export": "pass", "runtime": "pass", "numerics": "pass"}
+        assert entry["targets"] == by_source[entry["source"]]["targets"]  # no TorchScript table
 
     # the same models checked directly against the merged artifact: the same answer
     direct = tmp_path / "direct.json"
@@ -100,7 +103,7 @@ def test_shard_jobs_check_the_models_and_assemble_joins_them_with_the_merged_tab
                                                       "onnx_support_measured.json"),
                  "--record", str(direct), "--json"]) == 0
     for mine, theirs in zip(record["models"], json.loads(direct.read_text())["models"]):
-        for key in ("counts", "prediction", "verdict", "uses"):
+        for key in ("counts", "prediction", "verdict", "uses", "check_fingerprint"):
             assert mine[key] == theirs[key], key
 
 
