@@ -106,8 +106,7 @@ def test_check_from_pip_install_uses_the_packaged_table_and_says_what_a_bump_cha
     (bert,) = record["models"]
     assert record["table"]["written_by"] == table.opsweep
     # --against: the uses whose verdict differs in 2.14.1's table, joined again here
-    uses = [Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
-            for u in bert["uses"]]
+    uses = [Use.from_data(u) for u in bert["uses"]]
     now = table.artifact
     old = tables.load(tables.packaged()[OLDER]).artifact
     assert old.fingerprint.torch.split("+")[0] == OLDER

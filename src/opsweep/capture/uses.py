@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -53,6 +55,11 @@ class Use:
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.op, self.dtype, self.rank)
+
+    @classmethod
+    def from_data(cls, u: Mapping[str, Any]) -> Use:
+        """A use as a models record stores it (its verdict's fields beside these)."""
+        return cls(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
 
 
 @dataclass(frozen=True)

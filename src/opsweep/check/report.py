@@ -202,8 +202,7 @@ def table_agrees(entry: Mapping[str, Any], artifact: Artifact,
     dynamic = "dynamic" in (entry.get("prediction") or {})
     opset = int((entry.get("fingerprint") or {}).get("opset") or 0)
     for u in entry.get("uses") or ():
-        use = Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
-        if _verdict_data(verdict(artifact, use, excluded, dynamic), opset) != u:
+        if _verdict_data(verdict(artifact, Use.from_data(u), excluded, dynamic), opset) != u:
             return False
     for name, t in (entry.get("targets") or {}).items():
         view = target_view(artifact, name)
@@ -226,8 +225,7 @@ def target_view(artifact: Artifact, name: str) -> Artifact | None:
 
 
 def _uses(entry: Mapping[str, Any]) -> tuple[Use, ...]:
-    return tuple(Use(u["op"], u["overload"], u["dtype"], u["rank"], u["count"], u["node"])
-                 for u in entry.get("uses") or ())
+    return tuple(Use.from_data(u) for u in entry.get("uses") or ())
 
 
 def _reality(real: Mapping[str, Any] | None) -> Reality | None:
