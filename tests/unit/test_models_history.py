@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from opsweep import files
+from opsweep import config, files
 from opsweep.artifact import models_history as mh
 from opsweep.cli.main import main
 from opsweep.errors import DataFileError
@@ -175,6 +175,29 @@ def test_the_history_command_writes_a_record_checked_elsewhere(tmp_path, capsys)
     assert main(["history", "models", "--models", str(models), "--dir", str(out)]) != 0
     assert "checked at 2 pin sets" in capsys.readouterr().err
     assert list(out.iterdir()) == [written]
+
+
+def test_the_history_command_renders_the_projects_models_page_with_the_new_pin_set(
+        tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("pyproject.toml").write_text("[tool.opsweep]\nversion = 1\n")
+    layout = Layout.of(config.load(Path("pyproject.toml")))
+    Path(layout.models).parent.mkdir(parents=True)
+    Path(layout.models).write_text(json.dumps(_sample()), "utf-8")  # checked at 2.15.0
+    mh.write(mh.from_models(_sample()), Path(layout.models_history))
+    elsewhere = tmp_path / "checked_at_2.13.json"
+    elsewhere.write_text(json.dumps(_at(_sample(), "2.13.0")), "utf-8")
+    wrong = tmp_path / "elsewhere"  # not where the project's page reads its pin sets
+    assert main(["history", "models", "--models", str(elsewhere), "--dir", str(wrong),
+                 "--render"]) == 2
+    assert "--render: the project's models page reads its pin sets from" in \
+        capsys.readouterr().err and not wrong.exists()  # refused before anything is written
+    assert not Path(layout.models_page).exists()
+    assert main(["history", "models", "--models", str(elsewhere), "--dir",
+                 layout.models_history, "--render"]) == 0
+    assert f"rendered {layout.models_page}" in capsys.readouterr().out
+    text = Path(layout.models_page).read_text("utf-8")
+    assert "torch 2.13.0" in text and "torch 2.15.0" in text  # both pin sets across
 
 
 def test_records_are_ordered_by_release_not_by_name(tmp_path):

@@ -316,7 +316,17 @@ def cmd_history(invocation: Invocation) -> int:
         path = records.write(art.load(args.artifact), args.dir)
         print(f"opsweep: wrote {path}")
     elif args.step == "models":  # a models record checked elsewhere: its pin set's verdicts
+        layout = Layout.of(project())
+        if args.render and Path(layout.models_history).resolve() != args.dir.resolve():
+            raise UsageError(f"--render: the project's models page reads its pin sets from "
+                             f"{layout.models_history}, not --dir {args.dir}")
         print(f"opsweep: wrote {models_history.write_from_models(args.models, args.dir)}")
+        if args.render:  # the project's models page, with the pin set just written
+            if not site.render_models(layout):
+                raise UsageError(f"--render: the project has no models record "
+                                 f"({layout.models}) to render its page from")
+            print(f"opsweep: rendered {layout.models_page} (the project's models record, its "
+                  f"verdicts across the pin sets in {layout.models_history})")
     else:
         found = site.render_history_page(Layout(history_dir=str(args.dir), history_page=str(args.out)))
         print(f"opsweep: wrote {args.out}: {len(found)} pin sets "
@@ -390,6 +400,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "the pin set a models record (opsweep check --json) was checked at")
     q.add_argument("--models", type=Path, default=Path(DEFAULT.models), metavar="FILE")
     q.add_argument("--dir", type=Path, default=Path(DEFAULT.models_history))
+    q.add_argument("--render", action="store_true",
+                   help="also render the project's models page from its models record, with "
+                   "the verdicts across every pin set in --dir, which must then be the "
+                   "project's models history (default: off)")
     q = steps.add_parser("render", help="render the history view from every record")
     q.add_argument("--dir", type=Path, default=Path(DEFAULT.history_dir))
     q.add_argument("--out", type=Path, default=Path(DEFAULT.history_page))
