@@ -37,12 +37,13 @@ SHOTS = ROOT / "test-artifacts"
 
 
 def _check(out: Path) -> None:
+    # the record as `--record` writes it (atomically, from the report alone)
     done = subprocess.run([sys.executable, "-m", "opsweep", "check", *MODELS, "--artifact",
-                           str(ARTIFACT), "--targets", "torchscript", "--json"],
+                           str(ARTIFACT), "--targets", "torchscript", "--json", "--record",
+                           str(out / "models_checked.json")],
                           capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "HF_HUB_OFFLINE": "1"}, check=False)
     assert done.returncode in (0, 1), done.stderr[-2000:]
-    (out / "models_checked.json").write_text(done.stdout, "utf-8")
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ Stages, from its own error types (``torch.onnx.errors``):
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import os
 import sys
@@ -93,6 +94,14 @@ def dynamic_axes_of(dynamic_shapes: Any, count: int) -> dict[str, dict[int, str]
     return axes
 
 
+def _flush_c() -> None:
+    """fflush(NULL): every C stdio stream's buffer written out (where it points now)."""
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # no C library to ask: nothing buffered there
+        pass
+
+
 @contextlib.contextmanager
 def _output_dropped() -> Iterator[None]:
     """File descriptors 1 and 2 pointed at the null device while the exporter runs: on a
@@ -100,9 +109,13 @@ def _output_dropped() -> Iterator[None]:
     constructed during exception"), and its shape inference warns on standard error
     ("The shape inference of prim::TupleConstruct type is missing", hundreds of lines in a
     full sweep); either would land in the middle of a sweep's progress. The exception
-    itself keeps the message; ``--verbose`` lets both through."""
+    itself keeps the message; ``--verbose`` lets both through. C's own buffered streams
+    (which the C++ side writes through) are flushed on both sides of the redirection, so
+    what it printed meanwhile goes to the null device, not to the real standard output at
+    exit (after a ``--json`` report, say)."""
     sys.stdout.flush()
     sys.stderr.flush()
+    _flush_c()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     try:
         with open(os.devnull, "wb") as null:
@@ -112,6 +125,7 @@ def _output_dropped() -> Iterator[None]:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
+        _flush_c()
         for fd, copy in saved.items():
             os.dup2(copy, fd)
             os.close(copy)
