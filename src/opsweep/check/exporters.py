@@ -29,8 +29,8 @@ from torch.utils import _pytree as pytree
 from opsweep.capture.cases import ModelCase
 from opsweep.check.real import RealExporter, dynamo
 from opsweep.engine.adapter import classify_export_error
-from opsweep.engine.opsets import _converter_said, classify_at_opset, reached
-from opsweep.engine.torchscript import _output_dropped, classify_torchscript_error, opset_for
+from opsweep.engine.opsets import classify_at_opset, converter_said, reached
+from opsweep.engine.torchscript import classify_torchscript_error, opset_for, output_dropped
 from opsweep.engine.translations import load as load_table
 from opsweep.targets import Kind, of_name
 
@@ -108,7 +108,7 @@ def dynamic_axes(case: ModelCase) -> dict[str, dict[int, str]]:
 def torchscript_export(case: ModelCase, opset: int, dynamic: bool) -> onnx.ModelProto:
     """The public TorchScript export of the model (its ModelProto), or what it raised."""
     buffer = io.BytesIO()
-    with _output_dropped():
+    with output_dropped():
         torch.onnx.export(case.module(), _args(case), cast(Any, buffer),
                           kwargs=dict(case.kwargs) or None, dynamo=False, opset_version=opset,
                           input_names=_input_names(case),
@@ -126,7 +126,7 @@ def _dynamo(case: ModelCase, opset: int, dynamic: bool, **more: Any):
 def opset_export(case: ModelCase, opset: int, dynamic: bool):
     """The public dynamo export at `opset`, refused (OpsetNotReached) when the model did
     not come out at it."""
-    with _converter_said() as said:
+    with converter_said() as said:
         program = _dynamo(case, opset, dynamic)
         reached(program.model_proto, opset, said)
     return program

@@ -56,7 +56,7 @@ class _Said(logging.Handler):
 
 
 @contextlib.contextmanager
-def _converter_said() -> Iterator[list[str]]:
+def converter_said() -> Iterator[list[str]]:
     """What the version converter warns of during an export (kept here, not printed)."""
     logger = logging.getLogger(_CONVERTER)
     said, saved = _Said(), (logger.level, logger.propagate)
@@ -94,7 +94,7 @@ class PublicOpsetExporter(Exporter):
     """The public call at `opset`, its model checked to be at that opset."""
 
     def export(self, module, args, dynamic_shapes=None) -> onnx.ModelProto:
-        with _converter_said() as said:
+        with converter_said() as said:
             return reached(super().export(module, args, dynamic_shapes), self.opset, said)
 
     def classify(self, exc: BaseException) -> Stage:
@@ -247,7 +247,7 @@ class OpsetExporter(FastExporter):
 
     def export(self, module: torch.nn.Module, args: Sequence[Any], dynamic_shapes=None
                ) -> onnx.ModelProto:
-        with _converter_said() as said:
+        with converter_said() as said:
             return reached(self._made(module, args, dynamic_shapes), self.opset, said)
 
     def _made(self, module, args, dynamic_shapes) -> onnx.ModelProto:

@@ -103,7 +103,7 @@ def _flush_c() -> None:
 
 
 @contextlib.contextmanager
-def _output_dropped() -> Iterator[None]:
+def output_dropped() -> Iterator[None]:
     """File descriptors 1 and 2 pointed at the null device while the exporter runs: on a
     refusal its C++ side prints both graphs to standard output ("ONNX graph being
     constructed during exception"), and its shape inference warns on standard error
@@ -154,7 +154,7 @@ class TorchScriptExporter(BaseExporter):
         buffer = io.BytesIO()
         names = input_names(len(args))
         axes = None if dynamic_shapes is None else dynamic_axes_of(dynamic_shapes, len(args))
-        with contextlib.nullcontext() if self.verbose else _output_dropped():
+        with contextlib.nullcontext() if self.verbose else output_dropped():
             torch.onnx.export(module, tuple(args), cast(Any, buffer), dynamo=False,  # a file
                               opset_version=self.opset, input_names=names,
                               dynamic_axes=axes, verbose=False)
