@@ -130,6 +130,74 @@ def test_a_record_that_is_not_one_is_refused_naming_the_file_and_the_field(tmp_p
         load_diff(good, path)
 
 
+
+def with_targets(e, **targets):
+    """The entry as a version-3 record holds it: its other targets' checks, by name; each
+    a (verdict, reality) pair as `opsweep check --targets` writes them."""
+    e["targets"] = {name: {"measured": True, "prediction": {}, "verdict": v, "uses": [],
+                           "failed": "fail" in v.values(), "reality": {"stage": "ok", **real}}
+                    for name, (v, real) in targets.items()}
+    return e
+
+
+def v3(*entries):
+    return {"models_version": 3, "models": list(entries)}
+
+
+def test_each_target_s_verdicts_move_on_their_own_and_a_new_target_is_counted_not_listed():
+    """TorchScript's regression is its own transition (the stock verdicts did not move);
+    a target only the new record checked is counted, one only the base checked named."""
+    ts_fail = ({"export": "fail", "runtime": "not reached", "numerics": "not reached"},
+               {"stage": "translation-error", "node": "cdist_1", "op": "cdist",
+                "error": "Unsupported: ONNX export of operator cdist"})
+    base = v3(with_targets(entry("a"), torchscript=(OK, {}), **{"m:T": (OK, {})}),
+              with_targets(entry("b"), torchscript=(OK, {})),
+              with_targets(entry("gone"), torchscript=(OK, {})))
+    new = v3(with_targets(entry("a", torch="2.16.0"), torchscript=ts_fail,
+                          opset18=({**OK, "numerics": "fail"}, {"stage": "numerics"})),
+             with_targets(entry("b", torch="2.16.0"), torchscript=(OK, {}),
+                          opset18=(OK, {})),
+             with_targets(entry("c", torch="2.16.0"), torchscript=ts_fail))
+    d = models_diff(base, new)
+    assert [(t.name, t.target, t.status) for t in d.transitions] == [
+        ("a", "torchscript", "regression"), ("c", "stock", "added"),
+        ("gone", "stock", "removed")]
+    (a,) = d.of_status("regression")
+    assert [(x.axis, x.old, x.new) for x in a.axes] == [
+        ("export", "pass", "fail"), ("runtime", "pass", "not reached"),
+        ("numerics", "pass", "not reached")]
+    assert a.failures() == (Failure("translation-error", "cdist_1", "cdist",
+                                    "Unsupported: ONNX export of operator cdist"),)
+    assert d.unchanged == 1  # b: the same verdicts with every target both records checked
+    assert d.models == 3
+    assert d.first == (("opset18", 2, 1),)  # a fails numerics at opset 18
+    assert d.dropped == ("m:T",)
+    # the stock record of before (version 2) against the new: every other target is new
+    d2 = models_diff(record(entry("a"), entry("b")), new)
+    assert [t.target for t in d2.transitions] == ["stock"]  # c added
+    assert d2.first == (("opset18", 2, 1), ("torchscript", 3, 2)) and d2.dropped == ()
+
+
+def test_the_section_names_the_target_of_a_transition_and_counts_a_new_one():
+    from opsweep.bot.comment import models_json, models_markdown
+
+    from .test_comment import _inert
+    ts_fail = ({**OK, "numerics": "fail"}, {"stage": "numerics", "node": "mm_3", "op": "mm"})
+    base = v3(with_targets(entry("a"), torchscript=(OK, {})))
+    new = v3(with_targets(entry("a", torch="2.16.0"), torchscript=ts_fail,
+                          **{"x:<b>T</b>": (OK, {})}))
+    d = models_diff(base, new)
+    body = models_markdown(d, None, None)
+    assert ("- **regression** `a` with `torchscript`: numerics pass → **fail** at "
+            "`torch 2.16.0`; first diverging node `mm_3` (`aten::mm`)") in body
+    assert ("First checked with `x:<b>T</b>`: 1 model(s), 0 failing an axis (no base "
+            "verdicts to move from).") in body
+    assert "<b>" not in _inert(body)  # a table's name is data the pull request chose
+    data = models_json(d)
+    assert data["transitions"][0]["target"] == "torchscript"
+    assert data["first"] == [{"target": "x:<b>T</b>", "models": 1, "failing": 0}]
+
+
 # --- the comment's section ------------------------------------------------------------------
 
 def _pin_move():

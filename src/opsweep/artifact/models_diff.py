@@ -7,6 +7,13 @@ failing axis with where the new record says the model fails (the node and operat
 exporter failed on, or the first diverging node for numerics, and the error line); and
 the pin set the new record was checked at (its entries' check fingerprint).
 
+Per target (a version-3 record's ``targets``, `checked.target_entry`): a target both
+records checked gives each model's transitions with it, as the stock exporter's do; a
+target only the new record checked is counted (`ModelsDiff.first`: its models, and how
+many fail an axis), since there are no verdicts to move from; one only the base checked
+is named (`ModelsDiff.dropped`). Models added, removed or lost are shown once, on the
+stock target.
+
 Torch-free: the bot reads both records as data (`opsweep.artifact.checked` validates
 them; a record that is not one is a DataFileError naming the file and the field)."""
 
@@ -20,6 +27,7 @@ from typing import Any
 
 from opsweep.artifact import checked
 from opsweep.errors import DataFileError
+from opsweep.targets import STOCK, is_stock
 
 AXES = checked.AXES
 PASS, FAIL, NOT_REACHED = "pass", "fail", "not reached"
@@ -71,6 +79,7 @@ class ModelTransition:
     lost: str = ""  # the new record's machine failure (no verdict at these pins)
     was_lost: str = ""  # the base record's machine failure (checked again now)
     ops: frozenset[str] = frozenset()  # the aten operators the model uses (either record)
+    target: str = STOCK  # the exporter these verdicts are of (opsweep.targets' name)
 
     @property
     def status(self) -> str:
@@ -95,6 +104,10 @@ class ModelsDiff:
     unchanged: int  # models in both records with the same verdict on every axis
     pins: Mapping[str, str] = field(default_factory=dict)  # the new record's pin set
     old_pins: Mapping[str, str] = field(default_factory=dict)
+    #: the targets only the new record checked: (name, models checked, failing an axis)
+    first: tuple[tuple[str, int, int], ...] = ()
+    #: the targets only the base record checked
+    dropped: tuple[str, ...] = ()
 
     @property
     def moved_pins(self) -> tuple[str, ...]:
@@ -110,7 +123,7 @@ class ModelsDiff:
     @property
     def models(self) -> int:
         """How many models the new record holds."""
-        return self.unchanged + sum(not t.removed for t in self.transitions)
+        return self.unchanged + len({t.name for t in self.transitions if not t.removed})
 
     def of_status(self, status: str) -> tuple[ModelTransition, ...]:
         return tuple(t for t in self.transitions if t.status == status)
@@ -161,16 +174,22 @@ def _pins(path: object, where: str, m: Mapping[str, Any]) -> dict[str, str]:
     return {p: str(stack[p]) for p in PINS if isinstance(stack.get(p), (str, int, float))}
 
 
-def _entries(data: Any, path: object) -> dict[str, _Entry]:
+def _entries(data: Any, path: object, target: str = STOCK) -> dict[str, _Entry]:
+    """The record's entries as target `target` checked them, by model name (a model that
+    target did not check is left out)."""
     by_name = checked.from_data(data, path)  # the record's shape, named where it is wrong
     out = {}
-    for i, m in enumerate(data["models"]):
-        where = f"models[{i}]"
+    for i, stock in enumerate(data["models"]):
+        m = checked.target_entry(stock, target)
+        if m is None:
+            continue
+        where = f"models[{i}]" + ("" if is_stock(target) else f".targets.{target}")
         static, dynamic = _failures(path, where, m.get("reality"))
-        lost = _text(path, f"{where}.lost", m.get("lost"))
+        lost = _text(path, f"models[{i}].lost", m.get("lost"))
         entry = by_name[m["name"]]
-        out[m["name"]] = _Entry(dict(entry.verdict or {}), static, dynamic, lost, entry.ops,
-                                _pins(path, where, m))
+        verdict = entry.verdict if is_stock(target) else m.get("verdict")
+        out[m["name"]] = _Entry(dict(verdict or {}), static, dynamic, lost, entry.ops,
+                                _pins(path, f"models[{i}]", stock))
     return out
 
 
@@ -190,7 +209,8 @@ def _where(axis: str, verdict: str | None, e: _Entry) -> Failure | None:
     return e.dynamic if axis == "dynamic" else e.failure
 
 
-def _transition(name: str, old: _Entry | None, new: _Entry | None) -> ModelTransition | None:
+def _transition(name: str, old: _Entry | None, new: _Entry | None,
+                target: str = STOCK) -> ModelTransition | None:
     before = old.verdict if old else {}
     after = new.verdict if new else {}
     axes = tuple(AxisChange(a, before.get(a), after.get(a), _where(a, after.get(a), new)
@@ -201,19 +221,44 @@ def _transition(name: str, old: _Entry | None, new: _Entry | None) -> ModelTrans
     if old is not None and new is not None and not axes and not lost and not was_lost:
         return None
     ops = (old.ops if old else frozenset()) | (new.ops if new else frozenset())
-    return ModelTransition(name, axes, old is None, new is None, lost, was_lost, ops)
+    return ModelTransition(name, axes, old is None, new is None, lost, was_lost, ops, target)
+
+
+def _other_target(name: str, old: _Entry | None, new: _Entry | None,
+                  target: str) -> ModelTransition | None:
+    """A model's transition with a target other than the stock exporter: only between two
+    verdicts (a model added, removed or lost is shown once, on the stock target)."""
+    if old is None or new is None or old.lost or new.lost:
+        return None
+    return _transition(name, old, new, target)
 
 
 def models_diff(old: Any, new: Any, *, old_path: object = "<base models>",
                 new_path: object = "<new models>") -> ModelsDiff:
-    """The transitions from the record `old` (data; None: the base has none) to `new`."""
+    """The transitions from the record `old` (data; None: the base has none) to `new`, per
+    target the two records checked (the stock exporter's first)."""
     before = _entries(old, old_path) if old is not None else {}
     after = _entries(new, new_path)
-    found = [_transition(n, before.get(n), after.get(n)) for n in sorted(set(before) | set(after))]
-    moved = sorted((t for t in found if t is not None),
-                   key=lambda t: (STATUSES.index(t.status), t.name))
-    unchanged = sum(t is None for t in found)
-    return ModelsDiff(tuple(moved), unchanged, _record_pins(after), _record_pins(before))
+    names = sorted(set(before) | set(after))
+    found = [_transition(n, before.get(n), after.get(n)) for n in names]
+    old_targets = checked.target_names(old["models"]) if old is not None else (STOCK,)
+    new_targets = checked.target_names(new["models"])
+    others, first = [], []
+    for target in new_targets[1:]:
+        now = _entries(new, new_path, target)
+        if target not in old_targets:
+            first.append((target, len(now), sum(FAIL in e.verdict.values()
+                                                for e in now.values())))
+            continue
+        was = _entries(old, old_path, target)
+        others += [_other_target(n, was.get(n), now.get(n), target) for n in names]
+    moved = sorted((t for t in (*found, *others) if t is not None),
+                   key=lambda t: (STATUSES.index(t.status), t.name, not is_stock(t.target),
+                                  t.target))
+    still = {t.name for t in moved}
+    unchanged = sum(t is None and n not in still for n, t in zip(names, found))
+    return ModelsDiff(tuple(moved), unchanged, _record_pins(after), _record_pins(before),
+                      tuple(first), tuple(t for t in old_targets if t not in new_targets))
 
 
 def read(path: str | Path) -> Any:

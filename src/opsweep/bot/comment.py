@@ -237,7 +237,8 @@ def _was(t: ModelTransition) -> str:
 def transition_line(t: ModelTransition, at: str = "") -> str:
     """One model's transition: "**regression** `resnet50`: numerics pass → **fail** at
     `torch 2.16.0`; first diverging node `convolution_12` (`aten::convolution`)"."""
-    head = f"- {_STATUS_WORDS.get(t.status, t.status)} {code(t.name)}"
+    head = f"- {_STATUS_WORDS.get(t.status, t.status)} {code(t.name)}" + \
+        ("" if is_stock(t.target) else f" with {code(t.target)}")
     if t.removed:
         return f"{head}: no longer checked{_was(t)}"
     if t.lost:
@@ -268,13 +269,23 @@ def _counts(md: ModelsDiff) -> str:
     return "; ".join(parts + [f"{md.unchanged} unchanged"])
 
 
+def _target_lines(md: ModelsDiff) -> list[str]:
+    """The targets only one record checked: the new ones counted, the dropped ones named."""
+    lines = [f"First checked with {code(name)}: {models} model(s), {failing} failing an axis "
+             "(no base verdicts to move from)." for name, models, failing in md.first]
+    if md.dropped:
+        lines.append("No longer checked with " + ", ".join(code(n) for n in md.dropped) + ".")
+    return ["", *lines] if lines else []
+
+
 def _touching(t: ModelTransition, d: Diff | None, new: Artifact | None) -> list[str]:
     """The operator transitions that touch the operators model `t` uses, with the
     regressions' repro snippets."""
-    touching = [x for x in (d.transitions if d else ()) if x.op in t.ops]
+    touching = [x for x in (d.transitions if d else ()) if x.op in t.ops and x.target == t.target]
     if not touching:
         return []
-    lines = ["", f"{code(t.name)} uses {len(touching)} operator(s) whose grade moved:"]
+    with_ = "" if is_stock(t.target) else f" with {code(t.target)}"
+    lines = ["", f"{code(t.name)} uses {len(touching)} operator(s) whose grade moved{with_}:"]
     for x in touching:
         view = _view(x, new)
         lines.append(f"- {code(x.op)} {x.axis}: {view.old_label} → {view.new_label} ({x.kind})")
@@ -291,7 +302,7 @@ def models_markdown(md: ModelsDiff, d: Diff | None, new: Artifact | None, *,
     models use. Cut to `limit` characters, regressions kept first."""
     at = (" at " + ", ".join(code(f"{p} {md.pins[p]}") for p in md.moved_pins)) \
         if md.moved_pins else ""
-    head = [MODELS_HEADING, "", f"{_pin_line(md)}: {_counts(md)}.", ""]
+    head = [MODELS_HEADING, "", f"{_pin_line(md)}: {_counts(md)}.", *_target_lines(md), ""]
     if not md.transitions:
         head[2] = f"{_pin_line(md)}: every one of the {md.unchanged} models keeps its verdicts."
         return "\n".join(head)
@@ -311,7 +322,10 @@ def models_json(md: ModelsDiff) -> dict[str, Any]:
     """`opsweep diff --json --models`: the models whose verdicts moved, as data."""
     return {"pins": dict(md.pins), "moved": list(md.moved), "unchanged": md.unchanged,
             "counts": {s: len(md.of_status(s)) for s in STATUSES},
-            "transitions": [{"model": t.name, "status": t.status, "lost": t.lost,
+            "first": [{"target": n, "models": m, "failing": f} for n, m, f in md.first],
+            "dropped": list(md.dropped),
+            "transitions": [{"model": t.name, "target": t.target, "status": t.status,
+                             "lost": t.lost,
                              "was_lost": t.was_lost,
                              "axes": [{"axis": a.axis, "old": a.old, "new": a.new,
                                        "where": None if a.where is None else asdict(a.where)}
