@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,8 @@ from opsweep import files
 from opsweep.artifact import checked
 from opsweep.artifact.checked import AXES
 from opsweep.artifact.data import PINS
-from opsweep.artifact.points import order, version_key
-from opsweep.artifact.records import pin_path, point_label, public_version
+from opsweep.artifact.points import order
+from opsweep.artifact.records import in_order, pin_path, public_version
 from opsweep.errors import DataFileError
 from opsweep.files import write_atomic
 
@@ -291,9 +291,7 @@ def load(path: Path) -> PinSet:
 def load_all(directory: Path) -> list[PinSet]:
     """Every record in `directory` (none when it does not exist), oldest pin set first,
     each labelled as the operator history labels its point."""
-    found = [load(p) for p in sorted(Path(directory).glob("torch-*.json"))]
-    found.sort(key=lambda r: tuple(version_key(v) for _, v in r.pins))
-    return [replace(r, label=point_label(r, found)) for r in found]
+    return in_order({p: load(p) for p in sorted(Path(directory).glob("torch-*.json"))}, "stack")
 
 
 @dataclass(frozen=True)

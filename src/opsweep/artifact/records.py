@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import opsweep
 from opsweep import files
@@ -56,6 +56,8 @@ from opsweep.model import Grade
 from opsweep.targets import STOCK, is_stock, stock_first
 
 HISTORY_VERSION = 1
+#: a history record of either kind, as `in_order` orders and labels it
+L = TypeVar("L", bound=Point)
 CODES = {Grade.FULL: "f", Grade.PARTIAL: "p", Grade.NONE: "n", Grade.BLOCKED: "b",
          Grade.SKIPPED: "s", None: "-"}
 GRADES = {v: k for k, v in CODES.items()}
@@ -242,14 +244,20 @@ def load(path: Path) -> Record:
 def load_all(directory: Path) -> list[Record]:
     """Every record in the directory, oldest pin set first (torch, then the others);
     two records of one pin set are an error naming both files."""
-    loaded = {p: load(p) for p in sorted(Path(directory).glob("torch-*.json"))}
+    return in_order({p: load(p) for p in sorted(Path(directory).glob("torch-*.json"))})
+
+
+def in_order(loaded: Mapping[Path, L], where: str = "fingerprint") -> list[L]:
+    """History records (the operators' or the models') as loaded from their files: oldest
+    pin set first (torch, then the others), each labelled as views name its point; two of
+    one pin set are an error naming both files (at `where`, the field holding the pins)."""
     seen: dict[tuple, Path] = {}
     for path, r in loaded.items():
         if r.pins in seen:
-            raise DataFileError(path, "fingerprint", f"the same pin set as {seen[r.pins].name}")
+            raise DataFileError(path, where, f"the same pin set as {seen[r.pins].name}")
         seen[r.pins] = path
     records = sorted(loaded.values(), key=lambda r: tuple(version_key(v) for _, v in r.pins))
-    return [replace(r, label=point_label(r, records)) for r in records]
+    return [cast(L, replace(cast(Any, r), label=point_label(r, records))) for r in records]
 
 
 def point_label(r: Point, records: Sequence[Point]) -> str:
