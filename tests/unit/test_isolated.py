@@ -3,6 +3,7 @@ that a crash costs the child, not the sweep's process."""
 
 import os
 import signal
+import sys
 import time
 
 import pytest
@@ -82,3 +83,31 @@ def test_a_child_forked_after_pytorch_used_its_thread_pool_still_computes():
         b = torch.randn(512, 512)
         return float((b @ b).sum() + torch.randn(100000).sin().sum())
     assert isinstance(in_child(compute, timeout=120), float)
+
+
+def test_a_crashing_child_s_output_is_kept_off_the_terminal(capfd, tmp_path):
+    """What a dying child prints (libc's assertion text, a fault handler's dump) is the
+    child's: it never reaches the sweep's terminal (issue 48), and the ChildLost carries
+    its last lines instead."""
+    import faulthandler
+
+    def aborts():
+        os.write(2, b"x.cpp:12: void f(): Assertion '_M_stddev > 0' failed.\n")
+        print("half a line", flush=True)
+        os.abort()
+    dump = (tmp_path / "faulthandler").open("w+b")
+    was = faulthandler.is_enabled()
+    faulthandler.enable(file=dump)  # as pytest's own plugin enables it, on another fd
+    try:
+        with pytest.raises(ChildLost, match="killed by SIGABRT") as lost:
+            in_child(aborts)
+    finally:
+        faulthandler.disable()
+        if was:  # a handler back on the process's standard error, as pytest had one
+            faulthandler.enable(file=sys.__stderr__)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    dump.seek(0)
+    assert dump.read() == b""  # the parent's fault handler did not dump the child's stack
+    assert "Assertion '_M_stddev > 0' failed." in lost.value.output
+    assert "Assertion" not in str(lost.value)  # the recorded reason stays one line

@@ -1,15 +1,21 @@
 """A function run in a forked child, so that a crash of eager PyTorch (a segfault, an
 abort) on an example the cell covering builds costs the child, never the sweep's process
 (which draws the examples). The child sends its result back pickled through a pipe; the
-parent waits at most `timeout` seconds for it (a child that takes longer is killed)."""
+parent waits at most `timeout` seconds for it (a child that takes longer is killed).
+
+What the child prints (libc's assertion text as onnxruntime or PyTorch aborts, a fault
+handler's dump of its stack) is the child's own: it goes to a file of the child's, never
+to the sweep's terminal, and a `ChildLost` carries its last lines (`ChildLost.output`)."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import select
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -17,18 +23,29 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+#: how much of a lost child's output its ChildLost keeps (the end)
+OUTPUT_KEPT = 4_000
+
+
 class ChildLost(Exception):
-    """The child died or went silent before it sent a result: the reason, in one line."""
+    """The child died or went silent before it sent a result: the reason, in one line;
+    `output`, the end of what the child printed."""
+
+    def __init__(self, reason: str, output: str = "") -> None:
+        super().__init__(reason)
+        self.output = output
 
 
 def in_child(fn: Callable[[], T], timeout: float = 300.0) -> T:
     """`fn()` computed in a forked child; its exception raised here; ChildLost when the
     child died without a result (by a signal, say) or took longer than `timeout`."""
     read, write = os.pipe()
+    printed = tempfile.TemporaryFile()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read)
         code = 0
+        _own_output(printed.fileno())
         _one_thread()
         try:
             try:
@@ -42,7 +59,29 @@ def in_child(fn: Callable[[], T], timeout: float = 300.0) -> T:
         finally:
             os._exit(code)
     os.close(write)
-    return _collect(pid, read, timeout)
+    with printed:
+        try:
+            return _collect(pid, read, timeout)
+        except ChildLost as lost:
+            printed.seek(max(0, os.fstat(printed.fileno()).st_size - OUTPUT_KEPT))
+            lost.output = printed.read().decode("utf-8", "replace")
+            raise
+
+
+def _own_output(fd: int) -> None:
+    """The child's standard output and error, and a fault handler if the parent had one
+    (pytest's, PYTHONFAULTHANDLER), onto the file `fd`."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    # Python's own streams too, wherever the parent had pointed them (a test's capture)
+    sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+    if faulthandler.is_enabled():
+        faulthandler.enable(file=2)
 
 
 def _one_thread() -> None:

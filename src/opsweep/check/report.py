@@ -16,7 +16,7 @@ from opsweep.artifact.data import Artifact
 from opsweep.artifact.numerics import cell_text
 from opsweep.check.real import FAIL, NOT_REACHED, PASS, Reality
 from opsweep.check.table import (FAILING, FINE, NOT_MEASURED, STATUSES, UNATTRIBUTABLE, Verdict,
-                                 lookup, verdict)
+                                 lookup)
 from opsweep.capture.uses import Capture, Use
 from opsweep.check.advice import STATUS_WORDS, advice, failure_line, outcome, repro
 from opsweep.artifact.checked import losses
@@ -191,27 +191,6 @@ def _verdict_data(v: Verdict, opset: int) -> dict[str, Any]:
             "failures": [{**asdict(f), "says": failure_line(v, f), "snippet": repro(f, opset)}
                          for f in v.failures],
             "errors": {spec: cell_text(c) for spec, c in v.errors}}
-
-
-def table_agrees(entry: Mapping[str, Any], artifact: Artifact,
-                 excluded: Mapping[str, str]) -> bool:
-    """Whether a models record's `entry` reads as it did from `artifact`'s table: each of
-    its uses, joined with the table again, gives the verdict the entry recorded. A table
-    re-measured at unchanged pins (a spec widened, a fix in the lookup) changes what the
-    entry's check would say, and the fingerprint alone does not see it."""
-    dynamic = "dynamic" in (entry.get("prediction") or {})
-    opset = int((entry.get("fingerprint") or {}).get("opset") or 0)
-    for u in entry.get("uses") or ():
-        if _verdict_data(verdict(artifact, Use.from_data(u), excluded, dynamic), opset) != u:
-            return False
-    for name, t in (entry.get("targets") or {}).items():
-        view = target_view(artifact, name)
-        if (view is not None) != bool(t.get("measured")):
-            return False
-        if view is not None and [compact_use(verdict(view, use, excluded, dynamic))
-                                 for use in _uses(t)] != t.get("uses"):
-            return False
-    return True
 
 
 def target_view(artifact: Artifact, name: str) -> Artifact | None:

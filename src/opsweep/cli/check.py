@@ -226,11 +226,12 @@ def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool
     if reused:
         # the catalog's exclusions and the uses' lookup (torch): joined again with the table
         from opsweep.catalog.load import exclusions
-        from opsweep.check.report import rejoin, table_agrees
+        from opsweep.check.report import rejoin
         excluded = exclusions()
         for s, e in reused.items():
-            if not table_agrees(e, artifact, excluded):
-                reused[s] = rejoin(e, artifact, excluded, other)
+            joined = rejoin(e, artifact, excluded, other)
+            if joined != e:  # the table answers its uses otherwise now
+                reused[s] = joined
                 rejoined += 1
     fresh = [s for s in sources if s not in reused]
     reports = iter(run_checks(fresh, artifact, other, export, policy, jobs=jobs, timeout=timeout,
