@@ -117,7 +117,9 @@ def test_another_stack_another_check_or_a_lost_model_is_not_reused(tmp_path, cap
     files = _project(tmp_path)
     source = f"{files['first'].as_posix()}:build"
     record = tmp_path / "record.json"
-    table = ["--artifact", str(TABLE), "--no-export"]  # the table alone: cheap
+    # the table alone (cheap), under the test's own project (not the checkout's targets)
+    table = ["--artifact", str(TABLE), "--no-export",
+             "--pyproject", str(tmp_path / "pyproject.toml")]
     first = main(["check", source, *table, "--record", str(record)])
     capsys.readouterr()
     assert _builds(tmp_path) == ["first"]

@@ -18,12 +18,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 T = TypeVar("T")
 
 
-#: how much of a lost child's output its ChildLost keeps (the end)
+#: how much of a lost child's output its ChildLost keeps (its start and its end)
 OUTPUT_KEPT = 4_000
 
 
@@ -63,9 +63,22 @@ def in_child(fn: Callable[[], T], timeout: float = 300.0) -> T:
         try:
             return _collect(pid, read, timeout)
         except ChildLost as lost:
-            printed.seek(max(0, os.fstat(printed.fileno()).st_size - OUTPUT_KEPT))
-            lost.output = printed.read().decode("utf-8", "replace")
+            lost.output = _kept(printed)
             raise
+
+
+def _kept(printed: IO[bytes]) -> str:
+    """What the child printed: all of it, or its start and its end (the first error line
+    and a fault handler's dump) when longer than `OUTPUT_KEPT`."""
+    size = os.fstat(printed.fileno()).st_size
+    printed.seek(0)
+    if size <= OUTPUT_KEPT:
+        return printed.read().decode("utf-8", "replace")
+    head = printed.read(OUTPUT_KEPT // 2)
+    printed.seek(size - OUTPUT_KEPT // 2)
+    tail = printed.read()
+    return (head.decode("utf-8", "replace") + f"\n[... {size - OUTPUT_KEPT:,} bytes ...]\n"
+            + tail.decode("utf-8", "replace"))
 
 
 def _own_output(fd: int) -> None:
