@@ -400,8 +400,10 @@ def test_a_failed_run_whose_result_is_a_breakage_comments_the_breakage(
             assert "ImportError: no onnxscript" in comment.body
 
 
-def _models(torch: str, numerics: str = "pass", lost: str = "") -> str:
-    """A models record (version 2) as the main command writes it, checked at `torch`."""
+def _models(torch: str, numerics: str = "pass", lost: str = "", torchscript: str = "") -> str:
+    """A models record (version 2) as the main command writes it, checked at `torch`; with
+    `torchscript` (bert's TorchScript export verdict), version 3, checked with that target
+    too (check-targets = ["torchscript"])."""
     key = {"stack": {"torch": torch, "onnx": FP.onnx, "onnxruntime": FP.onnxruntime,
                      "onnxscript": FP.onnxscript}, "opset": 20, "model": "", "opsweep": "0.9.0",
            "tolerance_policy": "builtin", "export": True}
@@ -414,7 +416,16 @@ def _models(torch: str, numerics: str = "pass", lost: str = "") -> str:
     vit = {"name": "vit", "source": "m.py:vit", "failed": bool(lost), "uses": [{"op": "relu"}],
            "check_fingerprint": key, **({"lost": lost, "verdict": None} if lost else {
                "verdict": {"export": "pass", "runtime": "pass", "numerics": "pass"}})}
-    return json.dumps({"models_version": 2, "models": [bert, vit]})
+    if torchscript:
+        failed = torchscript != "pass"
+        after = "not reached" if failed else "pass"
+        bert["targets"] = {"torchscript": {
+            "measured": False, "prediction": {}, "uses": [], "failed": failed,
+            "verdict": {"export": torchscript, "runtime": after, "numerics": after},
+            "reality": {"stage": "translation-error" if failed else "ok",
+                        "op": "sin" if failed else "",
+                        "error": "Unsupported: ONNX export of operator sin" if failed else ""}}}
+    return json.dumps({"models_version": 3 if torchscript else 2, "models": [bert, vit]})
 
 
 TRANSITION = ("- **regression** `tiny bert`: numerics pass → **fail** at `torch 2.13.0`; first "
@@ -530,6 +541,29 @@ def test_an_adopter_s_own_models_get_the_same_section(github, monkeypatch, tmp_p
     assert "1 regression; 1 unchanged." in body
     committed = json.loads(git(bare, "show", "feature:site/models_checked.json"))
     assert committed["models"][0]["verdict"]["numerics"] == "fail"
+
+
+def test_a_models_target_s_transitions_are_its_own_in_the_section(github, monkeypatch,
+                                                                  tmp_path):
+    """Models checked with the TorchScript exporter too: bert's TorchScript export moves
+    pass → fail while its stock verdicts stay; the section says so on a line of its own,
+    naming the target, and counts the stock verdicts unchanged."""
+    bare, sha = adopter_origin(tmp_path, models=_models("2.12.0", torchscript="pass"))
+    github.add_pull(REPO, 5, ref="feature", sha=sha)
+    head = checkout(bare, tmp_path / "head")
+    result = adopter_result(tmp_path, whole("2.13.0", Stage.NUMERICS))
+    (result / "site" / "models_checked.json").write_text(_models("2.13.0", torchscript="fail"))
+    out = publish(tmp_path, github, monkeypatch, run_payload(sha, REPO), head, result)
+    assert out["changed"] == "true", out
+    (comment,) = [c for c in github.comments(REPO, 5) if MARKER in c.body]
+    body = comment.body
+    assert ("- **regression** `tiny bert` with `torchscript`: export pass → **fail**, runtime "
+            "pass → **not reached**, numerics pass → **not reached** at `torch 2.13.0`; fails "
+            "in `translation-error` at `aten::sin`: `Unsupported: ONNX export of operator sin`"
+            ) in body, body
+    assert "1 regression; 1 unchanged." in body  # vit unchanged; bert's stock verdicts too
+    committed = json.loads(git(bare, "show", "feature:site/models_checked.json"))
+    assert committed["models"][0]["targets"]["torchscript"]["verdict"]["export"] == "fail"
 
 
 def test_publish_checks_the_result_against_the_configured_pins(github, monkeypatch, tmp_path):
