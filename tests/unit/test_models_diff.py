@@ -157,11 +157,13 @@ def test_each_target_s_verdicts_move_on_their_own_and_a_new_target_is_counted_no
                           opset18=({**OK, "numerics": "fail"}, {"stage": "numerics"})),
              with_targets(entry("b", torch="2.16.0"), torchscript=(OK, {}),
                           opset18=(OK, {})),
-             with_targets(entry("c", torch="2.16.0"), torchscript=ts_fail))
+             with_targets(entry("c", torch="2.16.0"), torchscript=ts_fail),
+             entry("crashy", torch="2.16.0", lost="worker killed by SIGSEGV"))
+    base["models"].append(entry("crashy", lost="worker killed by SIGSEGV"))
     d = models_diff(base, new)
     assert [(t.name, t.target, t.status) for t in d.transitions] == [
-        ("a", "torchscript", "regression"), ("c", "stock", "added"),
-        ("gone", "stock", "removed")]
+        ("a", "torchscript", "regression"), ("crashy", "stock", "lost"),
+        ("c", "stock", "added"), ("gone", "stock", "removed")]
     (a,) = d.of_status("regression")
     assert [(x.axis, x.old, x.new) for x in a.axes] == [
         ("export", "pass", "fail"), ("runtime", "pass", "not reached"),
@@ -169,12 +171,12 @@ def test_each_target_s_verdicts_move_on_their_own_and_a_new_target_is_counted_no
     assert a.failures() == (Failure("translation-error", "cdist_1", "cdist",
                                     "Unsupported: ONNX export of operator cdist"),)
     assert d.unchanged == 1  # b: the same verdicts with every target both records checked
-    assert d.models == 3
-    assert d.first == (("opset18", 2, 1),)  # a fails numerics at opset 18
+    assert d.models == 4
+    assert d.first == (("opset18", 2, 1),)  # a fails numerics at opset 18; crashy: no verdict
     assert d.dropped == ("m:T",)
     # the stock record of before (version 2) against the new: every other target is new
     d2 = models_diff(record(entry("a"), entry("b")), new)
-    assert [t.target for t in d2.transitions] == ["stock"]  # c added
+    assert [(t.name, t.status) for t in d2.transitions] == [("crashy", "lost"), ("c", "added")]
     assert d2.first == (("opset18", 2, 1), ("torchscript", 3, 2)) and d2.dropped == ()
 
 

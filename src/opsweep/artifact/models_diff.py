@@ -247,8 +247,9 @@ def models_diff(old: Any, new: Any, *, old_path: object = "<base models>",
     for target in new_targets[1:]:
         now = _entries(new, new_path, target)
         if target not in old_targets:
-            first.append((target, len(now), sum(FAIL in e.verdict.values()
-                                                for e in now.values())))
+            judged = [e for e in now.values() if not e.lost]  # a lost model: no verdict
+            first.append((target, len(judged), sum(FAIL in e.verdict.values()
+                                                   for e in judged)))
             continue
         was = _entries(old, old_path, target)
         others += [_other_target(n, was.get(n), now.get(n), target) for n in names]
