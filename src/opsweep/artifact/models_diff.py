@@ -174,10 +174,13 @@ def _pins(path: object, where: str, m: Mapping[str, Any]) -> dict[str, str]:
     return {p: str(stack[p]) for p in PINS if isinstance(stack.get(p), (str, int, float))}
 
 
-def _entries(data: Any, path: object, target: str = STOCK) -> dict[str, _Entry]:
+def _entries(data: Any, path: object, target: str = STOCK,
+             by_name: Mapping[str, checked.ModelEntry] | None = None) -> dict[str, _Entry]:
     """The record's entries as target `target` checked them, by model name (a model that
-    target did not check is left out)."""
-    by_name = checked.from_data(data, path)  # the record's shape, named where it is wrong
+    target did not check is left out); `by_name`: the record already read
+    (`checked.from_data`), else it is read here."""
+    if by_name is None:
+        by_name = checked.from_data(data, path)  # the record's shape, named where it is wrong
     out = {}
     for i, stock in enumerate(data["models"]):
         m = checked.target_entry(stock, target)
@@ -186,10 +189,8 @@ def _entries(data: Any, path: object, target: str = STOCK) -> dict[str, _Entry]:
         where = f"models[{i}]" + ("" if is_stock(target) else f".targets.{target}")
         static, dynamic = _failures(path, where, m.get("reality"))
         lost = _text(path, f"models[{i}].lost", m.get("lost"))
-        entry = by_name[m["name"]]
-        verdict = entry.verdict if is_stock(target) else m.get("verdict")
-        out[m["name"]] = _Entry(dict(verdict or {}), static, dynamic, lost, entry.ops,
-                                _pins(path, f"models[{i}]", stock))
+        out[m["name"]] = _Entry(dict(m.get("verdict") or {}), static, dynamic, lost,
+                                by_name[m["name"]].ops, _pins(path, f"models[{i}]", stock))
     return out
 
 
@@ -237,21 +238,24 @@ def models_diff(old: Any, new: Any, *, old_path: object = "<base models>",
                 new_path: object = "<new models>") -> ModelsDiff:
     """The transitions from the record `old` (data; None: the base has none) to `new`, per
     target the two records checked (the stock exporter's first)."""
-    before = _entries(old, old_path) if old is not None else {}
-    after = _entries(new, new_path)
+    # each record read (and validated) once, then viewed per target
+    old_read = checked.from_data(old, old_path) if old is not None else {}
+    new_read = checked.from_data(new, new_path)
+    before = _entries(old, old_path, STOCK, old_read) if old is not None else {}
+    after = _entries(new, new_path, STOCK, new_read)
     names = sorted(set(before) | set(after))
     found = [_transition(n, before.get(n), after.get(n)) for n in names]
     old_targets = checked.target_names(old["models"]) if old is not None else (STOCK,)
     new_targets = checked.target_names(new["models"])
     others, first = [], []
     for target in new_targets[1:]:
-        now = _entries(new, new_path, target)
+        now = _entries(new, new_path, target, new_read)
         if target not in old_targets:
             judged = [e for e in now.values() if not e.lost]  # a lost model: no verdict
             first.append((target, len(judged), sum(FAIL in e.verdict.values()
                                                    for e in judged)))
             continue
-        was = _entries(old, old_path, target)
+        was = _entries(old, old_path, target, old_read)
         others += [_other_target(n, was.get(n), now.get(n), target) for n in names]
     moved = sorted((t for t in (*found, *others) if t is not None),
                    key=lambda t: (STATUSES.index(t.status), t.name, not is_stock(t.target),

@@ -12,8 +12,10 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from opsweep import config
 from opsweep.artifact import data as art
@@ -230,14 +232,20 @@ def check_or_reuse(sources, artifact, previous=None, *, other=None, export: bool
         excluded = exclusions()
         for s, e in reused.items():
             joined = rejoin(e, artifact, excluded, other)
-            if joined != e:  # the table answers its uses otherwise now
-                reused[s] = joined
+            if _unlike(joined, e):  # the table answers its uses otherwise now
                 rejoined += 1
+            reused[s] = joined  # with `other`, its uses that change verdict against it too
     fresh = [s for s in sources if s not in reused]
     reports = iter(run_checks(fresh, artifact, other, export, policy, jobs=jobs, timeout=timeout,
                               targets=targets) if fresh else ())
     items = [reused[s] if s in reused else next(reports) for s in sources]
     return Checked(items, keys, len(fresh), len(reused), rejoined)
+
+
+def _unlike(joined: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
+    """Whether a reused entry joined with the table again differs from the record's (the
+    uses set against another table, `--against`, left aside: they are that table's)."""
+    return any(joined.get(k) != entry.get(k) for k in {*joined, *entry} - {"against"})
 
 
 def previous_entries(path: Path | None) -> dict | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import io
 import os
 import sys
@@ -94,12 +95,20 @@ def dynamic_axes_of(dynamic_shapes: Any, count: int) -> dict[str, dict[int, str]
     return axes
 
 
+@functools.cache
+def _libc() -> Any:
+    """The process's C library, loaded once (every TorchScript export flushes it twice)."""
+    try:
+        return ctypes.CDLL(None)
+    except OSError:  # no C library to ask: nothing buffered there
+        return None
+
+
 def _flush_c() -> None:
     """fflush(NULL): every C stdio stream's buffer written out (where it points now)."""
-    try:
-        ctypes.CDLL(None).fflush(None)
-    except (OSError, AttributeError):  # no C library to ask: nothing buffered there
-        pass
+    libc = _libc()
+    if libc is not None and hasattr(libc, "fflush"):
+        libc.fflush(None)
 
 
 @contextlib.contextmanager
