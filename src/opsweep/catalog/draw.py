@@ -205,22 +205,41 @@ def cover(drawn: list[Example], cells: Sequence[Example] | None = None) -> list[
     if not fixed:
         return drawn
     kept = list(drawn)
+    facts = _Facts(keys)
     for _ in fixed:  # give up a redundant random draw's place, the last first
         for j in range(len(kept) - 1, -1, -1):
-            if _redundant(kept[j], kept[:j] + kept[j + 1:] + fixed, keys, cells is not None):
+            if _redundant(kept[j], kept[:j] + kept[j + 1:] + fixed, facts, cells is not None):
                 del kept[j]
                 break
     return kept + fixed
 
 
-def _redundant(example: Example, rest: list[Example], keys: Sequence[str],
-               hold_cells: bool) -> bool:
-    here = dtype_class(example.dtype)
-    peers = [e for e in rest if dtype_class(e.dtype) == here]
-    if hold_cells and (cell_of(example) not in {cell_of(e) for e in rest}
-                       or not _plain(example) <= {f for e in rest for f in _plain(e)}):
+class _Facts:
+    """What `_redundant` compares of an example (its dtype class, cell, plain value classes
+    and keyword classes), worked out once per example of one `cover`: the search for a
+    redundant draw asks them of every other example, for every place given up."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self.keys = keys
+        self._known: dict[int, tuple[Example, str, object, set, set]] = {}
+
+    def of(self, example: Example) -> tuple[Example, str, object, set, set]:
+        found = self._known.get(id(example))
+        if found is None:  # the example is kept in the entry, so its id is not reused
+            found = self._known[id(example)] = (
+                example, dtype_class(example.dtype), cell_of(example), _plain(example),
+                _features(example, self.keys))
+        return found
+
+
+def _redundant(example: Example, rest: list[Example], facts: _Facts, hold_cells: bool) -> bool:
+    _, here, cell, plain, features = facts.of(example)
+    others = [facts.of(e) for e in rest]
+    peers = [o for o in others if o[1] == here]
+    if hold_cells and (cell not in {o[2] for o in others}
+                       or not plain <= set().union(*(o[3] for o in others))):
         return False  # a cell's only example, or a value class no other draw has
-    return bool(peers) and _features(example, keys) <= {f for e in peers for f in _features(e, keys)}
+    return bool(peers) and features <= set().union(*(o[4] for o in peers))
 
 
 def _plain(example: Example) -> set[tuple[str, str]]:

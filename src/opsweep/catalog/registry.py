@@ -23,24 +23,51 @@ def default_opset() -> int:
         return 20
 
 
-@lru_cache(maxsize=4)
-def exporter_registry(opset: int):
-    """The registry the exporter builds. Building it warns once per torchvision op when
-    torchvision is not installed (torch 2.15 does): not news to a page reader, so the
-    exporter's logger is kept at ERROR meanwhile."""
+def torchlib_registry(opset: int):
+    """A registry of its own, equal to ``ONNXRegistry.from_torchlib(opset_version=opset)``.
+
+    `from_torchlib` registers every torchlib function, working out each one's signature
+    (most of its cost), then keeps per operator the functions of the highest opset at most
+    `opset`. The registration is the same at every opset, so it is made once per process
+    (:func:`_torchlib_functions`) and each registry gets copies of its lists, then the
+    same clean-up at its own opset. Building it warns once per torchvision op when
+    torchvision is not installed: not news to a page reader, so the exporter's logger is
+    kept at ERROR meanwhile."""
     # private torch internals: absent ones mean fallback
-    from torch.onnx._internal.exporter import (
-        _constants,
-        _registration,
-    )
+    from torch.onnx._internal.exporter import _registration
+    registry = _registration.ONNXRegistry()
+    registry._opset_version = opset
+    registry.functions = {target: list(functions)
+                          for target, functions in _torchlib_functions().items()}
+    registry._cleanup_registry_based_on_opset_version()
+    return registry
+
+
+@lru_cache(maxsize=1)
+def _torchlib_functions() -> dict:
+    """Every torchlib function, registered as `from_torchlib` registers them, before its
+    clean-up by opset (shared by :func:`torchlib_registry`; never changed: each registry
+    copies the lists it keeps)."""
+    from torch.onnx._internal.exporter import _registration
+
+    class Uncleaned(_registration.ONNXRegistry):
+        def _cleanup_registry_based_on_opset_version(self) -> None:
+            pass
     logger = logging.getLogger("torch.onnx")
     level = logger.level
     logger.setLevel(max(level, logging.ERROR))
     try:
-        return _registration.ONNXRegistry.from_torchlib(
-            opset_version=max(opset, _constants.TORCHLIB_OPSET))
+        return Uncleaned.from_torchlib().functions
     finally:
         logger.setLevel(level)
+
+
+@lru_cache(maxsize=4)
+def exporter_registry(opset: int):
+    """The registry the exporter builds."""
+    # private torch internals: absent ones mean fallback
+    from torch.onnx._internal.exporter import _constants
+    return torchlib_registry(max(opset, _constants.TORCHLIB_OPSET))
 
 
 @lru_cache(maxsize=4)

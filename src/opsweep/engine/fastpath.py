@@ -14,7 +14,8 @@ dominates (docs/performance.md has the measurements):
    annotations are evaluated on every call) and builds a fresh
    ``autograd_not_implemented`` closure for each.
 
-This module keeps (1) and (2) per process and makes (3) cheap: annotations in
+This module keeps (1) and (2) per process (the registration of (1) is shared by the
+registries of every opset: :func:`opsweep.catalog.registry.torchlib_registry`) and makes (3) cheap: annotations in
 ``torch._ops`` become free, and -- only when torch's context manager is the
 exact source this replica was written against -- the same registrations are
 made directly in each op's kernel table, with one closure per op. Then it calls
@@ -51,6 +52,7 @@ from typing import Any
 
 import torch
 
+from opsweep.catalog.registry import torchlib_registry
 from opsweep.engine.adapter import PUBLIC_PATH, Exporter
 from opsweep.engine.sweepconfig import Tuning
 
@@ -641,7 +643,7 @@ class FastExporter(Exporter):
         self._core = core
         # the public call builds its registry for max(opset, TORCHLIB_OPSET)
         registry_opset = max(self.opset, constants.TORCHLIB_OPSET)
-        self.registry = registration.ONNXRegistry().from_torchlib(opset_version=registry_opset)
+        self.registry = torchlib_registry(registry_opset)  # from_torchlib's, made faster
         for torch_op, onnx_op in (self.custom_translation_table or {}).items():
             self.registry.register_op(torch_op, onnx_op, is_complex=False)
         _install(ops, ep, decomp, fx_passes)
