@@ -21,8 +21,12 @@ def listing():
 
 @pytest.fixture(scope="module")
 def traces(drawn_once):
+    """Each spec's attribution, its torch.export capture taken only where the eager trace
+    leaves a declared row unseen (the verdict is the same). The tests below that read
+    `traced` can only fail more for it, never pass more: a packet left out is one fewer
+    seen."""
     quiet_exporter()
-    return {name: attribute(CATALOG.specs[name]) for name in NAMES}
+    return {name: attribute(CATALOG.specs[name], complete=False) for name in NAMES}
 
 
 def test_breadth():

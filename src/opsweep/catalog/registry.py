@@ -48,7 +48,8 @@ def _torchlib_functions() -> dict:
     """Every torchlib function, registered as `from_torchlib` registers them, before its
     clean-up by opset (shared by :func:`torchlib_registry`; never changed: each registry
     copies the lists it keeps)."""
-    from torch.onnx._internal.exporter import _registration
+    from torch.onnx._internal.exporter import _registration  # private torch internals
+
 
     class Uncleaned(_registration.ONNXRegistry):
         def _cleanup_registry_based_on_opset_version(self) -> None:
