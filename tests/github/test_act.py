@@ -99,6 +99,12 @@ def built(tmp_path_factory):
     data["fingerprint"]["torch"] = "2.12.0"
     artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     _set_pin(tree, "2.12.0")
+    # its pages are the render of that artifact, as a project's are: smaller than opsweep's
+    # own (each job of every act run copies the tree, twice), and a regeneration's commit
+    # holds what it changed, not the whole site of the catalog's artifact it replaced
+    subprocess.run([sys.executable, "-m", "opsweep", "render", "--onnx-report", str(artifact),
+                    "--history", "docs/history", "--torch-version", "2.12.0"],
+                   check=True, capture_output=True, cwd=tree)
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "base")
