@@ -35,6 +35,8 @@ def torchlib_registry(opset: int):
     kept at ERROR meanwhile."""
     # private torch internals: absent ones mean fallback
     from torch.onnx._internal.exporter import _registration
+    if not hasattr(_registration.ONNXRegistry, "_cleanup_registry_based_on_opset_version"):
+        return _registration.ONNXRegistry.from_torchlib(opset_version=opset)  # built as it is
     registry = _registration.ONNXRegistry()
     registry._opset_version = opset
     registry.functions = {target: list(functions)
@@ -49,7 +51,6 @@ def _torchlib_functions() -> dict:
     clean-up by opset (shared by :func:`torchlib_registry`; never changed: each registry
     copies the lists it keeps)."""
     from torch.onnx._internal.exporter import _registration  # private torch internals
-
 
     class Uncleaned(_registration.ONNXRegistry):
         def _cleanup_registry_based_on_opset_version(self) -> None:

@@ -15,9 +15,10 @@ dominates (docs/performance.md has the measurements):
    ``autograd_not_implemented`` closure for each.
 
 This module keeps (1) and (2) per process (the registration of (1) is shared by the
-registries of every opset: :func:`opsweep.catalog.registry.torchlib_registry`) and makes (3) cheap: annotations in
-``torch._ops`` become free, and -- only when torch's context manager is the
-exact source this replica was written against -- the same registrations are
+registries of every opset: :func:`opsweep.catalog.registry.torchlib_registry`) and
+makes (3) cheap: annotations in ``torch._ops`` become free, and -- only when torch's
+context manager is the exact source this replica was written against -- the same
+registrations are
 made directly in each op's kernel table, with one closure per op. Then it calls
 the same ``_core.export`` the public call reaches, with the same opset and
 arguments. Every piece is an internal of torch: when any is missing, the fast
@@ -70,6 +71,7 @@ def _internals():
               (_decomp, "create_onnx_friendly_decomposition_table"),
               (_decomp, "get_onnx_implemented_overloads"), (_fx_passes, "decompose_with_registry"),
               (_core, "export"), (_registration.ONNXRegistry, "from_torchlib"),
+              (_registration.ONNXRegistry, "_cleanup_registry_based_on_opset_version"),
               (_constants, "TORCHLIB_OPSET")]
     for module, name in needed:
         if not hasattr(module, name):
