@@ -18,10 +18,9 @@ This module keeps (1) and (2) per process (the registration of (1) is shared by 
 registries of every opset: :func:`opsweep.catalog.registry.torchlib_registry`) and
 makes (3) cheap: annotations in ``torch._ops`` become free, and -- only when torch's
 context manager is the exact source this replica was written against -- the same
-registrations are
-made directly in each op's kernel table, with one closure per op. Then it calls
-the same ``_core.export`` the public call reaches, with the same opset and
-arguments. Every piece is an internal of torch: when any is missing, the fast
+registrations are made directly in each op's kernel table, with one closure per op.
+Then it calls the same ``_core.export`` the public call reaches, with the same opset
+and arguments. Every piece is an internal of torch: when any is missing, the fast
 path is unavailable and the sweep uses the public call, and the fingerprint's
 exporter path says which ran. ``tests/integration/test_fastpath.py`` proves the
 two give the same outcome on specs reaching every stage.
@@ -641,7 +640,7 @@ class FastExporter(Exporter):
                  digest: str = "none") -> None:
         super().__init__(custom_translation_table, opset, digest, options)
         self.options: Tuning = options
-        ops, ep, constants, core, decomp, fx_passes, registration = _internals()
+        ops, ep, constants, core, decomp, fx_passes, _ = _internals()
         self._core = core
         # the public call builds its registry for max(opset, TORCHLIB_OPSET)
         registry_opset = max(self.opset, constants.TORCHLIB_OPSET)
