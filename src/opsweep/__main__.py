@@ -1,7 +1,5 @@
 """`python -m opsweep`: the command line."""
 
-import sys
+from opsweep.cli import run
 
-from opsweep.cli import main
-
-sys.exit(main())
+run()

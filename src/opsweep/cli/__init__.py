@@ -1,3 +1,3 @@
-from opsweep.cli.main import main
+from opsweep.cli.main import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]

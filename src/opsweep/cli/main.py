@@ -10,12 +10,15 @@ bot's light dependencies are installed.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import sys
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 from opsweep.artifact import data as art
 from opsweep.artifact import models_history, records
@@ -444,5 +447,34 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_ERROR
 
 
+def run() -> NoReturn:
+    """The `opsweep` command and `python -m opsweep`: `main`, then `leave` with its code."""
+    leave(main())
+
+
+def leave(code: int) -> NoReturn:
+    """End the process with `code` once what the interpreter's own exit does that anyone can
+    see is done: non-daemon threads joined (and threading's exit hooks), every `atexit`
+    function run (multiprocessing's clean-up of its children, temporary directories'
+    finalizers, logging's flush), both standard streams flushed. What it skips is the
+    teardown of every imported module, which for torch and the exporter's stack is over a
+    second of CPU a process (benchmarks/bench_exit.py) and changes nothing on disk or on the
+    terminal, for every `opsweep` command a workflow step or the README's main command runs.
+    An exception escaping `main` is not here: it unwinds as usual, with its traceback."""
+    shutdown = getattr(threading, "_shutdown", None)  # what Py_FinalizeEx calls first
+    if shutdown is not None:
+        shutdown()
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if shutdown is None or run_exit_functions is None:  # another interpreter: its own exit
+        sys.exit(code)
+    run_exit_functions()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
