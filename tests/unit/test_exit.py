@@ -5,9 +5,10 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 CHILD = textwrap.dedent("""
-    import atexit, sys, tempfile, threading
+    import atexit, ctypes, sys, tempfile, threading
     from pathlib import Path
     from opsweep.cli.main import leave
 
@@ -27,6 +28,7 @@ CHILD = textwrap.dedent("""
     for n in range(100_000):  # more than any pipe's buffer, never flushed by hand
         print(f"line {n}")
     sys.stderr.write("the last words\\n")
+    ctypes.CDLL(None).printf(b"from C\\n")  # into C's buffer, as native code writes
     leave(int(sys.argv[2]))
     """)
 
@@ -41,17 +43,16 @@ def test_leave_exits_with_the_code_after_every_visible_duty(tmp_path):
     done = _leave(tmp_path, 3)
     assert done.returncode == 3, done.stderr
     lines = done.stdout.splitlines()
-    assert len(lines) == 100_000 and lines[-1] == "line 99999"
+    assert len(lines) == 100_001 and lines[-2:] == ["line 99999", "from C"]
     assert done.stderr == "the last words\n"
     assert (tmp_path / "atexit").read_text() == "ran"
     assert len((tmp_path / "thread").read_text()) == 1_000_000  # the thread was joined
-    from pathlib import Path
     assert not Path((tmp_path / "tempdir").read_text()).exists()  # its finalizer ran
 
 
 def test_leave_with_success(tmp_path):
     done = _leave(tmp_path, 0)
-    assert done.returncode == 0 and done.stdout.endswith("line 99999\n")
+    assert done.returncode == 0 and done.stdout.endswith("line 99999\nfrom C\n")
 
 
 def test_the_command_exits_through_leave_with_main_s_code(tmp_path):

@@ -21,7 +21,7 @@ import opsweep
 
 SRC = Path(opsweep.__file__).parent
 #: the vocabulary every stage shares
-BASE = {"model", "errors", "files", "config", "coverage", "targets", "policy"}
+BASE = {"model", "errors", "files", "config", "coverage", "targets", "policy", "streams"}
 #: package -> the opsweep packages (and base modules) its modules may import
 ALLOWED = {
     "model": set(), "errors": set(), "files": {"errors", "config", "targets"},
@@ -31,6 +31,7 @@ ALLOWED = {
     # stdlib only: the Action runs it before installing anything
     "config": {"errors", "targets", "model"},
     "_release": set(),  # the commit a release build recorded: stdlib only
+    "streams": set(),  # C's buffered streams flushed: stdlib only (the command's exit)
     "catalog": BASE | {"catalog"},
     "engine": BASE | {"catalog", "engine"},
     "artifact": BASE | {"artifact"},

@@ -64,6 +64,7 @@ from opsweep.engine.sweepconfig import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
 from opsweep.page import site
+from opsweep.streams import flush_c
 from opsweep.sweep.request import Request
 
 DESCRIPTION = """\
@@ -456,7 +457,7 @@ def leave(code: int) -> NoReturn:
     """End the process with `code` once what the interpreter's own exit does that anyone can
     see is done: non-daemon threads joined (and threading's exit hooks), every `atexit`
     function run (multiprocessing's clean-up of its children, temporary directories'
-    finalizers, logging's flush), both standard streams flushed. What it skips is the
+    finalizers, logging's flush), both standard streams flushed, Python's and C's. What it skips is the
     teardown of every imported module, which for torch and the exporter's stack is over a
     second of CPU a process (benchmarks/bench_exit.py) and changes nothing on disk or on the
     terminal, for every `opsweep` command a workflow step or the README's main command runs.
@@ -473,6 +474,7 @@ def leave(code: int) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
             pass
+    flush_c()  # C's exit() would write what native code left in its buffers
     os._exit(code)
 
 

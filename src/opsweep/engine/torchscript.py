@@ -21,8 +21,6 @@ Stages, from its own error types (``torch.onnx.errors``):
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import functools
 import io
 import os
 import sys
@@ -36,6 +34,7 @@ import torch
 from opsweep.catalog.registry import default_opset
 from opsweep.engine.adapter import BaseExporter
 from opsweep.model import Stage
+from opsweep.streams import flush_c
 from opsweep.targets import KINDS, TORCHSCRIPT, Kind
 
 #: Where torch's tracer lives: an error raised under one of its frames is a tracer failure.
@@ -95,22 +94,6 @@ def dynamic_axes_of(dynamic_shapes: Any, count: int) -> dict[str, dict[int, str]
     return axes
 
 
-@functools.cache
-def _libc() -> Any:
-    """The process's C library, loaded once (every TorchScript export flushes it twice)."""
-    try:
-        return ctypes.CDLL(None)
-    except OSError:  # no C library to ask: nothing buffered there
-        return None
-
-
-def _flush_c() -> None:
-    """fflush(NULL): every C stdio stream's buffer written out (where it points now)."""
-    libc = _libc()
-    if libc is not None and hasattr(libc, "fflush"):
-        libc.fflush(None)
-
-
 @contextlib.contextmanager
 def output_dropped() -> Iterator[None]:
     """File descriptors 1 and 2 pointed at the null device while the exporter runs: on a
@@ -124,7 +107,7 @@ def output_dropped() -> Iterator[None]:
     exit (after a ``--json`` report, say)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    _flush_c()
+    flush_c()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     try:
         with open(os.devnull, "wb") as null:
@@ -134,7 +117,7 @@ def output_dropped() -> Iterator[None]:
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
-        _flush_c()
+        flush_c()
         for fd, copy in saved.items():
             os.dup2(copy, fd)
             os.close(copy)
