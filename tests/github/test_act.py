@@ -8,9 +8,10 @@ give it (read-only for a fork's or Dependabot's pull_request run). A measuring
 run (onnx-measure, onnx-command) is followed by onnx-publish with the
 workflow_run payload GitHub sends. The runner's environment provides the test
 venv (OPSWEEP_PYTHON_ENV) and a tiny catalog (OPSWEEP_SWEEP_ARGS); the
-workflow files are the production ones, unmodified. Two sweeps in all: one
-pull-request measurement, shared by the publish scenarios, and one accepted
-/regen-onnx. All traffic stays on 127.0.0.1.
+workflow files are the production ones, unmodified. Three sweeps in all: one
+pull-request measurement, shared by the publish scenarios (and its one
+same-repository publish by the scenarios that go on from the bot's commit), one
+accepted /regen-onnx and one push to main. All traffic stays on 127.0.0.1.
 """
 
 import copy
