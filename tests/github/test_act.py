@@ -8,11 +8,14 @@ give it (read-only for a fork's or Dependabot's pull_request run). A measuring
 run (onnx-measure, onnx-command) is followed by onnx-publish with the
 workflow_run payload GitHub sends. The runner's environment provides the test
 venv (OPSWEEP_PYTHON_ENV) and a tiny catalog (OPSWEEP_SWEEP_ARGS); the
-workflow files are the production ones, unmodified. Two sweeps in all: one
-pull-request measurement, shared by the publish scenarios, and one accepted
-/regen-onnx. All traffic stays on 127.0.0.1.
+workflow files are the production ones, unmodified. Three sweeps in all: one
+pull-request measurement, shared by the publish scenarios (and its one
+same-repository publish by the scenarios that go on from the bot's commit), one
+accepted /regen-onnx and one push to main. All traffic stays on 127.0.0.1.
 """
 
+import copy
+import itertools
 import json
 import os
 import re
@@ -28,6 +31,7 @@ import pytest
 from opsweep.bot.github import MARKER
 from opsweep.bot.git import TRAILER
 from opsweep.bot.pins import read_pins
+from opsweep.cli.main import main as cli_main
 
 from ..factories import project_copy
 from .fake_github import FakeGitHub, display_title
@@ -93,18 +97,22 @@ def built(tmp_path_factory):
     _without_models(tree)
     artifact = tree / "docs" / "onnx_support_measured.json"
     artifact.unlink()  # the fixture's own small artifact, measured below
-    subprocess.run([sys.executable, "-m", "opsweep", "sweep", *ONLY.split(), "--no-reuse",
-                    "--quiet", "--out", str(artifact)], check=True, capture_output=True, cwd=tree)
-    data = json.loads(artifact.read_text())
-    data["fingerprint"]["torch"] = "2.12.0"
-    artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-    _set_pin(tree, "2.12.0")
-    # its pages are the render of that artifact, as a project's are: smaller than opsweep's
-    # own (each job of every act run copies the tree, twice), and a regeneration's commit
-    # holds what it changed, not the whole site of the catalog's artifact it replaced
-    subprocess.run([sys.executable, "-m", "opsweep", "render", "--onnx-report", str(artifact),
-                    "--history", "docs/history", "--torch-version", "2.12.0"],
-                   check=True, capture_output=True, cwd=tree)
+    # the CLI in this process (in the tree, as a project runs it): what the fixture needs
+    # is the artifact and its pages, not a process of their own (each costs ~5 s of imports)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tree)
+        assert cli_main(["sweep", *ONLY.split(), "--no-reuse", "--quiet",
+                         "--out", str(artifact)]) == 0
+        data = json.loads(artifact.read_text())
+        data["fingerprint"]["torch"] = "2.12.0"
+        artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        _set_pin(tree, "2.12.0")
+        # its pages are the render of that artifact, as a project's are: smaller than
+        # opsweep's own (each job of every act run copies the tree, twice), and a
+        # regeneration's commit holds what it changed, not the whole site of the catalog's
+        # artifact it replaced
+        assert cli_main(["render", "--onnx-report", str(artifact), "--history", "docs/history",
+                         "--torch-version", "2.12.0"]) == 0
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "base")
@@ -217,6 +225,43 @@ def publish_run(built, measured, fake, tmp_path, event="pull_request", head_repo
     return origin, log
 
 
+@pytest.fixture(scope="module")
+def published(built, measured, tmp_path_factory):
+    """One onnx-publish of the shared measurement for a same-repository pull request opened
+    by Dependabot (its pull_request run had a read-only token: `measured`; neither the
+    workflows nor the bot read a pull request's author), with a write token. The scenarios
+    that go on from the bot's commit start from copies of its origin and of the fake's state
+    (`after_publish`), so each still runs alone and in any order."""
+    from pytest_httpserver import HTTPServer
+    where = tmp_path_factory.mktemp("published")
+    server = HTTPServer(host="127.0.0.1")
+    server.start()
+    try:
+        fake = fake_for(server, built)
+        fake.repo(REPO).pulls[PR]["user"] = "dependabot[bot]"
+        origin, log = publish_run(built, measured, fake, where)
+    finally:
+        server.clear()
+        server.stop()
+    return {"origin": origin, "log": log, "where": where, "repos": fake.repos,
+            "writes": fake.writes, "next_id": next(fake._ids)}
+
+
+def after_publish(published, fake, where):
+    """`fake` (its branch protection kept: no run reads it) given the state the shared
+    publish left (comments, reactions, statuses), and a copy of that publish's origin (the
+    bot's commit on `feature`) under `where`."""
+    required = fake.repo(REPO).required
+    fake.repos = copy.deepcopy(published["repos"])
+    fake.repo(REPO).required = required
+    fake.writes = list(published["writes"])
+    fake._ids = itertools.count(published["next_id"])
+    where.mkdir(parents=True, exist_ok=True)
+    origin = where / "origin.git"
+    shutil.copytree(published["origin"], origin, symlinks=True)
+    return origin
+
+
 def marked(fake):
     return [c for c in fake.comments(REPO, PR) if MARKER in c.body]
 
@@ -241,9 +286,12 @@ def test_measuring_run_uploads_data_only(measured):
     assert all(list(p.glob("*/*.export")) for p in saved)
 
 
-def test_same_repository_bump_is_commented_and_committed(built, measured, httpserver, tmp_path):
-    fake = fake_for(httpserver, built)
-    origin, log = publish_run(built, measured, fake, tmp_path)
+def test_same_repository_bump_is_commented_and_committed(built, published, httpserver, tmp_path):
+    """Also Dependabot's bump (the shared publish's pull request is Dependabot's): its
+    pull_request run measured read-only, the workflow_run that follows publishes."""
+    fake = FakeGitHub(httpserver)
+    origin = after_publish(published, fake, tmp_path)
+    log = published["log"]
     # the privileged half neither restores nor saves the export cache
     assert "Restore the export cache" not in log and "Save the export cache" not in log
     (comment,) = marked(fake)
@@ -283,15 +331,6 @@ def test_fork_bump_is_commented_never_pushed_and_its_code_never_checked_out(
     assert {m for m, _, _ in fake.writes} == {"POST"}
     assert all("/comments" in p or "/statuses/" in p for _, p, _ in fake.writes)
     assert fake.repo(REPO).statuses[built["head"]]["onnx-support"]["state"] == "success"
-
-
-def test_dependabot_bump_measures_read_only_then_publishes(built, measured, httpserver, tmp_path):
-    """Dependabot's pull_request run is read-only (the shared measurement ran with a
-    read-only token); the workflow_run that follows publishes with a write token."""
-    fake = fake_for(httpserver, built)
-    fake.repo(REPO).pulls[PR]["user"] = "dependabot[bot]"
-    origin, _ = publish_run(built, measured, fake, tmp_path)
-    assert len(marked(fake)) == 1 and TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
 
 
 def test_a_push_during_the_sweep_publishes_nothing_stale(built, measured, httpserver, tmp_path):
@@ -357,9 +396,10 @@ def test_regen_accepted_measures_then_publishes_with_eyes_then_rocket(built, htt
     assert TRAILER in git(origin, "log", "-1", "--format=%B", "feature")
 
 
-def test_the_bot_s_own_commit_does_not_trigger_another_sweep(built, measured, httpserver, tmp_path):
-    fake = fake_for(httpserver, built)
-    origin, _ = publish_run(built, measured, fake, tmp_path / "first")
+def test_the_bot_s_own_commit_does_not_trigger_another_sweep(built, published, httpserver,
+                                                            tmp_path):
+    fake = FakeGitHub(httpserver)
+    origin = after_publish(published, fake, tmp_path / "first")
     bot_head = git(origin, "rev-parse", "feature")
     log = act(origin, fake, "pull_request", pull_request_event(built, sha=bot_head),
               tmp_path / "second", "onnx-measure", tmp_path / "second" / "artifacts",
@@ -397,11 +437,11 @@ def test_the_scheduled_bump_opens_one_pull_request(built, httpserver, tmp_path):
     assert git(origin, "rev-parse", "opsweep/bump-pins~1") == built["base"]
 
 
-def test_regen_with_nothing_to_do_answers_instead_of_keeping_eyes(built, measured, httpserver,
+def test_regen_with_nothing_to_do_answers_instead_of_keeping_eyes(built, published, httpserver,
                                                                   tmp_path):
     """After the bot's commit the artifact already describes the pins: the command says so."""
-    fake = fake_for(httpserver, built)
-    origin, _ = publish_run(built, measured, fake, tmp_path / "first")
+    fake = FakeGitHub(httpserver)
+    origin = after_publish(published, fake, tmp_path / "first")
     fake.repo(REPO).pulls[PR]["sha"] = git(origin, "rev-parse", "feature")
     comment = fake.add_comment(REPO, PR, "/regen-onnx", "maintainer")
     act(origin, fake, "issue_comment", comment_event("/regen-onnx", "maintainer", comment.id),
@@ -421,14 +461,15 @@ def _state(fake, sha):
     return fake.repo(REPO).statuses.get(sha, {}).get(CHECK, {}).get("state")
 
 
-def test_a_bump_cannot_merge_green_without_its_measurement(built, measured, httpserver, tmp_path):
+def test_a_bump_cannot_merge_green_without_its_measurement(built, measured, published,
+                                                           httpserver, tmp_path):
     """Branch protection requires onnx-support: unmeasured, the head cannot merge; the
     publish reports it on the measured head and on the bot's own commit (pushed with
     GITHUB_TOKEN, which starts no run that could); a failed measurement blocks it."""
     fake = fake_for(httpserver, built)
     fake.repo(REPO).required = [CHECK]
     assert fake.merge_blocked(REPO, PR) == [f'Required status check "{CHECK}" is expected.']
-    origin, _ = publish_run(built, measured, fake, tmp_path / "ok")
+    origin = after_publish(published, fake, tmp_path / "ok")
     bot_commit = git(origin, "rev-parse", "feature")
     assert _state(fake, built["head"]) == "success" and _state(fake, bot_commit) == "success"
     fake.repo(REPO).pulls[PR]["sha"] = bot_commit  # GitHub moves the pull request's head

@@ -66,7 +66,7 @@ def _opsweep_repository(where: Path) -> Path:
     return tree
 
 
-def _adopt(top: Path, init_args: list[str]) -> dict:
+def _adopt(top: Path, repos: Path, init_args: list[str]) -> dict:
     """The fixture adopter after `opsweep init` with `init_args`, committed at `main` (its
     artifact measured as if on 2.12.0) and `feature` (its pin moved to the installed torch)."""
     tree = top / "work"
@@ -77,9 +77,13 @@ def _adopt(top: Path, init_args: list[str]) -> dict:
                  "--action-sha", RELEASE, *init_args]) == 0
     _initialised(tree)
     artifact = tree / "docs" / "onnx" / "onnx_support_measured.json"
-    # the committed artifact of the base: the two specs, as if measured on 2.12.0
-    subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--jobs", "0", "--no-reuse",
-                    "--quiet"], check=True, capture_output=True, cwd=tree)
+    # the committed artifact of the base: the two specs, as if measured on 2.12.0 (the CLI
+    # in this process, in the repository as its developer runs it: the fixture needs the
+    # artifact, not a process of its own; docs/adopting.md's commands run as commands in
+    # _adopt_as_documented)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tree)
+        assert main(["sweep", "--jobs", "0", "--no-reuse", "--quiet"]) == 0
     assert set(json.loads(artifact.read_text())["specs"]) == {"sin", "cos"}
     _as_pinned(artifact)
     # the project keeps no copy of the retired listing's claims: the action's steps import
@@ -91,7 +95,7 @@ def _adopt(top: Path, init_args: list[str]) -> dict:
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "Adopt opsweep")
-    return _pull_request(top, tree)
+    return _pull_request(tree, repos)
 
 
 def _initialised(tree: Path) -> None:
@@ -118,8 +122,9 @@ def _as_pinned(artifact: Path) -> None:
     artifact.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
-def _pull_request(top: Path, tree: Path) -> dict:
-    """`feature`: the adopter's pin moved to the installed torch, over `main` as it is."""
+def _pull_request(tree: Path, repos: Path) -> dict:
+    """`feature`: the adopter's pin moved to the installed torch, over `main` as it is;
+    `repos`: where the other repositories its workflows check out are (`opsweep_repos`)."""
     base = git(tree, "rev-parse", "HEAD")
     git(tree, "checkout", "-q", "-b", "feature")
     pins = tree / "requirements" / "onnx.txt"
@@ -128,8 +133,8 @@ def _pull_request(top: Path, tree: Path) -> dict:
     head = git(tree, "rev-parse", "HEAD")
     git(tree, "checkout", "-q", "main")
     git(tree, "remote", "add", "origin", f"https://github.com/{REPO}.git")
-    return {"tree": tree, "base": base, "head": head, "repos": top / "repos",
-            "opsweep": _opsweep_repository(top / "repos")}
+    return {"tree": tree, "base": base, "head": head, "repos": repos,
+            "opsweep": repos / "OWNER" / "opsweep"}
 
 
 def _documented() -> tuple[list[str], list[str]]:
@@ -187,7 +192,7 @@ def _pip_install(venv: Path, tree: Path, line: str) -> None:
                    check=True, capture_output=True, cwd=tree)
 
 
-def _adopt_as_documented(top: Path) -> dict:
+def _adopt_as_documented(top: Path, repos: Path) -> dict:
     """The fixture adopter, a repository of its own, taken through docs/adopting.md: step
     2's init line (its placeholder package `mylib` is the fixture's `demo_lib`), then step
     3's install, measure and commit; then the pull request moving its pin."""
@@ -242,24 +247,32 @@ def _adopt_as_documented(top: Path) -> dict:
                 or ".egg-info" in n]
     first = json.loads(git(tree, "show", "HEAD:docs/onnx/onnx_support_measured.json"))
     assert {n: s["family"] for n, s in first["specs"].items()} == BUILTIN_FAMILIES
-    return _pull_request(top, tree)
+    return _pull_request(tree, repos)
 
 
 @pytest.fixture(scope="module")
-def adopter(tmp_path_factory):
+def opsweep_repos(tmp_path_factory):
+    """The repositories the adopters' workflows reach besides their own (opsweep tagged v0,
+    `_opsweep_repository`), made once for the module: act and the checkout stand-in only
+    read them."""
     from ..conftest import require
     require(shutil.which("git") is not None, "git")
-    return _adopt(tmp_path_factory.mktemp("adopter"), ["--catalog", "none"])
+    repos = tmp_path_factory.mktemp("repos")
+    _opsweep_repository(repos)
+    return repos
 
 
 @pytest.fixture(scope="module")
-def used_adopter(tmp_path_factory):
+def adopter(tmp_path_factory, opsweep_repos):
+    return _adopt(tmp_path_factory.mktemp("adopter"), opsweep_repos, ["--catalog", "none"])
+
+
+@pytest.fixture(scope="module")
+def used_adopter(tmp_path_factory, opsweep_repos):
     """The newcomer's project: its models, no specs of its own (`catalog = "used"`: opsweep's
     built-in catalog restricted to the operators demo_lib/models.py's two models use: sin,
     cos, add, relu), adopted by docs/adopting.md's steps 2 and 3."""
-    from ..conftest import require
-    require(shutil.which("git") is not None, "git")
-    return _adopt_as_documented(tmp_path_factory.mktemp("used"))
+    return _adopt_as_documented(tmp_path_factory.mktemp("used"), opsweep_repos)
 
 
 def origin_for(adopter, where):
