@@ -25,3 +25,17 @@ def client_for(github):
 @pytest.fixture
 def gh(client_for):
     return client_for("t0ken")
+
+
+@pytest.fixture
+def no_politeness_delays(monkeypatch):
+    """The bot's own client (opsweep.bot.github.client: its retries, its page size) without
+    PyGithub's politeness delays (a quarter of a second before each request, a second
+    before each write), as `client_for` has: against the local fake they only wait, some
+    two seconds a publish. What the bot asks and writes is the same; the delays are
+    PyGithub's, not the bot's, and no test here is about them."""
+    import functools
+
+    from github import Github
+    monkeypatch.setattr("opsweep.bot.github.Github", functools.partial(
+        Github, seconds_between_requests=None, seconds_between_writes=None))

@@ -19,6 +19,9 @@ from .fake_github import display_title
 from .fake_github import read_outputs as github_outputs
 from .test_publish import REPO, checkout, git, make_origin, measured, run_payload, whole
 
+#: the bot's own client, without PyGithub's politeness delays (conftest.py says why)
+pytestmark = pytest.mark.usefixtures("no_politeness_delays")
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND_WORKFLOW = ROOT / ".github" / "workflows" / "onnx-command.yml"
 BOT = "github-actions[bot]"

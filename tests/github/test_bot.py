@@ -2,10 +2,15 @@
 
 import threading
 
+import pytest
+
 from opsweep.bot import github as bot
 from opsweep.bot.comment import GITHUB_COMMENT_LIMIT, MARKER
 
 from .fake_github import read_outputs
+
+#: the bot's own client, without PyGithub's politeness delays (conftest.py says why)
+pytestmark = pytest.mark.usefixtures("no_politeness_delays")
 
 REPO = "octo/opsweep-demo"
 BOT = bot.DEFAULT_BOT

@@ -23,6 +23,9 @@ IDENT = ["-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
 from .fake_github import read_outputs
 
+#: the bot's own client, without PyGithub's politeness delays (conftest.py says why)
+pytestmark = pytest.mark.usefixtures("no_politeness_delays")
+
 
 def releases(*versions, yanked=()):
     return {"info": {"version": versions[-1]},

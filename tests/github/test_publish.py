@@ -23,6 +23,9 @@ PYPROJECT = '[tool.tox.env.proptest_onnx]\ndeps = ["torch=={}", "hypothesis==6.1
 
 from .fake_github import read_outputs
 
+#: the bot's own client, without PyGithub's politeness delays (conftest.py says why)
+pytestmark = pytest.mark.usefixtures("no_politeness_delays")
+
 
 @pytest.fixture(autouse=True)
 def _needs_git():

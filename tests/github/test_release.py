@@ -16,6 +16,9 @@ from opsweep.cli.main import main
 
 from ..factories import project_copy
 
+#: the bot's own client, without PyGithub's politeness delays (conftest.py says why)
+pytestmark = pytest.mark.usefixtures("no_politeness_delays")
+
 ROOT = Path(__file__).resolve().parents[2]
 REPO = "octo/opsweep"
 SHA, OTHER = "a" * 40, "b" * 40

@@ -57,3 +57,13 @@ def served(site):
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="session")
+def committed_artifact():
+    """docs/onnx_support_measured.json, loaded once per worker for the check tests that
+    read it (test_check_owner, _models, _targets, _capture): a load costs some two seconds
+    of CPU (its derived check rebuilds the whole table), and the artifact is a frozen
+    dataclass that those tests copy (dataclasses.replace, dict(...)) rather than change."""
+    from opsweep.artifact import data
+    return data.load(ROOT / "docs" / "onnx_support_measured.json")

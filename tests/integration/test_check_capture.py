@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from opsweep.artifact import data as art
 from opsweep.catalog.load import exclusions
 from opsweep.capture.cases import load_model
 from opsweep.check.report import FAILING_P, UNKNOWN_P, to_data, to_markdown
@@ -19,8 +18,8 @@ MODELS = Path(__file__).parent / "models" / "dynamic.py"
 
 
 @pytest.fixture(scope="module")
-def artifact():
-    return art.load(ROOT / "docs" / "onnx_support_measured.json")
+def artifact(committed_artifact):
+    return committed_artifact  # loaded once per worker (conftest.py)
 
 
 def test_a_dynamic_capture_files_its_shape_queries_apart(artifact):

@@ -33,8 +33,8 @@ tiny = pytest.importorskip("tiny_models")
 
 
 @pytest.fixture(scope="module")
-def artifact():
-    return art.load(ROOT / "docs" / "onnx_support_measured.json")
+def artifact(committed_artifact):
+    return committed_artifact  # loaded once per worker (conftest.py)
 
 
 @pytest.fixture(scope="module")

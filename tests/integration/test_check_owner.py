@@ -51,8 +51,8 @@ TORCH = metadata.version("torch")
 
 
 @pytest.fixture(scope="module")
-def artifact():
-    return art.load(ARTIFACT)
+def artifact(committed_artifact):
+    return committed_artifact  # loaded once per worker (conftest.py)
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import pytest
 import torch
 
 from opsweep.artifact import checked
-from opsweep.artifact import data as art
 from opsweep.artifact import models_history as mh
 from opsweep.artifact import scoring
 from opsweep.catalog.load import exclusions
@@ -71,8 +70,8 @@ SOURCE = textwrap.dedent('''
 
 
 @pytest.fixture(scope="module")
-def artifact():
-    return art.load(ROOT / "docs" / "onnx_support_measured.json")
+def artifact(committed_artifact):
+    return committed_artifact  # loaded once per worker (conftest.py)
 
 
 @pytest.fixture(scope="module")

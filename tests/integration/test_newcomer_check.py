@@ -32,7 +32,7 @@ from opsweep.check.report import against
 from opsweep.check.table import NOT_MEASURED, lookup
 from opsweep.capture.uses import Use
 
-from .wheel import ROOT, fresh_venv
+from .wheel import ROOT, installed_once
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,7 @@ def newcomer(tmp_path_factory):
     """The venv with the wheel, the packaged tables' directory, and an empty directory
     outside the checkout holding the recipe's model file."""
     tmp = tmp_path_factory.mktemp("newcomer")
-    venv = fresh_venv(tmp)
+    venv = installed_once(tmp_path_factory) / "venv"
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp), "COLUMNS": "200",
            "HF_HUB_OFFLINE": "1", **({"TMPDIR": os.environ["TMPDIR"]}
                                      if "TMPDIR" in os.environ else {})}

@@ -2,22 +2,20 @@
 
 import json
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from .wheel import fresh_venv
+from .wheel import installed_once
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_wheel_contains_the_catalog_schema_and_templates(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True)
-    (wheel,) = tmp_path.glob("opsweep-*.whl")
+def test_wheel_contains_the_catalog_schema_and_templates(tmp_path_factory):
+    # the wheel `pip wheel` built from the checkout for the run's installed tests (wheel.py)
+    (wheel,) = (installed_once(tmp_path_factory) / "dist").glob("opsweep-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {"opsweep/data/documented.json", "opsweep/specs/unary.py", "opsweep/specs/excluded.py", "opsweep/schema/artifact.schema.json",
             "opsweep/templates/supported_operators.md.j2", "opsweep/templates/diff.md.j2",
@@ -32,7 +30,8 @@ def test_wheel_contains_the_catalog_schema_and_templates(tmp_path):
     assert sum(n.startswith("opsweep/specs/") for n in names) >= 25
 
 
-def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path):
+def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path,
+                                                                         tmp_path_factory):
     """`pip install` of the wheel, then in the fixture adopter repository
     (tests/github/adopter: torch pinned in a requirements file, one spec module of two
     operators, a translation table, its own docs) `opsweep init` writes its configuration
@@ -40,7 +39,7 @@ def test_an_installed_wheel_measures_renders_and_diffs_an_empty_project(tmp_path
     import shutil
 
     import torch
-    venv = fresh_venv(tmp_path)
+    venv = installed_once(tmp_path_factory) / "venv"
     repo = tmp_path / "adopter"
     shutil.copytree(ROOT / "tests" / "github" / "adopter", repo)
     pins = repo / "requirements" / "onnx.txt"

@@ -6,7 +6,17 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from ..conftest import made_once
+
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def built_wheel(where: Path) -> Path:
+    """The wheel `pip wheel` builds from the checkout, into `where`."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(where), str(ROOT)], check=True, capture_output=True)
+    (wheel,) = where.glob("opsweep-*.whl")
+    return wheel
 
 
 def fresh_venv(tmp_path: Path) -> Path:
@@ -14,9 +24,7 @@ def fresh_venv(tmp_path: Path) -> Path:
     the running interpreter's packages (torch is not installed twice) as a plain path:
     their .pth files (an editable opsweep among them) are not run, so only the wheel's
     opsweep is importable."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path / "dist"), str(ROOT)], check=True, capture_output=True)
-    (wheel,) = (tmp_path / "dist").glob("opsweep-*.whl")
+    wheel = built_wheel(tmp_path / "dist")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -31,3 +39,10 @@ def fresh_venv(tmp_path: Path) -> Path:
                     "--no-deps", "--no-index", "--ignore-installed", str(wheel)], check=True,
                    capture_output=True)
     return venv
+
+
+def installed_once(tmp_path_factory) -> Path:
+    """fresh_venv's directory (the wheel in dist/, the venv in venv/), made once for the
+    run: building the wheel and installing it costs some ten seconds, and the tests that
+    use it only read both (each runs its commands in a directory of its own)."""
+    return made_once(tmp_path_factory, "wheel-venv", fresh_venv)
