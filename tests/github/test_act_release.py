@@ -75,6 +75,8 @@ def act_push(tree, origin, fake, index, run_dir):
            "-P", "ubuntu-latest=-self-hosted", "--no-skip-checkout",
            "--artifact-server-addr", "127.0.0.1", "--cache-server-addr", "127.0.0.1",
            "-s", "GITHUB_TOKEN=fake-token", "--env", f"GITHUB_API_URL={fake.base}",
+           # the runner's own API server: the bot's requests unpaced (docs/github_action.md)
+           "--env", "OPSWEEP_GITHUB_PACING=off",
            "--env", f"E2E_ORIGIN={origin}", "--env", f"E2E_ARTIFACTS={run_dir / 'artifacts'}",
            "--env", f"E2E_INDEX={index.url}", "--env", f"E2E_INDEX_TOKEN={INDEX_TOKEN}",
            "--env", f"OPSWEEP_PYTHON_ENV={sys.prefix}"]

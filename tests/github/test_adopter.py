@@ -303,6 +303,8 @@ def act(adopter, origin, fake, event_name, payload, run_dir, workflow, artifacts
            "--artifact-server-addr", "127.0.0.1", "--cache-server-addr", "127.0.0.1",
            "-s", f"GITHUB_TOKEN={token}",
            "--env", f"GITHUB_API_URL={fake.base}", "--env", f"E2E_ORIGIN={origin}",
+           # the runner's own API server: the bot's requests unpaced (docs/github_action.md)
+           "--env", "OPSWEEP_GITHUB_PACING=off",
            "--env", f"E2E_ARTIFACTS={artifacts}", "--env", f"E2E_REPOS={adopter['repos']}",
            "--env", f"OPSWEEP_PYTHON_ENV={sys.prefix}", "--env", "OPSWEEP_SWEEP_ARGS=--jobs 0",
            "--local-repository", f"{ACTION}={adopter['opsweep']}",

@@ -91,3 +91,22 @@ def test_init_takes_its_action_and_branch_defaults_and_upgrade_what_the_workflow
     assert measure["jobs"]["sweep"]["with"]["shards"] == 4
     assert measure["jobs"]["sweep"]["uses"].endswith(f"@{ref}")
     assert "merge these files into trunk first" in capsys.readouterr().out
+
+
+def test_the_bot_s_pacing_is_a_runner_setting_named_when_unreadable(capsys, monkeypatch):
+    """OPSWEEP_GITHUB_PACING=off builds the bot's client without PyGithub's waits; unset
+    keeps them; a value that is neither on nor off stops every command in one line."""
+    from opsweep.cli.botio import client_of
+    from opsweep.cli.main import EXIT_USAGE
+
+    def pace(environ):
+        settings = Settings.read({"GITHUB_TOKEN": "t", **environ})
+        kwargs = client_of(Invocation(parse(["diff", "a", "b"], settings), settings,
+                                      main)).requester.kwargs
+        return kwargs["seconds_between_requests"], kwargs["seconds_between_writes"]
+
+    assert pace({}) == pace({"OPSWEEP_GITHUB_PACING": "on"}) == (0.25, 1.0)
+    assert pace({"OPSWEEP_GITHUB_PACING": "off"}) == (None, None)
+    monkeypatch.setenv("OPSWEEP_GITHUB_PACING", "slow")
+    assert main(["diff", "a.json", "b.json"]) == EXIT_USAGE
+    assert "OPSWEEP_GITHUB_PACING='slow': expected on or off" in capsys.readouterr().err

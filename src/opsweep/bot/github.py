@@ -46,10 +46,17 @@ OUTCOMES = {"done": "rocket", "nothing": "+1", "failed": "-1"}
 USAGE = "usage: `/regen-onnx [ci|nightly] [HEAD-SHA]`"
 
 
-def client(token: str, api_url: str) -> Github:
-    """PyGithub against `api_url` (GITHUB_API_URL), retrying rate limits."""
-    return Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token),
-                  retry=GithubRetry(total=5, backoff_factor=0.2), per_page=100)
+def client(token: str, api_url: str, paced: bool = True) -> Github:
+    """PyGithub against `api_url` (GITHUB_API_URL), retrying rate limits. `paced`: with
+    PyGithub's waits between requests (a quarter of a second, a second before a write:
+    GitHub's advice against its secondary rate limits); a runner setting turns them off
+    for an API server of its own (Settings.paced)."""
+    retry = GithubRetry(total=5, backoff_factor=0.2)
+    if paced:  # PyGithub's own defaults
+        return Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), retry=retry,
+                      per_page=100)
+    return Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), retry=retry,
+                  per_page=100, seconds_between_requests=None, seconds_between_writes=None)
 
 
 def identity(gh: Github) -> str | None:

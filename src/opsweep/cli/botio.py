@@ -27,7 +27,8 @@ def client_of(invocation: Invocation):
     """The API client of the step's token and API address; no token is a usage error."""
     if not invocation.settings.token:
         raise UsageError("GITHUB_TOKEN is not set")
-    return client(invocation.settings.token, invocation.settings.api_url)
+    return client(invocation.settings.token, invocation.settings.api_url,
+                  invocation.settings.paced)
 
 
 def write_request(path: Path, event: str, pr: int, sha: str, profile: str, comment: int) -> None:

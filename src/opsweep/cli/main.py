@@ -431,7 +431,11 @@ def parse(argv: list[str] | None, settings: Settings) -> Options:
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings = Settings.read()
+    try:
+        settings = Settings.read()
+    except UsageError as exc:  # a runner setting it cannot read, named
+        err(str(exc))
+        return EXIT_USAGE
     options = parse(argv, settings)
     # a step that runs another command (bot sweep) calls `main` so, not by import
     invocation = Invocation(options, settings, main)

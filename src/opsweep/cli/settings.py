@@ -24,6 +24,17 @@ DEFAULT_SERVER = "https://github.com"
 PROFILE_ENV = "OPSWEEP_HYP_PROFILE"
 #: The tox env (pyproject.toml) whose commands are the sweep, then the pages.
 TOX_SWEEP_ENV = "proptest_onnx"
+#: The bot's pacing of its API requests (Settings.paced).
+PACING_ENV = "OPSWEEP_GITHUB_PACING"
+
+
+def _paced(value: str) -> bool:
+    """$OPSWEEP_GITHUB_PACING: unset or ``on`` keeps PyGithub's pacing, ``off`` drops it;
+    anything else is refused, naming the variable (a typo must not quietly pace or not)."""
+    word = value.strip().lower()
+    if word not in ("", "on", "off"):
+        raise UsageError(f"{PACING_ENV}={value!r}: expected on or off")
+    return word != "off"
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,9 @@ class Settings:
     index_url: str = ""  # OPSWEEP_INDEX_URL, else PIP_INDEX_URL: where bumps look for releases
     tox_env: str = ""  # TOX_ENV_NAME: set when tox runs the command
     cache: str = ""  # OPSWEEP_CACHE: the export cache's directory, ``off`` for none
+    #: OPSWEEP_GITHUB_PACING=off: the bot's requests without PyGithub's waits between them,
+    #: for an API server of the runner's own (the test suite's fake GitHub under act)
+    paced: bool = True
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -56,7 +70,8 @@ class Settings:
             push_token=env.get("OPSWEEP_PUSH_TOKEN") or None,
             bot_login=env.get("OPSWEEP_BOT_LOGIN", ""), profile=env.get(PROFILE_ENV) or None,
             index_url=env.get("OPSWEEP_INDEX_URL") or env.get("PIP_INDEX_URL", ""),
-            tox_env=env.get("TOX_ENV_NAME", ""), cache=env.get(CACHE_ENV, "").strip())
+            tox_env=env.get("TOX_ENV_NAME", ""), cache=env.get(CACHE_ENV, "").strip(),
+            paced=_paced(env.get(PACING_ENV, "")))
 
     def cache_dir(self, explicit: Path | None = None, off: bool = False) -> Path | None:
         """The export cache's directory: `explicit` (``--cache``), else $OPSWEEP_CACHE
