@@ -20,7 +20,7 @@ from opsweep.engine.group import run_targets
 from opsweep.engine.exporters import exporters_for
 from opsweep.targets import configured
 
-from .pins import second_release, sweep_process
+from .pins import second_release, sweep_here, sweep_process
 
 pytestmark = pytest.mark.integration
 
@@ -59,10 +59,12 @@ def test_cached_outcomes_are_the_measured_ones_and_a_bad_entry_is_measured_again
 
 
 def sweep(tmp, name, cache, first=None, jobs="0"):
-    """The real sweep in a fresh process (`jobs` 0: measured in that process, the cheapest;
-    the first sweep goes through a worker pool, as a user's does): the artifact's bytes and
-    the cache counts."""
-    out, counts = sweep_process(tmp, name, SPECS, cache, first, "--torchscript", "--jobs", jobs)
+    """The real sweep in a fresh process with `first` first on its path, else in this one
+    (`jobs` 0: measured in that process, the cheapest; the first sweep goes through a
+    worker pool, as a user's does): the artifact's bytes and the cache counts."""
+    options = ("--torchscript", "--jobs", jobs)
+    out, counts = (sweep_process(tmp, name, SPECS, cache, first, *options) if first else
+                   sweep_here(tmp, name, SPECS, cache, *options))
     return out.read_bytes(), counts
 
 

@@ -1,11 +1,12 @@
 """A regeneration that changes no measurement changes no line a reviewer reads.
 
-Real sweeps (each in its own process, as `tox -e proptest_onnx` runs them), the real
-render and history commands, and real git: in a checkout where the user regenerates,
+Real sweeps (as `tox -e proptest_onnx` runs them, but in this process), the real render
+and history commands, and real git: in a checkout where the user regenerates,
 and through the bot's publish step into a local bare repository.
 """
 
-import os
+import contextlib
+import io
 import shutil
 import subprocess
 import sys
@@ -82,14 +83,21 @@ def checkout(path: Path) -> Path:
 def regenerate(repo: Path, specs: Path, summary: Path) -> str:
     """What `tox -e proptest_onnx -- --only ...` does: sweep, then assemble (history record,
     view and pages). Returns the sweep's summary (also appended to `summary`, as under
-    Actions)."""
+    Actions). The sweep runs in this process (--jobs 0 measures in the sweep's own process
+    either way; a fresh one would cost seconds of imports and set-up), what it prints
+    taken as its output."""
     out = repo / ARTIFACT
-    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
-    swept = subprocess.run([sys.executable, "-m", "opsweep", "sweep", "--only", *ONLY,
-                            "--jobs", "0", "--quiet", "--specs", str(specs), "--out", str(out)],
-                           check=True, capture_output=True, text=True, timeout=600, env=env)
+    # and reads the spec files afresh, as a process of its own would (the catalog keeps a
+    # module it imported from a spec file, by the file's path, for the process's life)
+    for name in [n for n in sys.modules if n.startswith("opsweep_user_specs.t_full_")]:
+        del sys.modules[name]
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(printed):
+        patch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+        assert main(["sweep", "--only", *ONLY, "--jobs", "0", "--quiet", "--specs", str(specs),
+                     "--out", str(out)]) == 0
     assert main(["assemble", "--repo-dir", str(repo), "--specs", str(specs)]) == 0
-    return swept.stdout
+    return printed.getvalue()
 
 
 def pages(files) -> set[str]:

@@ -153,13 +153,20 @@ def test_shards_merge_to_the_single_machine_artifact(baseline, tmp_path):
 
 def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path, capsys):
     """The sweep killed (in its own process, with its workers) after two specs; the next run
-    (here in this process and inline: the checkpoint does not depend on --jobs) resumes."""
+    (here in this process and inline: the checkpoint does not depend on --jobs) resumes.
+
+    A killed process removes none of its temporary directories (the workers' output
+    directory, multiprocessing's own for the set-up server's socket): the killed sweep is
+    given a temporary directory of the test's, so what it leaves stays there, not in the
+    system's."""
     out = tmp_path / "a.json"
     args = ["sweep", "--only", *SPECS, "--quiet", "--specs", os.environ["OPSWEEP_TEST_SPECS"],
             "--translations", TABLE, "--out", str(out)]
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "opsweep", *args, "--jobs", "1"],
                             start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.DEVNULL, env={**os.environ, "TMPDIR": str(temporary)})
     journal = journal_path(out)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
@@ -169,6 +176,8 @@ def test_a_killed_sweep_resumes_to_the_same_artifact(baseline, tmp_path, capsys)
     os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, as a lost runner would
     proc.wait()
     assert not out.exists() and journal.exists()
+    # what the killed sweep could not clean up is in the directory it was given
+    assert list(temporary.glob("opsweep-output-*")) and list(temporary.glob("pymp-*"))
     capsys.readouterr()
     code = main([*args, "--jobs", "0"])
     result = capsys.readouterr()

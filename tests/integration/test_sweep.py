@@ -1,4 +1,5 @@
-"""Whole sweeps through the CLI, in isolated worker processes."""
+"""Whole sweeps through the CLI, in isolated worker processes. (A crash and a hang recorded
+while the sweep goes on: test_unchanged_pins.py's first sweep.)"""
 
 import multiprocessing
 import os
@@ -11,55 +12,6 @@ from opsweep.catalog.load import load_catalog
 from opsweep.cli.main import main
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("outside_project")]
-
-FAULTY = '''
-import os
-import signal
-import time
-
-import torch
-from hypothesis import strategies as st
-from opsweep.catalog.families import unary
-from opsweep.model import Example, OpSpec, TensorArg
-
-
-def _segfault_when_exporting(x):
-    if torch.compiler.is_exporting():
-        os.kill(os.getpid(), signal.SIGSEGV)
-    return torch.sin(x)
-
-
-def _hang_when_exporting(x):
-    if torch.compiler.is_exporting():
-        time.sleep(600)
-    return torch.cos(x)
-
-
-SPECS = [
-    unary("crashy", fn=_segfault_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
-    # one example: a group's budget is --timeout plus a second per example (engine.pool.budget),
-    # so that a hang of the 25 a unary spec draws would be waited for 25 s longer
-    OpSpec("hangy", ("cos",), st.just(Example((TensorArg((), "float32"),))),
-           fn=_hang_when_exporting, dtypes=("float32",), ranks=(0, 0)),
-]
-'''
-
-
-def test_crash_and_hang_are_recorded_and_the_sweep_goes_on(tmp_path, spec_dir, capsys):
-    (spec_dir / "faulty.py").write_text(textwrap.dedent(FAULTY))
-    out = tmp_path / "a.json"
-    # static exports only: a lost dynamic re-export has its own test (test_targets_dynamic)
-    code = main(["sweep", "--only", "crashy", "hangy", "relu", "--specs", str(spec_dir),
-                 "--jobs", "2", "--timeout", "8", "--no-dynamic", "--out", str(out)])
-    assert code == 0
-    a = art.load(out)
-    crashy, hangy, relu = a.specs["crashy"], a.specs["hangy"], a.specs["relu"]
-    assert set(crashy.stages) == {art.Stage.RAW_ERROR}
-    assert {f.error for f in crashy.failures} == {"WorkerLost: worker killed by SIGSEGV during export"}
-    assert set(hangy.stages) == {art.Stage.RAW_ERROR}
-    assert {f.error for f in hangy.failures} == {"WorkerLost: timed out during export"}
-    assert relu.grades.export.value == "full"  # measured after the crashes, by replaced workers
-    assert "wrote" in capsys.readouterr().out
 
 
 def test_two_ci_sweeps_are_byte_identical(tmp_path):

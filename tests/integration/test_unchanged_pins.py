@@ -1,7 +1,13 @@
 """Issue 38: at an unchanged fingerprint and spec digest a regeneration re-measures only
 the rotating tenth and the results whose failures the machine caused (a worker killed by
-a signal, an export past --timeout), and writes the artifact a --no-reuse sweep writes."""
+a signal, an export past --timeout), and writes the artifact a --no-reuse sweep writes.
 
+The first sweep is also the engine's proof that a crash and a hang are recorded and the
+sweep goes on (a worker that segfaults, one the kernel kills, one past --timeout; the specs
+after them measured by the workers that replaced them)."""
+
+import contextlib
+import io
 import textwrap
 
 import pytest
@@ -27,6 +33,12 @@ from opsweep.model import Example, OpSpec, TensorArg
 F32 = dict(dtypes=("float32",), max_rank=1)
 
 
+def _segfault_when_exporting(x):
+    if torch.compiler.is_exporting():
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return torch.sin(x)
+
+
 def _killed_when_exporting(x):  # what the kernel's out-of-memory killer does to a worker
     if torch.compiler.is_exporting():
         os.kill(os.getpid(), signal.SIGKILL)
@@ -40,6 +52,7 @@ def _hang_when_exporting(x):
 
 
 SPECS = [
+    unary("crashy", fn=_segfault_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
     unary("killed", fn=_killed_when_exporting, aten=("sin",), dtypes=("float32",), max_rank=0),
     # one example: a group's budget is --timeout plus a second per example (engine.pool.budget),
     # so that a hang of the 25 a unary spec draws would be waited for 25 s longer each sweep
@@ -52,8 +65,8 @@ SPECS = [
 '''
 # u_sin_complex is partial (complex sin has no translation) and cdist none: the old rule
 # re-measured both on every run
-ONLY = ["killed", "hangs", "u_relu", "u_neg", "u_sin_complex", "cdist"]
-MACHINE = {"killed", "hangs"}
+ONLY = ["crashy", "killed", "hangs", "u_relu", "u_neg", "u_sin_complex", "cdist"]
+MACHINE = {"crashy", "killed", "hangs"}
 
 
 def sweep(out, spec_dir, *extra):
@@ -67,23 +80,32 @@ def runs(tmp_path_factory):
     spec_dir = tmp_path_factory.mktemp("specs")
     (spec_dir / "unchanged.py").write_text(textwrap.dedent(SPECS))
     out = tmp_path_factory.mktemp("run") / "a.json"
-    first = sweep(out, spec_dir, "--no-reuse")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        first = sweep(out, spec_dir, "--no-reuse")
     second = sweep(out, spec_dir)
     _, log = read_run(run_path(out))
-    return first, second, {e["spec"]: e for e in log if e["target"] == "stock"}
+    return first, second, {e["spec"]: e for e in log if e["target"] == "stock"}, printed.getvalue()
 
 
 def test_the_first_run_recorded_one_machine_failure_of_each_kind(runs):
-    first, _, _ = runs
-    assert {f.error for f in first.specs["killed"].failures} == \
-        {"WorkerLost: worker killed by SIGKILL during export"}
-    assert {f.error for f in first.specs["hangs"].failures} == {"WorkerLost: timed out during export"}
+    """A crash and a hang are recorded and the sweep goes on (this was test_sweep's
+    test_crash_and_hang_are_recorded_and_the_sweep_goes_on, on a sweep of its own)."""
+    first, _, _, said = runs
+    for name, error in (("crashy", "worker killed by SIGSEGV"),
+                        ("killed", "worker killed by SIGKILL"), ("hangs", "timed out")):
+        assert set(first.specs[name].stages) == {art.Stage.RAW_ERROR}, name
+        assert {f.error for f in first.specs[name].failures} == \
+            {f"WorkerLost: {error} during export"}
     assert first.operators["cdist"].grades.export.value == "none"
     assert first.specs["u_sin_complex"].grades.export.value == "partial"
+    # measured after the crashes (specs go in name order), by the workers that replaced them
+    assert first.specs["u_relu"].grades.export.value == "full"
+    assert "wrote" in said
 
 
 def test_only_the_rotation_and_machine_failures_are_re_measured(runs):
-    _, second, log = runs
+    _, second, log, _ = runs
     assert set(log) == set(ONLY)
     for name, entry in log.items():
         if name in MACHINE:
@@ -96,6 +118,6 @@ def test_only_the_rotation_and_machine_failures_are_re_measured(runs):
 
 
 def test_the_carried_run_writes_what_a_no_reuse_run_writes(runs):
-    first, second, _ = runs
+    first, second, _, _ = runs
     assert second.regen_index == first.regen_index + 1
     assert art.same_measurements(first, second)
