@@ -107,10 +107,18 @@ def _decode(value):
 def _draw_catalog(where: Path) -> None:
     import warnings
 
+    from opsweep.catalog import draw
     from opsweep.catalog.draw import PROFILES, draw_examples
     from opsweep.catalog.load import load_catalog
-    drawn = {}
-    with warnings.catch_warnings():
+    drawn, added = {}, {}
+    planned = draw.plan_for
+
+    def plan_for(spec, profile, hypothesis_draws=None):  # the drawing's own plan, counted
+        plan = planned(spec, profile, hypothesis_draws)
+        added[spec.name] = len(plan.added)
+        return plan
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(draw, "plan_for", plan_for)
         warnings.simplefilter("ignore")
         for name, spec in load_catalog(check_draws=False).specs.items():
             examples = draw_examples(spec, PROFILES["ci"])
@@ -120,6 +128,7 @@ def _draw_catalog(where: Path) -> None:
                 [repr(e) for e in examples], name
             drawn[name] = encoded
     (where / "draws.json").write_text(json.dumps(drawn), "utf-8")
+    (where / "cells.json").write_text(json.dumps(added), "utf-8")
 
 
 class DrawnOnce:
@@ -152,7 +161,10 @@ def ci_draws(tmp_path_factory) -> DrawnOnce:
     from opsweep.catalog.draw import draw_examples
     where = made_once(tmp_path_factory, "ci-draws", _draw_catalog)
     encoded = json.loads((where / "draws.json").read_text("utf-8"))
-    return DrawnOnce(draw_examples, {n: [_decode(e) for e in es] for n, es in encoded.items()})
+    drawn = DrawnOnce(draw_examples, {n: [_decode(e) for e in es] for n, es in encoded.items()})
+    #: each built-in spec's count of cells the drawing added (its plan_for(spec, ci).added)
+    drawn.cells_added = json.loads((where / "cells.json").read_text("utf-8"))
+    return drawn
 
 
 @pytest.fixture(scope="module")

@@ -119,6 +119,20 @@ def no_inputs():
 '''
 
 
+@pytest.fixture(scope="module")
+def small_table(tmp_path_factory):
+    """The committed artifact cut to sin, a table check reads in milliseconds: the model's
+    error does not depend on the table, which check loads first (the whole committed one
+    takes some 1.5 s of CPU to load and validate, once per case)."""
+    import json
+
+    from .test_hostile_names import _cut_to_sin
+    path = tmp_path_factory.mktemp("table") / "artifact.json"
+    path.write_text(json.dumps(_cut_to_sin(json.loads(COMMITTED.read_text("utf-8")))))
+    assert list(art.load(path).specs) == ["sin"]
+    return path
+
+
 @pytest.mark.parametrize("callable_, says", [
     ("raises", "the callable raised RuntimeError: no config"),
     ("wrong", "returned a int, not a dict"),
@@ -127,11 +141,12 @@ def no_inputs():
     ("no_inputs", "'inputs' is a NoneType, not a tuple (give the positional inputs, or 'kwargs'"),
     ("missing", "has no callable 'missing'"),
 ])
-def test_check_names_the_model_on_bad_input(tmp_path, capsys, callable_, says):
+def test_check_names_the_model_on_bad_input(small_table, tmp_path, capsys, callable_, says):
     from opsweep.cli import main
     models = tmp_path / "bad_models.py"
     models.write_text(BAD_MODELS)
-    assert main(["check", f"{models}:{callable_}", "--no-export"]) == 2
+    assert main(["check", f"{models}:{callable_}", "--no-export", "--artifact",
+                 str(small_table)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert f"model {models}:{callable_}" in err and says in err

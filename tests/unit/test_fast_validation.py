@@ -37,6 +37,17 @@ def _trimmed() -> dict:
     return data
 
 
+def _first_two(node):
+    """`node` with every list cut to its first two items: all `_paths` walks into, so the
+    broken places (and the documents' verdicts there) are the same, while each reference
+    walk of a whole document takes half the time."""
+    if isinstance(node, dict):
+        return {key: _first_two(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_first_two(value) for value in node[:2]]
+    return node
+
+
 def _paths(node, here=()):
     yield here
     if isinstance(node, dict):
@@ -81,9 +92,12 @@ def _reference_valid(doc, schema="artifact") -> bool:
 
 @pytest.mark.skipif(files.jsonschema_rs is None, reason="jsonschema-rs is not installed")
 def test_the_compiled_validator_agrees_with_the_reference_on_every_broken_place():
-    data = _trimmed()
+    whole = _trimmed()
     fast = files.fast_validator("artifact")
+    assert fast.is_valid(whole) and _reference_valid(whole)
+    data = _first_two(whole)
     assert fast.is_valid(data) and _reference_valid(data)
+    assert list(_paths(data)) == list(_paths(whole))  # the same places are broken
     checked, rejected, disagree = 0, 0, []
     for what, doc in _mutations(data):
         checked += 1

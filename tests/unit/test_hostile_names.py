@@ -36,10 +36,29 @@ def catalog():
     return load_catalog(check_draws=False)
 
 
+def _cut_to_sin(data: dict) -> dict:
+    """The artifact cut to the spec sin and the operators it declares, each target's likewise:
+    still an artifact that loads (the derived tables follow from the specs kept)."""
+    data["specs"] = {k: v for k, v in data["specs"].items() if k == "sin"}
+    ops = {op for v in data["specs"].values() for op in v["aten_ops"]}
+    data["operators"] = {k: v for k, v in data["operators"].items() if k in ops}
+    for target in data["targets"].values():
+        for key in ("specs", "operators"):
+            if isinstance(target.get(key), dict):
+                target[key] = {k: v for k, v in target[key].items() if k in data[key]}
+    return data
+
+
 def test_a_hostile_name_or_family_in_the_artifact_is_refused_naming_file_and_field(tmp_path):
-    """The committed artifact loads; the same with one hostile name or family does not."""
+    """The committed artifact loads; the same with one hostile name or family does not.
+    The hostile copies are of the artifact cut to sin (which loads, checked first): the
+    schema's verdict on a name does not depend on the other specs, and the reference
+    validator, which names the field, walks a whole artifact in some 6 s of CPU each."""
     art.load(COMMITTED)
-    data = json.loads(COMMITTED.read_text())
+    data = _cut_to_sin(json.loads(COMMITTED.read_text()))
+    path = tmp_path / "artifact.json"
+    path.write_text(json.dumps(data))
+    assert list(art.load(path).specs) == ["sin"]
     for where, change in (("operators", lambda d: d["operators"].update(
                               {HOSTILE: d["operators"]["sin"]})),
                           ("specs.sin.aten_ops", lambda d: d["specs"]["sin"]["aten_ops"].append(
@@ -48,7 +67,6 @@ def test_a_hostile_name_or_family_in_the_artifact_is_refused_naming_file_and_fie
                               family=HOSTILE))):
         bad = json.loads(json.dumps(data))
         change(bad)
-        path = tmp_path / "artifact.json"
         path.write_text(json.dumps(bad))
         with pytest.raises(ArtifactError) as caught:
             art.load(path)
