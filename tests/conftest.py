@@ -175,3 +175,43 @@ def drawn_once(ci_draws):
         for module in DRAWING:
             patch.setattr(f"{module}.draw_examples", ci_draws)
         yield ci_draws
+
+
+# --- the order the workers take the test files in -----------------------------------------
+#: The files that take longest, longest first (the durations of a whole run, CI=true:
+#: docs/performance.md), but test_catalog first of all: it makes the run's one ci drawing
+#: of the catalog (`ci_draws`, about a minute), which test_docs and others wait for, so
+#: the other worker begins with a file that needs none (test_act). Under `--dist loadfile`
+#: a worker takes the next file whenever it is nearly done with one; begun first, the long
+#: files cannot start near the end while the other worker has nothing left to take. Every
+#: other file follows in its usual order.
+SLOWEST_FIRST = (
+    "tests/catalog/test_catalog.py",
+    "tests/github/test_act.py",
+    "tests/github/test_adopter.py",
+    "tests/integration/test_docs.py",
+    "tests/integration/test_fastpath.py",
+    "tests/integration/test_opsets.py",
+    "tests/integration/test_reader_tasks.py",
+    "tests/integration/test_check_owner.py",
+    "tests/integration/test_worker_deaths.py",
+    "tests/integration/test_sweep.py",
+    "tests/integration/test_terminal_output.py",
+    "tests/integration/test_targets_dynamic.py",
+    "tests/integration/test_export_cache.py",
+    "tests/integration/test_check_models.py",
+    "tests/integration/test_check_jobs.py",
+    "tests/integration/test_regenerate.py",
+    "tests/integration/test_drift_pins.py",
+)
+
+
+def pytest_configure(config):
+    # xdist otherwise orders the files by their number of tests, not their length
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: n for n, path in enumerate(SLOWEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
