@@ -1,6 +1,8 @@
 """Builders shared by several test modules: small artifacts, results, targets and the
 page's inputs, written out by hand so that a test states exactly what it measures."""
 
+import contextlib
+
 from opsweep.artifact import data as art
 from opsweep.artifact import grade as grading
 from opsweep.artifact.data import Fingerprint, SpecResult, Translations
@@ -116,3 +118,25 @@ def errored(ops, *cells, digest="0123456789abcdef"):
     """A passing spec result carrying `cells` as its observed error."""
     from dataclasses import replace
     return replace(result(ops, Stage.OK), errors=tuple(cells), digest=digest)
+
+
+@contextlib.contextmanager
+def recording(exporter):
+    """The exports `exporter` makes in the block, as (module, dynamic shapes, the model or
+    what the export raised); each export is the exporter's own, its result handed on."""
+    made = []
+    export = exporter.export
+
+    def recorded(module, args, dynamic_shapes=None):
+        try:
+            model = export(module, args, dynamic_shapes=dynamic_shapes)
+        except Exception as exc:
+            made.append((module, dynamic_shapes, exc))
+            raise
+        made.append((module, dynamic_shapes, model))
+        return model
+    exporter.export = recorded
+    try:
+        yield made
+    finally:
+        del exporter.export

@@ -1,7 +1,5 @@
 """The fast path must give the same outcome as the public call, stage for stage."""
 
-import contextlib
-
 import pytest
 import torch
 
@@ -13,6 +11,8 @@ from opsweep.engine.fastpath import (FAST_PATH, FastExporter, exporter_path, fas
 from opsweep.model import Example, Stage, TensorArg
 from opsweep.engine.group import run_group
 from opsweep.engine.runner import build_call
+
+from ..factories import recording
 
 pytestmark = pytest.mark.integration
 
@@ -57,28 +57,6 @@ def test_same_outcome_for_a_translation_that_raises(specs):
     assert public == fast and public[0].stage is Stage.TRANSLATION_ERROR
 
 
-@contextlib.contextmanager
-def _recording(exporter):
-    """The exports `exporter` makes in the block, as (module, dynamic shapes, the model or
-    what the export raised); each export is the exporter's own, its result handed on."""
-    made = []
-    export = exporter.export
-
-    def recorded(module, args, dynamic_shapes=None):
-        try:
-            model = export(module, args, dynamic_shapes=dynamic_shapes)
-        except Exception as exc:
-            made.append((module, dynamic_shapes, exc))
-            raise
-        made.append((module, dynamic_shapes, model))
-        return model
-    exporter.export = recorded
-    try:
-        yield made
-    finally:
-        del exporter.export
-
-
 @pytest.fixture(scope="module")
 def public_static():
     """The public call's static export of a drawn group's first example (the model, or what
@@ -92,7 +70,7 @@ def public_static():
 def _public_run(public_static, public, spec, index, group, **kw):
     """`run_group` through the public call, keeping its static export of the group's first
     example in `public_static`."""
-    with _recording(public) as made:
+    with recording(public) as made:
         outcomes = run_group(spec, group, public, **kw)
     if outcomes[0].stage is not Stage.INVALID:  # the run exported group[0], and once statically
         (result,) = [r for _, shapes, r in made if shapes is None]

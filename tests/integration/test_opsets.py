@@ -24,6 +24,8 @@ from opsweep.engine.runner import build_call
 from opsweep.model import Grade, Stage
 from opsweep.targets import STOCK, STOCK_TARGET, Kind, Target
 
+from ..factories import recording
+
 pytestmark = pytest.mark.integration
 
 #: ok, capture, no-translation, translation-error at 28 only (Gelu: no adapter from its
@@ -75,39 +77,17 @@ def public_runs(specs, both, fast_runs):
             runs = []
             for group, _ in fast_runs(name):
                 with contextlib.ExitStack() as stack:
-                    made = {target: stack.enter_context(_recording(exporter))
+                    made = {target: stack.enter_context(recording(exporter))
                             for target, exporter in public.items()}
                     outcomes = run_targets(specs[name], group, public, dynamic=True)
                 models = {}
                 if outcomes[STOCK][0].stage is not Stage.INVALID:  # group[0] was exported
                     for target, exports in made.items():
-                        (models[target],) = [r for shapes, r in exports if shapes is None]
+                        (models[target],) = [r for _, shapes, r in exports if shapes is None]
                 runs.append((group, outcomes, models))
             done[name] = runs
         return done[name]
     return get
-
-
-@contextlib.contextmanager
-def _recording(exporter):
-    """The exports `exporter` makes in the block, as (dynamic shapes, the model or what the
-    export raised); each export is the exporter's own, its result handed on."""
-    made = []
-    export = exporter.export
-
-    def recorded(module, args, dynamic_shapes=None):
-        try:
-            model = export(module, args, dynamic_shapes=dynamic_shapes)
-        except Exception as exc:
-            made.append((dynamic_shapes, exc))
-            raise
-        made.append((dynamic_shapes, model))
-        return model
-    exporter.export = recorded
-    try:
-        yield made
-    finally:
-        del exporter.export
 
 
 @pytest.mark.parametrize("name", CASES)
