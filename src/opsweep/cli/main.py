@@ -461,11 +461,11 @@ def leave(code: int) -> NoReturn:
     """End the process with `code` once what the interpreter's own exit does that anyone can
     see is done: non-daemon threads joined (and threading's exit hooks), every `atexit`
     function run (multiprocessing's clean-up of its children, temporary directories'
-    finalizers, logging's flush), both standard streams flushed, Python's and C's. What it skips is the
-    teardown of every imported module, which for torch and the exporter's stack is over a
-    second of CPU a process (benchmarks/bench_exit.py) and changes nothing on disk or on the
-    terminal, for every `opsweep` command a workflow step or the README's main command runs.
-    An exception escaping `main` is not here: it unwinds as usual, with its traceback."""
+    finalizers, logging's flush), the standard streams flushed, Python's and C's. What it
+    skips is the teardown of every imported module, which for torch and the exporter's
+    stack is over a second of CPU a process (benchmarks/bench_exit.py) and changes nothing
+    on disk or on the terminal, for every `opsweep` command a workflow step or the README's
+    main command runs. An exception escaping `main` is not here: it unwinds as usual."""
     shutdown = getattr(threading, "_shutdown", None)  # what Py_FinalizeEx calls first
     if shutdown is not None:
         shutdown()
