@@ -64,7 +64,7 @@ from opsweep.engine.sweepconfig import RECYCLE, SweepConfig
 from opsweep.errors import OpsweepError, UsageError
 from opsweep.files import DEFAULT, Layout, write_atomic
 from opsweep.page import site
-from opsweep.streams import flush_c
+from opsweep.streams import flush
 from opsweep.sweep.request import Request
 
 DESCRIPTION = """\
@@ -473,12 +473,7 @@ def leave(code: int) -> NoReturn:
     if shutdown is None or run_exit_functions is None:  # another interpreter: its own exit
         sys.exit(code)
     run_exit_functions()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
-            pass
-    flush_c()  # C's exit() would write what native code left in its buffers
+    flush()  # Python's streams, and what native code left in C's (C's exit() writes it)
     os._exit(code)
 
 

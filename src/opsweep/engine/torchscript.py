@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any, cast
@@ -34,7 +33,7 @@ import torch
 from opsweep.catalog.registry import default_opset
 from opsweep.engine.adapter import BaseExporter
 from opsweep.model import Stage
-from opsweep.streams import flush_c
+from opsweep.streams import flush
 from opsweep.targets import KINDS, TORCHSCRIPT, Kind
 
 #: Where torch's tracer lives: an error raised under one of its frames is a tracer failure.
@@ -105,9 +104,7 @@ def output_dropped() -> Iterator[None]:
     (which the C++ side writes through) are flushed on both sides of the redirection, so
     what it printed meanwhile goes to the null device, not to the real standard output at
     exit (after a ``--json`` report, say)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    flush_c()
+    flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     try:
         with open(os.devnull, "wb") as null:
@@ -115,9 +112,7 @@ def output_dropped() -> Iterator[None]:
                 os.dup2(null.fileno(), fd)
         yield
     finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        flush_c()
+        flush()
         for fd, copy in saved.items():
             os.dup2(copy, fd)
             os.close(copy)
