@@ -137,10 +137,12 @@ class DrawnOnce:
     loaded again holds the same strategies) is given the examples drawn for it; any other
     spec or profile is drawn as usual."""
 
-    def __init__(self, draw, examples: dict) -> None:
+    def __init__(self, draw, examples: dict, cells_added: dict) -> None:
         from opsweep.catalog.draw import PROFILES
         from opsweep.catalog.load import load_catalog
         self.draw, self.profile = draw, PROFILES["ci"]
+        #: each built-in spec's count of cells the drawing added (its plan_for(spec, ci).added)
+        self.cells_added = cells_added
         builtin = load_catalog(check_draws=False).specs
         self.served = {name: (spec.examples, examples[name]) for name, spec in builtin.items()}
 
@@ -161,10 +163,8 @@ def ci_draws(tmp_path_factory) -> DrawnOnce:
     from opsweep.catalog.draw import draw_examples
     where = made_once(tmp_path_factory, "ci-draws", _draw_catalog)
     encoded = json.loads((where / "draws.json").read_text("utf-8"))
-    drawn = DrawnOnce(draw_examples, {n: [_decode(e) for e in es] for n, es in encoded.items()})
-    #: each built-in spec's count of cells the drawing added (its plan_for(spec, ci).added)
-    drawn.cells_added = json.loads((where / "cells.json").read_text("utf-8"))
-    return drawn
+    return DrawnOnce(draw_examples, {n: [_decode(e) for e in es] for n, es in encoded.items()},
+                     json.loads((where / "cells.json").read_text("utf-8")))
 
 
 @pytest.fixture(scope="module")

@@ -10,15 +10,12 @@ def github(httpserver):
 
 @pytest.fixture
 def client_for(github):
-    """PyGithub with the bot's own client settings, minus PyGithub's politeness delays,
-    authenticated with one of the fake's tokens."""
-    from github import Github, GithubRetry
-    from github.Auth import Token
+    """The bot's own client (opsweep.bot.github.client), unpaced as against any server of
+    one's own, authenticated with one of the fake's tokens."""
+    from opsweep.bot.github import client
 
     def make(token="t0ken"):
-        return Github(base_url=github.base, auth=Token(token), per_page=100,
-                      retry=GithubRetry(total=5, backoff_factor=0.1),
-                      seconds_between_requests=None, seconds_between_writes=None)
+        return client(token, github.base, paced=False)
     return make
 
 
@@ -29,13 +26,8 @@ def gh(client_for):
 
 @pytest.fixture
 def no_politeness_delays(monkeypatch):
-    """The bot's own client (opsweep.bot.github.client: its retries, its page size) without
-    PyGithub's politeness delays (a quarter of a second before each request, a second
-    before each write), as `client_for` has: against the local fake they only wait, some
-    two seconds a publish. What the bot asks and writes is the same; the delays are
-    PyGithub's, not the bot's, and no test here is about them."""
-    import functools
-
-    from github import Github
-    monkeypatch.setattr("opsweep.bot.github.Github", functools.partial(
-        Github, seconds_between_requests=None, seconds_between_writes=None))
+    """The bot's steps run in the test's process with the runner setting for an API server
+    of one's own (OPSWEEP_GITHUB_PACING=off, read by every command): PyGithub's waits (a
+    quarter of a second before each request, a second before each write) only wait against
+    the local fake, some two seconds a publish. What the bot asks and writes is the same."""
+    monkeypatch.setenv("OPSWEEP_GITHUB_PACING", "off")

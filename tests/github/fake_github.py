@@ -16,6 +16,7 @@ in a mixin of their own (fake_releases.py)."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import re
@@ -87,6 +88,24 @@ class FakeGitHub(ReleasesMixin, RefRoutes):  # releases: fake_releases.py; refs:
         server.expect_request(re.compile(".*")).respond_with_handler(self.handle)
 
     # --- state helpers used by tests ---------------------------------------------
+    def state(self) -> dict:
+        """A copy of what the fake holds that its requests changed (repositories, accepted
+        writes, the next id), for `take_state` of another fake: a run's result shared by
+        tests that each go on from it alone."""
+        return copy.deepcopy({"repos": self.repos, "writes": self.writes,
+                              "next_id": next(self._ids)})
+
+    def take_state(self, state: dict) -> None:
+        """`state` (another fake's `state()`) as this fake's own, copied again; branch
+        protection's `required` of repositories it already has is kept (no request reads
+        it: only `merge_blocked`)."""
+        required = {name: repo.required for name, repo in self.repos.items()}
+        self.repos = copy.deepcopy(state["repos"])
+        for name, kept in required.items():
+            self.repo(name).required = kept
+        self.writes = list(state["writes"])
+        self._ids = itertools.count(state["next_id"])
+
     def repo(self, full_name: str) -> FakeRepo:
         return self.repos.setdefault(full_name, FakeRepo(full_name))
 

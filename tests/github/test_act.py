@@ -14,8 +14,6 @@ same-repository publish by the scenarios that go on from the bot's commit), one
 accepted /regen-onnx and one push to main. All traffic stays on 127.0.0.1.
 """
 
-import copy
-import itertools
 import json
 import os
 import re
@@ -245,19 +243,14 @@ def published(built, measured, tmp_path_factory):
     finally:
         server.clear()
         server.stop()
-    return {"origin": origin, "log": log, "where": where, "repos": fake.repos,
-            "writes": fake.writes, "next_id": next(fake._ids)}
+    return {"origin": origin, "log": log, "where": where, "fake": fake.state()}
 
 
 def after_publish(published, fake, where):
     """`fake` (its branch protection kept: no run reads it) given the state the shared
     publish left (comments, reactions, statuses), and a copy of that publish's origin (the
     bot's commit on `feature`) under `where`."""
-    required = fake.repo(REPO).required
-    fake.repos = copy.deepcopy(published["repos"])
-    fake.repo(REPO).required = required
-    fake.writes = list(published["writes"])
-    fake._ids = itertools.count(published["next_id"])
+    fake.take_state(published["fake"])
     where.mkdir(parents=True, exist_ok=True)
     origin = where / "origin.git"
     shutil.copytree(published["origin"], origin, symlinks=True)
