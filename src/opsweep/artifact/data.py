@@ -240,20 +240,27 @@ def _entry_out(t: TargetEntry) -> dict[str, Any]:
             "overrides": list(t.overrides)}
 
 
-def _target_out(artifact: Artifact, t: TargetResult) -> dict[str, Any]:
-    """A target other than the stock one as what differs from the stock target's results
-    (an absent exporter: nothing)."""
+def _target_out(artifact: Artifact, t: TargetResult, stock_specs: Mapping[str, Any],
+                stock_ops: Mapping[str, Any]) -> dict[str, Any]:
+    """A target other than the stock one as what differs from the stock target's results,
+    `stock_specs` and `stock_ops` as `to_data` spells them (an absent exporter: nothing)."""
     assert t.entry is not None  # only the stock target has none
     if t.absent:
         return {"fingerprint": _entry_out(t.entry), "specs": {}, "operators": {}}
-    stock_specs = {n: spec_to_data(r) for n, r in artifact.specs.items()}
-    stock_ops = _operators_out(artifact.operators)
     specs = {n: d for n, d in ((n, spec_to_data(r)) for n, r in t.specs.items())
              if stock_specs.get(n) != d}
-    operators = {op: d for op, d in _operators_out(t.operators).items() if stock_ops.get(op) != d}
     absent = sorted(set(artifact.specs) - set(t.specs))
     return {"fingerprint": _entry_out(t.entry), "specs": specs,
-            "operators": operators, **({"absent": absent} if absent else {})}
+            "operators": _target_operators_out(t, stock_ops),
+            **({"absent": absent} if absent else {})}
+
+
+def _target_operators_out(t: TargetResult, stock_ops: Mapping[str, Any]) -> dict[str, Any]:
+    """A target's operators tables where they differ from the stock target's, `stock_ops`
+    (an absent exporter: none)."""
+    if t.absent:
+        return {}
+    return {op: d for op, d in _operators_out(t.operators).items() if stock_ops.get(op) != d}
 
 
 def _target_in(stock: Mapping[str, SpecResult], data: dict[str, Any]) -> dict[str, SpecResult]:
@@ -269,7 +276,7 @@ def _target_in(stock: Mapping[str, SpecResult], data: dict[str, Any]) -> dict[st
 def to_data(artifact: Artifact) -> dict[str, Any]:
     specs = {name: spec_to_data(r) for name, r in artifact.specs.items()}
     operators = _operators_out(artifact.operators)
-    targets = {t.name: _target_out(artifact, t) for t in artifact.others}
+    targets = {t.name: _target_out(artifact, t, specs, operators) for t in artifact.others}
     fp = artifact.fingerprint
     return {
         "schema_version": SCHEMA_VERSION,
@@ -376,13 +383,13 @@ def _check_derived(artifact: Artifact, data: dict[str, Any], path: object,
             (f"targets.{t.name}.specs", t.specs) for t in artifact.others]:
         for name, result in specs.items():
             _check_outcomes(result, path, f"{where}.{name}.outcomes")
-    derived = to_data(artifact)
+    # the operators tables alone, as to_data spells them (not the specs: they are the data)
+    stock_ops = _operators_out(artifact.operators)
     absent = frozenset(k for k, since in _DERIVED_SINCE.items() if recorded < since)
-    _check_operators(derived["operators"], data["operators"], path, "operators", absent)
-    for name in derived["targets"]:
-        _check_operators(derived["targets"][name]["operators"],
-                         data["targets"][name]["operators"], path, f"targets.{name}.operators",
-                         absent)
+    _check_operators(stock_ops, data["operators"], path, "operators", absent)
+    for t in artifact.others:
+        _check_operators(_target_operators_out(t, stock_ops), data["targets"][t.name]["operators"],
+                         path, f"targets.{t.name}.operators", absent)
 
 
 def _check_outcomes(r: SpecResult, path: object, where: str) -> None:
