@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from opsweep.catalog.isolated import ChildLost, in_child
+from opsweep.catalog.isolated import ChildLost, NotSent, OneChild, in_child
 
 
 def test_the_value_comes_back():
@@ -111,3 +111,112 @@ def test_a_crashing_child_s_output_is_kept_off_the_terminal(capfd, tmp_path):
     assert dump.read() == b""  # the parent's fault handler did not dump the child's stack
     assert "Assertion '_M_stddev > 0' failed." in lost.value.output
     assert "Assertion" not in str(lost.value)  # the recorded reason stays one line
+
+
+# --- OneChild: one forked child for many requests (a drawing's specs) --------------------
+
+def _pid_and(x):
+    return os.getpid(), x * 2
+
+
+def test_one_child_answers_every_request_and_raises_their_exceptions_here():
+    def handle(request):
+        if request == "fail":
+            raise ValueError("eager said no")
+        return _pid_and(request)
+    with OneChild(handle) as child:
+        answers = [child.ask(k) for k in range(5)]
+        with pytest.raises(ValueError, match="eager said no"):
+            child.ask("fail")
+        after = child.ask(7)
+    pids = {pid for pid, _ in answers} | {after[0]}
+    assert [x for _, x in answers] == [0, 2, 4, 6, 8] and after[1] == 14
+    assert len(pids) == 1 and pids != {os.getpid()}  # one child, not this process
+
+
+def test_a_crash_costs_its_request_and_the_next_request_forks_anew(capfd):
+    def handle(request):
+        if request == "crash":
+            os.write(2, b"x.cpp:12: Assertion '_M_stddev > 0' failed.\n")
+            os.abort()
+        if request == "hang":
+            time.sleep(120)
+        print(f"answered {request}", flush=True)
+        return os.getpid()
+    with OneChild(handle, timeout=0.5) as child:
+        first = child.ask(1)
+        with pytest.raises(ChildLost, match="killed by SIGABRT") as lost:
+            child.ask("crash")
+        # what the child printed while it ran that request, not what it printed before
+        assert "Assertion '_M_stddev > 0' failed." in lost.value.output
+        assert "answered 1" not in lost.value.output
+        second = child.ask(2)
+        with pytest.raises(ChildLost, match="no answer within 0.5 s"):
+            child.ask("hang")
+        third = child.ask(3)
+    assert len({first, second, third, os.getpid()}) == 4
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""  # the children's output never reached this terminal
+    with pytest.raises(ChildProcessError):
+        os.waitpid(third, os.WNOHANG)  # closed: the last child was waited for
+
+
+def test_closing_after_an_interrupted_request_kills_the_busy_child():
+    """^C while the child computes: leaving the block must not wait for that computation."""
+    started = []
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    child = OneChild(lambda request: time.sleep(request))
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with child:
+                child.start()
+                started.append(child._pid)
+                signal.setitimer(signal.ITIMER_REAL, 0.3)
+                child.ask(600)  # interrupted by the alarm while the child sleeps
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(started[0], os.WNOHANG)  # killed and waited for, at once
+
+
+class _Aborts:
+    """Aborts the process that unpickles it."""
+
+    def __reduce__(self):
+        return (os.abort, ())
+
+
+def test_a_request_that_kills_the_child_as_it_is_unpickled_costs_the_child_only():
+    with OneChild(lambda request: "answered") as child:
+        with pytest.raises(ChildLost, match="killed by SIGABRT"):
+            child.ask(_Aborts())
+        assert child.ask("plain") == "answered"
+        with pytest.raises(NotSent, match="pickle"):
+            child.ask(lambda: None)  # a lambda cannot be pickled: never sent
+        assert child.ask("plain") == "answered"
+
+
+def test_the_drawing_s_one_child_gives_the_plans_of_a_child_per_spec():
+    """The cell plans of several specs asked in one child (as a sweep draws) are the plans
+    of a child each, and the drawing forked once."""
+    from opsweep.catalog import draw
+    from opsweep.catalog.load import load_catalog
+    specs = [load_catalog(check_draws=False).specs[n] for n in ("sin", "atan2", "cumsum", "where")]
+    alone = [draw.plan_for(s, draw.PROFILES["ci"]) for s in specs]
+    forks = []
+    real_fork = os.fork
+
+    def counted():
+        forks.append(1)
+        return real_fork()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "fork", counted)
+        with draw.one_eager_child(specs):
+            together = [draw.plan_for(s, draw.PROFILES["ci"]) for s in specs]
+    assert together == alone
+    assert sum(len(p.added) for p in together) > 0  # eager was asked for cells
+    assert len(forks) == 1

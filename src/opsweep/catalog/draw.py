@@ -8,7 +8,7 @@ draws eight times as many examples, randomly.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -18,7 +18,7 @@ from opsweep.catalog.cells import (
     ADDED, OUTSIDE, SEARCH, CellPlan, cell_of, plan_cells, search_seed, settle, unmeasured,
 )
 from opsweep.catalog.eager import eager_error
-from opsweep.catalog.isolated import ChildLost, in_child
+from opsweep.catalog.isolated import ChildLost, NotSent, OneChild, in_child
 from opsweep.coverage import dtype_class, plain_classes
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import Example, OpSpec
@@ -121,11 +121,56 @@ def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None)
     try:  # eager asked in a forked child: a crash of eager PyTorch costs only the child,
         # and only eager's error lines come back (an example's values are never unpickled
         # here: a value can run code when it is)
-        errors = in_child(lambda: [eager_error(spec, e) for e in asked])
+        errors = _ask_eager(spec, asked)
     except ChildLost as lost:  # a crash is no refusal of the operator: each one unsettled
         line = f"eager PyTorch crashed while the cells were asked ({lost}): not added"
         return settle(plan, {c: line for c in cells}, crashed=True)
     return settle(plan, dict(zip(cells, errors)))
+
+
+#: the child that asks eager for the specs of the drawing under way (`one_eager_child`)
+_EAGER: list[tuple[OneChild[tuple[int, list[Example]], list[str | None]], dict[int, int],
+                   Sequence[OpSpec]]] = []
+
+
+@contextmanager
+def one_eager_child(specs: Iterable[OpSpec], start: bool = False) -> Iterator[None]:
+    """Within the block, the cell plans of `specs` (these objects) ask eager PyTorch in one
+    forked child instead of one child each: the same answers, one fork instead of one per
+    spec. The child is forked at the first question, or on entry with `start` (before the
+    caller starts what the child should not hold: a pool of workers). A spec whose examples
+    crash that child is unsettled as with a child of its own, and the next spec's question
+    forks another."""
+    specs = list(specs)
+    index = {id(s): k for k, s in enumerate(specs)}
+
+    def answer(request: tuple[int, list[Example]]) -> list[str | None]:
+        spec = specs[request[0]]
+        return [eager_error(spec, e) for e in request[1]]
+    with OneChild(answer) as child:
+        if start:
+            child.start()
+        _EAGER.append((child, index, specs))
+        try:
+            yield
+        finally:
+            _EAGER.pop()
+
+
+def _ask_eager(spec: OpSpec, asked: list[Example]) -> list[str | None]:
+    """eager's error (None: it runs) for each of `asked`, in a forked child: the drawing's
+    one child when `spec` is one of its specs (one_eager_child), else one of its own."""
+    if not asked:  # nothing to ask: no child
+        return []
+    if _EAGER:
+        child, index, specs = _EAGER[-1]
+        k = index.get(id(spec))
+        if k is not None and specs[k] is spec:
+            try:
+                return child.ask((k, asked))
+            except NotSent:  # an example that cannot travel: the child of its own has it
+                pass
+    return in_child(lambda: [eager_error(spec, e) for e in asked])
 
 
 class _Found(Exception):
