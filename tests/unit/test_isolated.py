@@ -2,6 +2,7 @@
 that a crash costs the child, not the sweep's process."""
 
 import os
+import select
 import signal
 import sys
 import time
@@ -220,3 +221,33 @@ def test_the_drawing_s_one_child_gives_the_plans_of_a_child_per_spec():
     assert together == alone
     assert sum(len(p.added) for p in together) > 0  # eager was asked for cells
     assert len(forks) == 1
+
+
+def _own_descriptors(_request=None) -> list[str]:
+    """The descriptors the calling process holds (the listing's own, closed by the time it
+    returns, left out)."""
+    def is_open(fd: int) -> bool:
+        try:
+            os.fstat(fd)
+            return True
+        except OSError:
+            return False
+    return sorted(x for x in os.listdir("/proc/self/fd") if is_open(int(x)))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="Linux's /proc")
+def test_the_children_hold_no_pipe_of_their_parent_s():
+    """A fork server stops when the last writer of its pipe is gone, and the sweep waits for
+    it: a child that held a copy of that pipe (as a child forked anew after a crash mid-sweep
+    did) hung the sweep's end. A pipe made before the child, closed here while the child is
+    alive: its reader sees the end at once; and each kind of child holds its standard
+    streams and its own pipes, nothing else."""
+    read, write = os.pipe()
+    with OneChild(_own_descriptors) as child:
+        held = child.ask(None)  # forked now, after the pipe
+        os.close(write)
+        ready, _, _ = select.select([read], [], [], 60)  # the end, or a minute without it
+        assert ready and os.read(read, 1) == b""
+        assert len(held) == 5, held  # 0, 1, 2, its requests and its replies
+    os.close(read)
+    assert len(in_child(_own_descriptors)) == 4  # 0, 1, 2, its result

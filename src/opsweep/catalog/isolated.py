@@ -16,6 +16,7 @@ request forks a new one."""
 from __future__ import annotations
 
 import faulthandler
+import gc
 import os
 import pickle
 import select
@@ -54,6 +55,7 @@ def in_child(fn: Callable[[], T], timeout: float = 300.0) -> T:
         os.close(read)
         code = 0
         _own_output(printed.fileno())
+        _hold_only(write)
         _one_thread()
         try:
             try:
@@ -155,6 +157,7 @@ class OneChild(Generic[R, T]):
             code = 0
             try:
                 _own_output(self._printed.fileno())
+                _hold_only(requests, replies)
                 _one_thread()
                 _serve(requests, replies, self._handle)
             except BaseException:  # noqa: BLE001 - nothing can be sent: the parent says so
@@ -268,6 +271,24 @@ def _own_output(fd: int) -> None:
     sys.stdout = sys.stderr = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     if faulthandler.is_enabled():
         faulthandler.enable(file=2)
+
+
+def _hold_only(*keep: int) -> None:
+    """The child keeps its standard streams and the descriptors `keep` open, none other of
+    its parent's: a pipe the parent waits to see closed (a fork server's, that stops when
+    its last writer is gone) must not stay open in a child that outlives the wait. Objects
+    of the parent's that name a descriptor are never finalized here (frozen out of the
+    collector: that number may be the child's own by then)."""
+    gc.freeze()
+    low = 3
+    for fd in sorted(k for k in keep if k >= low):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, _FD_LIMIT)
+
+
+#: past the highest descriptor a process may hold (os.closerange asks the kernel for the range)
+_FD_LIMIT = 2**31 - 1
 
 
 def _one_thread() -> None:
