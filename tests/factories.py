@@ -90,9 +90,10 @@ def identical(a, b) -> bool:
     return a == b
 
 
-def project_copy(dest, *, untracked: bool = False):
+def project_copy(dest, *, untracked: bool = False, leave_out: tuple[str, ...] = ()):
     """This checkout's files as git sees them (tracked; with `untracked`, also the new
-    files git does not ignore) copied under `dest`: a tree to make a repository of."""
+    files git does not ignore) copied under `dest`: a tree to make a repository of; paths
+    starting with one of `leave_out` are not copied."""
     import shutil
     import subprocess
     from pathlib import Path
@@ -101,7 +102,7 @@ def project_copy(dest, *, untracked: bool = False):
                                           if untracked else [])]
     names = subprocess.run(listing, cwd=root, capture_output=True, check=True).stdout
     for name in filter(None, names.decode().split("\0")):
-        if (root / name).is_file():
+        if (root / name).is_file() and not name.startswith(leave_out):
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, dest / name)
     return dest

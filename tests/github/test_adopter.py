@@ -55,10 +55,19 @@ BUILTIN_FAMILIES = {"sin": "unary", "cos": "unary", "add": "binary", "relu": "ac
 pytestmark = pytest.mark.integration
 
 
+#: opsweep's rendered site: the operators' and specs' pages, the committed artifact and its
+#: history records (50 of the tree's 55 MB). An adopter's runs read opsweep's action, its
+#: workflows, its source and docs/data, never these; each job that uses the action copies
+#: the repository (act's action copy, the reusable workflow's checkout), so they are left
+#: out of the release the adopters use here.
+SITE = ("docs/operators/", "docs/specs/", "docs/history/", "docs/onnx_support_measured.json")
+
+
 def _opsweep_repository(where: Path) -> Path:
-    """opsweep's tracked files (this checkout's working tree) as a repository tagged v0:
-    what the reusable workflow's checkout of `OWNER/opsweep@v0` clones."""
-    tree = project_copy(where / "OWNER" / "opsweep")
+    """opsweep's tracked files (this checkout's working tree) but its site (SITE), as a
+    repository tagged v0: what the reusable workflow's checkout of `OWNER/opsweep@v0`
+    clones."""
+    tree = project_copy(where / "OWNER" / "opsweep", leave_out=SITE)
     git(tree, "init", "-q", "-b", "main")
     git(tree, "add", "-A")
     git(tree, *IDENT, "commit", "-qm", "opsweep")
