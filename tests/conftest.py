@@ -194,7 +194,6 @@ SLOWEST_FIRST = (
     "tests/integration/test_docs.py",
     "tests/integration/test_fastpath.py",
     "tests/integration/test_opsets.py",
-    "tests/integration/test_reader_tasks.py",
     "tests/integration/test_check_owner.py",
     "tests/integration/test_worker_deaths.py",
     "tests/integration/test_sweep.py",
@@ -205,6 +204,9 @@ SLOWEST_FIRST = (
     "tests/integration/test_check_jobs.py",
     "tests/integration/test_regenerate.py",
     "tests/integration/test_drift_pins.py",
+    # last of the long ones, and not for its length: it reads the site test_docs builds
+    # (`site`), and taken next to test_docs by the other worker it waited some 35 s for it
+    "tests/integration/test_reader_tasks.py",
 )
 
 
