@@ -134,13 +134,12 @@ _EAGER: list[tuple[OneChild[tuple[int, list[Example]], list[str | None]], dict[i
 
 
 @contextmanager
-def one_eager_child(specs: Iterable[OpSpec], start: bool = False) -> Iterator[None]:
+def one_eager_child(specs: Iterable[OpSpec]) -> Iterator[None]:
     """Within the block, the cell plans of `specs` (these objects) ask eager PyTorch in one
     forked child instead of one child each: the same answers, one fork instead of one per
-    spec. The child is forked at the first question, or on entry with `start` (before the
-    caller starts what the child should not hold: a pool of workers). A spec whose examples
-    crash that child is unsettled as with a child of its own, and the next spec's question
-    forks another."""
+    spec. The child is forked at the first question (none when every spec's draws come
+    from the export cache). A spec whose examples crash that child is unsettled as with a
+    child of its own, and the next spec's question forks another."""
     specs = list(specs)
     index = {id(s): k for k, s in enumerate(specs)}
 
@@ -148,8 +147,6 @@ def one_eager_child(specs: Iterable[OpSpec], start: bool = False) -> Iterator[No
         spec = specs[request[0]]
         return [eager_error(spec, e) for e in request[1]]
     with OneChild(answer) as child:
-        if start:
-            child.start()
         _EAGER.append((child, index, specs))
         try:
             yield

@@ -142,8 +142,7 @@ class OneChild(Generic[R, T]):
         self._printed_close()
 
     def start(self) -> None:
-        """Fork the child now, if none is running (`ask` does when it must): before a
-        process opens what the child had better not hold, a pool's pipes say."""
+        """Fork the child now, if none is running (`ask` forks it when it must)."""
         if self._pid is not None:
             return
         requests, to_child = os.pipe()  # (read end, write end)
@@ -287,8 +286,9 @@ def _hold_only(*keep: int) -> None:
     os.closerange(low, _FD_LIMIT)
 
 
-#: past the highest descriptor a process may hold (os.closerange asks the kernel for the range)
-_FD_LIMIT = 2**31 - 1
+#: past the highest descriptor this process may hold (the kernel closes the range at once
+#: where it can, else each is closed in turn: the limit, not the largest number)
+_FD_LIMIT = max(os.sysconf("SC_OPEN_MAX"), 1024) if hasattr(os, "sysconf") else 65536
 
 
 def _one_thread() -> None:

@@ -94,8 +94,8 @@ def measure(jobs: Sequence[Job], config: SweepConfig,
     did with the export cache, `output` what the workers printed (engine.pool.worker_output)."""
     if not jobs:
         return {}
-    # eager asked for every spec's cells in one child, forked before the workers' pipes
-    with one_eager_child([j.spec for j in jobs], start=True), workers(config) as pool:
+    # eager asked about every spec's new cells in one child, not a child each
+    with one_eager_child([j.spec for j in jobs]), workers(config) as pool:
         absent = dict(pool.absent)
         if absent:
             jobs = [Job(j.spec, j.digest, wanted) for j in jobs
