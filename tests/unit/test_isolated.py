@@ -168,13 +168,12 @@ def test_closing_after_an_interrupted_request_kills_the_busy_child():
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt
-    child = OneChild(lambda request: time.sleep(request))
+    child = OneChild(lambda request: os.getpid() if request is None else time.sleep(request))
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
         with pytest.raises(KeyboardInterrupt):
             with child:
-                child.start()
-                started.append(child._pid)
+                started.append(child.ask(None))
                 signal.setitimer(signal.ITIMER_REAL, 0.3)
                 child.ask(600)  # interrupted by the alarm while the child sleeps
     finally:
