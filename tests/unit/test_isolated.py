@@ -249,4 +249,4 @@ def test_the_children_hold_no_pipe_of_their_parent_s():
         assert ready and os.read(read, 1) == b""
         assert len(held) == 5, held  # 0, 1, 2, its requests and its replies
     os.close(read)
-    assert len(in_child(_own_descriptors)) == 4  # 0, 1, 2, its result
+    assert len(in_child(_own_descriptors)) == 5  # in_child is a OneChild asked once

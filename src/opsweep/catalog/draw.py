@@ -129,8 +129,7 @@ def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None)
 
 
 #: the child that asks eager for the specs of the drawing under way (`one_eager_child`)
-_EAGER: list[tuple[OneChild[tuple[int, list[Example]], list[str | None]], dict[int, int],
-                   Sequence[OpSpec]]] = []
+_EAGER: list[tuple[OneChild[tuple[int, list[Example]], list[str | None]], dict[int, int]]] = []
 
 
 @contextmanager
@@ -140,14 +139,12 @@ def one_eager_child(specs: Iterable[OpSpec]) -> Iterator[None]:
     spec. The child is forked at the first question (none when every spec's draws come
     from the export cache). A spec whose examples crash that child is unsettled as with a
     child of its own, and the next spec's question forks another."""
-    specs = list(specs)
+    specs = list(specs)  # held: no other object can take one of their ids meanwhile
     index = {id(s): k for k, s in enumerate(specs)}
-
-    def answer(request: tuple[int, list[Example]]) -> list[str | None]:
-        spec = specs[request[0]]
-        return [eager_error(spec, e) for e in request[1]]
-    with OneChild(answer) as child:
-        _EAGER.append((child, index, specs))
+    child: OneChild[tuple[int, list[Example]], list[str | None]] = OneChild(
+        lambda request: _eager_errors(specs[request[0]], request[1]))
+    with child:
+        _EAGER.append((child, index))
         try:
             yield
         finally:
@@ -160,14 +157,18 @@ def _ask_eager(spec: OpSpec, asked: list[Example]) -> list[str | None]:
     if not asked:  # nothing to ask: no child
         return []
     if _EAGER:
-        child, index, specs = _EAGER[-1]
+        child, index = _EAGER[-1]
         k = index.get(id(spec))
-        if k is not None and specs[k] is spec:
+        if k is not None:
             try:
                 return child.ask((k, asked))
             except NotSent:  # an example that cannot travel: the child of its own has it
                 pass
-    return in_child(lambda: [eager_error(spec, e) for e in asked])
+    return in_child(lambda: _eager_errors(spec, asked))
+
+
+def _eager_errors(spec: OpSpec, examples: list[Example]) -> list[str | None]:
+    return [eager_error(spec, e) for e in examples]
 
 
 class _Found(Exception):

@@ -8,9 +8,9 @@ handler's dump of its stack) is the child's own: it goes to a file of the child'
 to the sweep's terminal, and a `ChildLost` carries its last lines (`ChildLost.output`).
 
 `OneChild` serves many such calls from one forked child, one after another: a fork of a
-process as large as a sweep's (torch, the catalog, the exporters) costs tens of
-milliseconds of system time on each side, which one child per spec paid some 750 times
-in a drawing of the catalog. A request that crashes that child costs it alone: the next
+process as large as a sweep's (torch, the catalog, the exporters) costs some 15 ms of
+system time on each side, which one child per spec paid some 750 times in a drawing of
+the catalog (`in_child` is a OneChild asked once). A request that crashes that child costs it alone: the next
 request forks a new one."""
 
 from __future__ import annotations
@@ -47,34 +47,11 @@ class ChildLost(Exception):
 
 def in_child(fn: Callable[[], T], timeout: float = 300.0) -> T:
     """`fn()` computed in a forked child; its exception raised here; ChildLost when the
-    child died without a result (by a signal, say) or took longer than `timeout`."""
-    read, write = os.pipe()
-    printed = tempfile.TemporaryFile()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(read)
-        code = 0
-        _own_output(printed.fileno())
-        _hold_only(write)
-        _one_thread()
-        try:
-            try:
-                payload = pickle.dumps((True, fn()))
-            except BaseException as exc:  # noqa: BLE001 - sent to the parent, raised there
-                payload = pickle.dumps((False, exc))
-            with os.fdopen(write, "wb") as out:
-                out.write(payload)
-        except BaseException:  # noqa: BLE001 - nothing can be sent: the parent says so
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(write)
-    with printed:
-        try:
-            return _collect(pid, read, timeout)
-        except ChildLost as lost:
-            lost.output = _kept(printed)
-            raise
+    child died without a result (by a signal, say) or took longer than `timeout`. (A
+    OneChild asked once: `fn` itself never travels, the child has it from the fork.)"""
+    child: OneChild[None, T] = OneChild(lambda _request: fn(), timeout)
+    with child:
+        return child.ask(None)
 
 
 class NotSent(Exception):
@@ -221,25 +198,23 @@ def _read_frame(fd: int, timeout: float | None) -> bytes:
     """One length-prefixed frame from `fd`; ChildLost("") at the end of the pipe, ChildLost
     naming the wait once `timeout` seconds have passed without the whole frame."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    chunks: list[bytes] = []
-    need, have, header = _LENGTH.size, 0, True
-    while True:
-        while have < need:
-            if deadline is not None:
-                ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
-                if not ready:
-                    raise ChildLost(f"no answer within {timeout:g} s")
-            chunk = os.read(fd, min(need - have, 1 << 20))
-            if not chunk:
-                raise ChildLost("")
-            chunks.append(chunk)
-            have += len(chunk)
-        data = b"".join(chunks)
-        if not header:
-            return data
-        need, have, header, chunks = _LENGTH.unpack(data)[0], 0, False, []
-        if need == 0:
-            return b""
+    (size,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size, deadline, timeout))
+    return _read_exact(fd, size, deadline, timeout)
+
+
+def _read_exact(fd: int, size: int, deadline: float | None, timeout: float | None) -> bytes:
+    chunks, have = [], 0
+    while have < size:
+        if deadline is not None:
+            ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
+            if not ready:
+                raise ChildLost(f"no answer within {timeout:g} s")
+        chunk = os.read(fd, min(size - have, 1 << 20))
+        if not chunk:
+            raise ChildLost("")
+        chunks.append(chunk)
+        have += len(chunk)
+    return b"".join(chunks)
 
 
 def _kept(printed: IO[bytes], start: int = 0) -> str:
@@ -298,30 +273,3 @@ def _one_thread() -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
-
-
-def _collect(pid: int, read: int, timeout: float) -> Any:
-    chunks, deadline, reason = [], time.monotonic() + timeout, ""
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([read], [], [], max(left, 0))
-            if not ready:
-                os.kill(pid, signal.SIGKILL)
-                reason = f"no answer within {timeout:g} s"
-                break
-            chunk = os.read(read, 1 << 20)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read)
-        _, status = os.waitpid(pid, 0)
-    if reason or not chunks:
-        if not reason and os.WIFSIGNALED(status):
-            reason = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-        raise ChildLost(reason or f"exited {os.waitstatus_to_exitcode(status)} with no result")
-    ok, value = pickle.loads(b"".join(chunks))
-    if not ok:
-        raise value
-    return value
