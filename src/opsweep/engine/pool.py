@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import wait
@@ -36,6 +35,7 @@ from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.canary import IMPORT_STAGE, import_error, run_canary
 from opsweep.engine.sweepconfig import SweepConfig
 from opsweep.engine.forkserver import worker_context
+from opsweep.engine.phasedir import OUTPUT_PREFIX, phase_directory
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.procpool import (PoolStopped, ProcessPool, TaskTimedOut, WorkerDied,
                                      WorkersCannotStart, describe_exit)
@@ -306,7 +306,7 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
             yield inline
         return
     phase_dir = phase_root(config.tuning.phases_in_memory)
-    with (_hash_seed(), tempfile.TemporaryDirectory(prefix="opsweep-phases-", dir=phase_dir) as phases,
+    with (_hash_seed(), phase_directory(phase_dir) as phases,
           _output_dir(config.verbose) as output):
         pooled: Workers | None = None
         try:
@@ -333,7 +333,7 @@ def _output_dir(verbose: bool) -> Iterator[Path | None]:
     if verbose:
         yield None
         return
-    with tempfile.TemporaryDirectory(prefix="opsweep-output-") as directory:
+    with phase_directory(None, OUTPUT_PREFIX) as directory:
         yield Path(directory)
 
 
