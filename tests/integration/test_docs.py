@@ -92,6 +92,28 @@ def test_committed_history_holds_the_committed_artifact_and_its_view_is_current(
         "docs/history.md is stale: run `opsweep history render`")
 
 
+def test_the_committed_artifact_was_measured_by_this_commit_s_catalog_and_drawing():
+    """The README's main command reuses every spec of the committed artifact at the
+    committed pins (bar the rotating tenth): a spec is reused only while its digest (its
+    module and the code that draws examples, sweep.reuse.spec_digest) is the one the
+    artifact recorded. A change to that code that did not re-measure the catalog left
+    every spec stale, and the main command measured the whole catalog again (some 30
+    minutes instead of some 14), unseen: re-measure in the change that moves a digest."""
+    from opsweep.artifact import data as art
+    from opsweep.catalog.load import load_catalog
+    from opsweep.sweep.reuse import spec_digest
+    catalog = load_catalog(check_draws=False)
+    digests = {name: spec_digest(spec) for name, spec in catalog.specs.items()}
+    measured = art.load(ARTIFACT)
+    for target in measured.target_names:
+        specs = measured.target(target).specs
+        assert set(specs) == set(digests), (target, set(specs) ^ set(digests))
+        stale = sorted(name for name, result in specs.items() if result.digest != digests[name])
+        assert not stale, (f"{len(stale)} of {len(specs)} specs of target {target} were measured "
+                           f"by another catalog or drawing ({', '.join(stale[:5])}, ...): run the "
+                           "README's main command and commit what it writes")
+
+
 def test_a_repro_snippet_on_the_operators_page_reproduces_its_failure():
     """The page's snippet is runnable as printed and fails where the page says."""
     import html

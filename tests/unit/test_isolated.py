@@ -200,28 +200,6 @@ def test_a_request_that_kills_the_child_as_it_is_unpickled_costs_the_child_only(
         assert child.ask("plain") == "answered"
 
 
-def test_the_drawing_s_one_child_gives_the_plans_of_a_child_per_spec():
-    """The cell plans of several specs asked in one child (as a sweep draws) are the plans
-    of a child each, and the drawing forked once."""
-    from opsweep.catalog import draw
-    from opsweep.catalog.load import load_catalog
-    specs = [load_catalog(check_draws=False).specs[n] for n in ("sin", "atan2", "cumsum", "where")]
-    alone = [draw.plan_for(s, draw.PROFILES["ci"]) for s in specs]
-    forks = []
-    real_fork = os.fork
-
-    def counted():
-        forks.append(1)
-        return real_fork()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(os, "fork", counted)
-        with draw.one_eager_child(specs):
-            together = [draw.plan_for(s, draw.PROFILES["ci"]) for s in specs]
-    assert together == alone
-    assert sum(len(p.added) for p in together) > 0  # eager was asked for cells
-    assert len(forks) == 1
-
-
 def _own_descriptors(_request=None) -> list[str]:
     """The descriptors the calling process holds (the listing's own, closed by the time it
     returns, left out)."""

@@ -8,7 +8,7 @@ draws eight times as many examples, randomly.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -18,7 +18,7 @@ from opsweep.catalog.cells import (
     ADDED, OUTSIDE, SEARCH, CellPlan, cell_of, plan_cells, search_seed, settle, unmeasured,
 )
 from opsweep.catalog.eager import eager_error
-from opsweep.catalog.isolated import ChildLost, NotSent, OneChild, in_child
+from opsweep.catalog.isolated import ChildLost, in_child
 from opsweep.coverage import dtype_class, plain_classes
 from opsweep.errors import SpecError, UsageError
 from opsweep.model import Example, OpSpec
@@ -121,54 +121,11 @@ def plan_for(spec: OpSpec, profile: Profile, drawn: list[Example] | None = None)
     try:  # eager asked in a forked child: a crash of eager PyTorch costs only the child,
         # and only eager's error lines come back (an example's values are never unpickled
         # here: a value can run code when it is)
-        errors = _ask_eager(spec, asked)
+        errors = in_child(lambda: [eager_error(spec, e) for e in asked])
     except ChildLost as lost:  # a crash is no refusal of the operator: each one unsettled
         line = f"eager PyTorch crashed while the cells were asked ({lost}): not added"
         return settle(plan, {c: line for c in cells}, crashed=True)
     return settle(plan, dict(zip(cells, errors)))
-
-
-#: the child that asks eager for the specs of the drawing under way (`one_eager_child`)
-_EAGER: list[tuple[OneChild[tuple[int, list[Example]], list[str | None]], dict[int, int]]] = []
-
-
-@contextmanager
-def one_eager_child(specs: Iterable[OpSpec]) -> Iterator[None]:
-    """Within the block, the cell plans of `specs` (these objects) ask eager PyTorch in one
-    forked child instead of one child each: the same answers, one fork instead of one per
-    spec. The child is forked at the first question (none when every spec's draws come
-    from the export cache). A spec whose examples crash that child is unsettled as with a
-    child of its own, and the next spec's question forks another."""
-    specs = list(specs)  # held: no other object can take one of their ids meanwhile
-    index = {id(s): k for k, s in enumerate(specs)}
-    child: OneChild[tuple[int, list[Example]], list[str | None]] = OneChild(
-        lambda request: _eager_errors(specs[request[0]], request[1]))
-    with child:
-        _EAGER.append((child, index))
-        try:
-            yield
-        finally:
-            _EAGER.pop()
-
-
-def _ask_eager(spec: OpSpec, asked: list[Example]) -> list[str | None]:
-    """eager's error (None: it runs) for each of `asked`, in a forked child: the drawing's
-    one child when `spec` is one of its specs (one_eager_child), else one of its own."""
-    if not asked:  # nothing to ask: no child
-        return []
-    if _EAGER:
-        child, index = _EAGER[-1]
-        k = index.get(id(spec))
-        if k is not None:
-            try:
-                return child.ask((k, asked))
-            except NotSent:  # an example that cannot travel: the child of its own has it
-                pass
-    return in_child(lambda: _eager_errors(spec, asked))
-
-
-def _eager_errors(spec: OpSpec, examples: list[Example]) -> list[str | None]:
-    return [eager_error(spec, e) for e in examples]
 
 
 class _Found(Exception):
@@ -248,41 +205,22 @@ def cover(drawn: list[Example], cells: Sequence[Example] | None = None) -> list[
     if not fixed:
         return drawn
     kept = list(drawn)
-    facts = _Facts(keys)
     for _ in fixed:  # give up a redundant random draw's place, the last first
         for j in range(len(kept) - 1, -1, -1):
-            if _redundant(kept[j], kept[:j] + kept[j + 1:] + fixed, facts, cells is not None):
+            if _redundant(kept[j], kept[:j] + kept[j + 1:] + fixed, keys, cells is not None):
                 del kept[j]
                 break
     return kept + fixed
 
 
-class _Facts:
-    """What `_redundant` compares of an example (its dtype class, cell, plain value classes
-    and keyword classes), worked out once per example of one `cover`: the search for a
-    redundant draw asks them of every other example, for every place given up."""
-
-    def __init__(self, keys: Sequence[str]) -> None:
-        self.keys = keys
-        self._known: dict[int, tuple[Example, str, object, set, set]] = {}
-
-    def of(self, example: Example) -> tuple[Example, str, object, set, set]:
-        found = self._known.get(id(example))
-        if found is None:  # the example is kept in the entry, so its id is not reused
-            found = self._known[id(example)] = (
-                example, dtype_class(example.dtype), cell_of(example), _plain(example),
-                _features(example, self.keys))
-        return found
-
-
-def _redundant(example: Example, rest: list[Example], facts: _Facts, hold_cells: bool) -> bool:
-    _, here, cell, plain, features = facts.of(example)
-    others = [facts.of(e) for e in rest]
-    peers = [o for o in others if o[1] == here]
-    if hold_cells and (cell not in {o[2] for o in others}
-                       or not plain <= set().union(*(o[3] for o in others))):
+def _redundant(example: Example, rest: list[Example], keys: Sequence[str],
+               hold_cells: bool) -> bool:
+    here = dtype_class(example.dtype)
+    peers = [e for e in rest if dtype_class(e.dtype) == here]
+    if hold_cells and (cell_of(example) not in {cell_of(e) for e in rest}
+                       or not _plain(example) <= {f for e in rest for f in _plain(e)}):
         return False  # a cell's only example, or a value class no other draw has
-    return bool(peers) and features <= set().union(*(o[4] for o in peers))
+    return bool(peers) and _features(example, keys) <= {f for e in peers for f in _features(e, keys)}
 
 
 def _plain(example: Example) -> set[tuple[str, str]]:

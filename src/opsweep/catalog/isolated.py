@@ -7,11 +7,13 @@ What the child prints (libc's assertion text as onnxruntime or PyTorch aborts, a
 handler's dump of its stack) is the child's own: it goes to a file of the child's, never
 to the sweep's terminal, and a `ChildLost` carries its last lines (`ChildLost.output`).
 
-`OneChild` serves many such calls from one forked child, one after another: a fork of a
-process as large as a sweep's (torch, the catalog, the exporters) costs some 15 ms of
-system time on each side, which one child per spec paid some 750 times in a drawing of
-the catalog (`in_child` is a OneChild asked once). A request that crashes that child costs it alone: the next
-request forks a new one."""
+`OneChild` serves such calls from one forked child, one after another (a request that
+crashes it costs it alone: the next request forks a new one); `in_child` is a OneChild
+asked once. The cell covering (catalog/draw.py) asks through `in_child`, a child per
+spec: a fork of a process as large as a sweep's costs some 15 ms of system time on each
+side, but draw.py's bytes are part of every spec's digest (sweep.reuse.spec_digest), and
+one child for a whole drawing, tried, moved every digest, so that the committed artifact
+would have been measured anew and its history's "full since" would have started again."""
 
 from __future__ import annotations
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from opsweep.artifact import models_history
 from opsweep.artifact.checked import part_name, shard_models
 from opsweep.artifact.data import Artifact
-from opsweep.catalog.draw import one_eager_child
 from opsweep.catalog.installed import gather
 from opsweep.catalog.load import load_catalog
 from opsweep.cli.settings import check_targets, models, repo_url, source_url
@@ -45,11 +44,10 @@ def regenerate_site(root: Path, layout: Layout, new: Artifact,
     here = layout.under(root)
     installed = gather(Path(here.data_dir), new.fingerprint.opset)
     catalog = load_catalog(specs, check_draws=False, builtin=builtin)
-    with one_eager_child(catalog.specs.values()):
-        return regenerate(root, layout, new, catalog, installed,
-                          source_url=source_url(None, Path(here.pyproject)),
-                          repo_url=repo_url(Path(here.pyproject)),
-                          scripts=Scripts(catalog, new.profile, page_draws(cache)).for_example)
+    return regenerate(root, layout, new, catalog, installed,
+                      source_url=source_url(None, Path(here.pyproject)),
+                      repo_url=repo_url(Path(here.pyproject)),
+                      scripts=Scripts(catalog, new.profile, page_draws(cache)).for_example)
 
 
 @dataclass(frozen=True)

@@ -80,19 +80,17 @@ def cmd_attribution(invocation: Invocation) -> int:
 
 def cmd_draw(invocation: Invocation) -> int:
     """The examples a sweep would draw, one JSON line per spec (no export)."""
-    from opsweep.catalog.draw import draw_examples, one_eager_child, resolve_profile  # torch
+    from opsweep.catalog.draw import draw_examples, resolve_profile  # hypothesis, torch
     from opsweep.engine.translations import load
     args = invocation.options
     profile = resolve_profile(args.profile or invocation.settings.profile, profile_source(args))
     catalog = catalog_of(args)
     for text in unique([*project().translations, *args.translations]):  # loaded as the sweep loads them, before drawing
         load(text)
-    chosen = catalog.select(args.names or None)
-    with one_eager_child(chosen):
-        for item in chosen:
-            drawn = draw_examples(item, profile)
-            print(json.dumps({"spec": item.name, "signatures": len({e.signature for e in drawn}),
-                              "examples": [repr(e) for e in drawn]}))
+    for item in catalog.select(args.names or None):
+        drawn = draw_examples(item, profile)
+        print(json.dumps({"spec": item.name, "signatures": len({e.signature for e in drawn}),
+                          "examples": [repr(e) for e in drawn]}))
     return EXIT_OK
 
 
@@ -128,17 +126,16 @@ def _cell_coverage(specs, as_json: bool) -> int:
     """Each spec's (dtype, rank) cells under ci: accepted (drawn by the spec, or added),
     refused by eager PyTorch (with its error), unsettled, unreachable (opsweep.catalog.cells)."""
     from opsweep.catalog import cells  # torch
-    from opsweep.catalog.draw import PROFILES, one_eager_child, plan_for
+    from opsweep.catalog.draw import PROFILES, plan_for
     totals = dict.fromkeys(cells.STATUSES, 0)
-    with one_eager_child(specs):
-        for item in specs:
-            plan = plan_for(item, PROFILES["ci"])
-            for status in cells.STATUSES:
-                totals[status] += plan.count(status)
-            if as_json:
-                print(json.dumps(cells.summary(plan), sort_keys=True))
-            else:
-                print("\n".join(cells.describe(plan)))
+    for item in specs:
+        plan = plan_for(item, PROFILES["ci"])
+        for status in cells.STATUSES:
+            totals[status] += plan.count(status)
+        if as_json:
+            print(json.dumps(cells.summary(plan), sort_keys=True))
+        else:
+            print("\n".join(cells.describe(plan)))
     if not as_json:
         print(f"cells: {totals[cells.DRAWN] + totals[cells.ADDED]} accepted "
               f"({totals[cells.DRAWN]} drawn, {totals[cells.ADDED]} added), "

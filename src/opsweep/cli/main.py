@@ -251,12 +251,10 @@ def cmd_render(invocation: Invocation) -> int:
     from opsweep.cli.assemble import page_draws  # the sweep's draws: hypothesis, the catalog
     scripts = Scripts(catalog, report.profile if report else "ci",
                       page_draws(invocation.settings.cache_dir())).for_example
-    from opsweep.catalog.draw import one_eager_child  # the snippets' draws ask eager
-    with one_eager_child(catalog.specs.values()):
-        view = site.render(layout, report, catalog, installed,
-                           documented_path=args.documented, torch_version=args.torch_version,
-                           source_url=source_url(args.source_url, args.pyproject),
-                           repo_url=repo_url(args.pyproject), scripts=scripts)
+    view = site.render(layout, report, catalog, installed,
+                       documented_path=args.documented, torch_version=args.torch_version,
+                       source_url=source_url(args.source_url, args.pyproject),
+                       repo_url=repo_url(args.pyproject), scripts=scripts)
     bar_core, bar_all = view.bars
     print(f"opsweep: wrote {out}: {len(view.rows)} operators; full {bar_core.numerator}/"
           f"{bar_core.denominator} core, {bar_all.numerator}/{bar_all.denominator} of the listing")

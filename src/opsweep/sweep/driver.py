@@ -19,7 +19,7 @@ from opsweep.artifact import data as art
 from opsweep.artifact.data import Artifact
 from opsweep.artifact.results import SpecResult
 from opsweep.artifact.specgrade import spec_result
-from opsweep.catalog.draw import Profile, draw_with_cells, group_by_signature, one_eager_child
+from opsweep.catalog.draw import Profile, draw_with_cells, group_by_signature
 from opsweep.catalog.load import Catalog
 from opsweep.engine.cache import draws_key, load_draws_entry, merge_counts, save_draws
 from opsweep.engine.sweepconfig import SweepConfig
@@ -94,8 +94,7 @@ def measure(jobs: Sequence[Job], config: SweepConfig,
     did with the export cache, `output` what the workers printed (engine.pool.worker_output)."""
     if not jobs:
         return {}
-    # eager asked about every spec's new cells in one child, not a child each
-    with one_eager_child([j.spec for j in jobs]), workers(config) as pool:
+    with workers(config) as pool:
         absent = dict(pool.absent)
         if absent:
             jobs = [Job(j.spec, j.digest, wanted) for j in jobs
