@@ -97,8 +97,8 @@ def test_the_committed_artifact_was_measured_by_this_commit_s_catalog_and_drawin
     committed pins (bar the rotating tenth): a spec is reused only while its digest (its
     module and the code that draws examples, sweep.reuse.spec_digest) is the one the
     artifact recorded. A change to that code that did not re-measure the catalog left
-    every spec stale, and the main command measured the whole catalog again (some 30
-    minutes instead of some 14), unseen: re-measure in the change that moves a digest."""
+    every spec stale, and the main command measured the whole catalog again (26:47
+    instead of 4:20 here), unseen: re-measure in the change that moves a digest."""
     from opsweep.artifact import data as art
     from opsweep.catalog.load import load_catalog
     from opsweep.sweep.reuse import spec_digest
