@@ -6,7 +6,8 @@ signal, and every other model is still checked. The reports come back in the ord
 models were given, whatever order they finish in.
 
 A worker is a fork of a server process that imported torch and the exporter's stack
-once (`engine.forkserver.preloaded`; spawned where the platform has no fork server), so
+once, what a first export imports included (`engine.forkserver.preloaded`,
+`check.preload`; spawned where the platform has no fork server), so
 nothing of this process's state, threads or torch's thread pool, is inherited; it is set
 up once with the table and the policy and checks one model after another; a worker that
 died is replaced by the pool.
@@ -38,6 +39,10 @@ from opsweep.engine.runner import quiet_runtime
 from opsweep.engine.worker import thread_only_progress_lock
 from opsweep.errors import ModelError, UsageError
 from opsweep.policy import Policy
+
+#: what the workers' fork server imports once for them all: this module, then what every
+#: worker's first export imports (opsweep.check.preload)
+PRELOAD = [__name__, "opsweep.check.preload"]
 
 #: how long one model's check may take in a worker before the worker is killed (seconds)
 TIMEOUT = 900.0
@@ -133,7 +138,7 @@ def check_isolated(sources: Sequence[str], setup: Setup, jobs: int,
     # the artifact's read-only mappings travel to a worker as the dicts they show
     ForkingPickler.register(MappingProxyType, _proxy)
     with (tempfile.TemporaryDirectory(prefix="opsweep-check-") as output,
-          preloaded([__name__]) as context):
+          preloaded(PRELOAD) as context):
         pool = ProcessPool(context, max(1, min(jobs, len(sources))),
                            initializer=_init, initargs=(setup,), output=Path(output))
         try:
