@@ -200,6 +200,26 @@ def test_a_request_that_kills_the_child_as_it_is_unpickled_costs_the_child_only(
         assert child.ask("plain") == "answered"
 
 
+def test_eager_asked_inline_gives_the_plans_of_a_child_per_spec():
+    """The run's one drawing of the catalog (tests/conftest.py) asks eager inline within a
+    child of its own; a sweep asks it in a forked child per spec. The plans are the same:
+    for specs whose new cells eager accepts, and for specs where it refuses a cell's
+    example (the cell unsettled, with eager's error). The crash that only a child survives
+    does not happen in the built-in catalog: were it to, that drawing would fail, not
+    differ."""
+    from opsweep.catalog import cells, draw
+    from opsweep.catalog.load import load_catalog
+    specs = [load_catalog(check_draws=False).specs[n]
+             for n in ("sin", "atan2", "cumsum", "where", "glu", "sdpa_float_mask")]
+    forked = [draw.plan_for(s, draw.PROFILES["ci"]) for s in specs]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(draw, "in_child", lambda fn, timeout=None: fn())
+        inline = [draw.plan_for(s, draw.PROFILES["ci"]) for s in specs]
+    assert inline == forked
+    assert sum(p.count(cells.ADDED) for p in forked) > 0  # eager accepted new cells
+    assert sum(p.count(cells.UNSETTLED) for p in forked) > 0  # and refused some examples
+
+
 def _own_descriptors(_request=None) -> list[str]:
     """The descriptors the calling process holds (the listing's own, closed by the time it
     returns, left out)."""
