@@ -23,7 +23,7 @@ from opsweep.cli.check import run_checks
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = [f"examples/models/plain.py:{name}" for name in
           ("mlp_f32", "cnn_f32", "gru_f32", "temporal_conv_f32")]
-SETTINGS = {"preloaded": list(isolate.PRELOAD), "before": [isolate.__name__]}
+SETTINGS = {"preloaded": isolate.PRELOAD, "before": (isolate.__name__,)}
 
 
 def _children_cpu() -> float:
@@ -48,14 +48,14 @@ def main() -> int:
     for n in range(args.rounds):
         order = list(SETTINGS) if n % 2 == 0 else list(reversed(SETTINGS))
         for name in order:
-            isolate.PRELOAD[:] = SETTINGS[name]
+            isolate.PRELOAD = SETTINGS[name]
             start = _children_cpu()
             reports = run_checks(MODELS, artifact, jobs=args.jobs)
             cpu[name].append(_children_cpu() - start)
             seen.setdefault(name, _verdicts(reports))
         print(f"round {n}: preloaded {cpu['preloaded'][-1]:.2f} s, before {cpu['before'][-1]:.2f} s"
               f" of the pool's CPU: {cpu['preloaded'][-1] / cpu['before'][-1]:.3f}")
-    isolate.PRELOAD[:] = SETTINGS["preloaded"]
+    isolate.PRELOAD = SETTINGS["preloaded"]
     ratios = [p / b for p, b in zip(cpu["preloaded"], cpu["before"])]
     same = seen["preloaded"] == seen["before"]
     print(f"{len(MODELS)} models, --jobs {args.jobs}: preloaded/before "

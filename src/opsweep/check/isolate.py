@@ -42,7 +42,7 @@ from opsweep.policy import Policy
 
 #: what the workers' fork server imports once for them all: this module, then what every
 #: worker's first export imports (opsweep.check.preload)
-PRELOAD = [__name__, "opsweep.check.preload"]
+PRELOAD = (__name__, "opsweep.check.preload")
 
 #: how long one model's check may take in a worker before the worker is killed (seconds)
 TIMEOUT = 900.0
@@ -138,7 +138,7 @@ def check_isolated(sources: Sequence[str], setup: Setup, jobs: int,
     # the artifact's read-only mappings travel to a worker as the dicts they show
     ForkingPickler.register(MappingProxyType, _proxy)
     with (tempfile.TemporaryDirectory(prefix="opsweep-check-") as output,
-          preloaded(PRELOAD) as context):
+          preloaded(list(PRELOAD)) as context):
         pool = ProcessPool(context, max(1, min(jobs, len(sources))),
                            initializer=_init, initargs=(setup,), output=Path(output))
         try:

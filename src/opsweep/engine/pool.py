@@ -35,7 +35,7 @@ from opsweep.engine.adapter import error_line, quiet_exporter
 from opsweep.engine.canary import IMPORT_STAGE, import_error, run_canary
 from opsweep.engine.sweepconfig import SweepConfig
 from opsweep.engine.forkserver import worker_context
-from opsweep.engine.phasedir import OUTPUT_PREFIX, phase_directory
+from opsweep.engine.owned import OUTPUT_PREFIX, PHASES_PREFIX, owned_directory
 from opsweep.engine.phase import Reached, Step, ignore, label_of, static_file
 from opsweep.engine.procpool import (PoolStopped, ProcessPool, TaskTimedOut, WorkerDied,
                                      WorkersCannotStart, describe_exit)
@@ -306,7 +306,7 @@ def workers(config: SweepConfig) -> Iterator[Workers]:
             yield inline
         return
     phase_dir = phase_root(config.tuning.phases_in_memory)
-    with (_hash_seed(), phase_directory(phase_dir) as phases,
+    with (_hash_seed(), owned_directory(phase_dir, PHASES_PREFIX) as phases,
           _output_dir(config.verbose) as output):
         pooled: Workers | None = None
         try:
@@ -333,7 +333,7 @@ def _output_dir(verbose: bool) -> Iterator[Path | None]:
     if verbose:
         yield None
         return
-    with phase_directory(None, OUTPUT_PREFIX) as directory:
+    with owned_directory(None, OUTPUT_PREFIX) as directory:
         yield Path(directory)
 
 

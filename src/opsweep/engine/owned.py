@@ -27,14 +27,14 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-PREFIX = "opsweep-phases-"
+PHASES_PREFIX = "opsweep-phases-"
 OUTPUT_PREFIX = "opsweep-output-"
 #: the lock file a live sweep holds in its directory
 OWNER = "owner.lock"
 
 
 @contextmanager
-def phase_directory(root: str | os.PathLike | None, prefix: str = PREFIX) -> Iterator[str]:
+def owned_directory(root: str | os.PathLike | None, prefix: str) -> Iterator[str]:
     """A new directory named `prefix`... in `root` (None: the system's temporary
     directory), owned by this process until the block ends, then removed; first, the
     directories of dead sweeps of that place and prefix are removed."""
@@ -68,16 +68,15 @@ def _own(path: str) -> int:
     return fd
 
 
-def remove_dead(place: str, prefix: str = PREFIX) -> list[str]:
-    """Remove the directories `prefix`... in `place` whose owner has died; their paths. Only
+def remove_dead(place: str, prefix: str) -> None:
+    """Remove the directories `prefix`... in `place` whose owner has died. Only
     real directories of this user are looked at (a shared /dev/shm holds other users'
     entries, and a link could point anywhere); what cannot be read or removed (a race with
     another sweep doing the same) is left as it is."""
-    removed: list[str] = []
     try:
         names = sorted(n for n in os.listdir(place) if n.startswith(prefix))
     except OSError:
-        return removed
+        return
     for name in names:
         path = os.path.join(place, name)
         try:
@@ -97,8 +96,5 @@ def remove_dead(place: str, prefix: str = PREFIX) -> list[str]:
             continue
         try:  # dead, and this process holds the lock while it removes the directory
             shutil.rmtree(path, ignore_errors=True)
-            if not os.path.exists(path):
-                removed.append(path)
         finally:
             os.close(fd)
-    return removed

@@ -13,14 +13,14 @@ import textwrap
 
 import pytest
 
-from opsweep.engine.phasedir import OUTPUT_PREFIX, OWNER, PREFIX, phase_directory
+from opsweep.engine.owned import OUTPUT_PREFIX, OWNER, PHASES_PREFIX, owned_directory
 
 #: a sweep's set-up in a process of its own: its phase directory made, its path printed,
 #: then it waits (to be killed, or until its stdin closes)
 HOLDER = textwrap.dedent("""
     import sys
-    from opsweep.engine.phasedir import phase_directory
-    with phase_directory(sys.argv[1], sys.argv[2]) as path:
+    from opsweep.engine.owned import owned_directory
+    with owned_directory(sys.argv[1], sys.argv[2]) as path:
         print(path, flush=True)
         sys.stdin.read()
 """)
@@ -35,7 +35,7 @@ def _holder(root, prefix):
     return process, path
 
 
-@pytest.mark.parametrize("prefix", [PREFIX, OUTPUT_PREFIX])
+@pytest.mark.parametrize("prefix", [PHASES_PREFIX, OUTPUT_PREFIX])
 def test_a_killed_sweep_s_directory_is_removed_by_the_next_and_a_live_one_kept(tmp_path,
                                                                               prefix):
     killed, stale = _holder(tmp_path, prefix)
@@ -44,7 +44,7 @@ def test_a_killed_sweep_s_directory_is_removed_by_the_next_and_a_live_one_kept(t
     killed.wait()
     alive, held = _holder(tmp_path, prefix)
     try:
-        with phase_directory(tmp_path, prefix) as mine:
+        with owned_directory(tmp_path, prefix) as mine:
             assert os.path.basename(mine).startswith(prefix)
             assert os.path.isdir(mine)
             assert not os.path.exists(stale), "the killed sweep's directory is still there"
@@ -63,7 +63,7 @@ def test_what_is_not_a_sweep_s_directory_is_left_alone(tmp_path):
     (tmp_path / "opsweep-phases-old").mkdir()  # an older engine's: no lock file, no owner
     (tmp_path / "other").mkdir()
     (tmp_path / "opsweep-phases-file").write_text("not a directory")
-    with phase_directory(tmp_path):
+    with owned_directory(tmp_path, PHASES_PREFIX):
         pass
     assert sorted(os.listdir(tmp_path)) == ["opsweep-phases-file", "opsweep-phases-old", "other"]
 
@@ -73,7 +73,7 @@ def test_the_lock_is_in_place_before_the_directory_is_seen_with_it(tmp_path):
     renamed in): a sweep starting between the two can never take a live directory for a
     dead one."""
     import fcntl
-    with phase_directory(tmp_path) as path:
+    with owned_directory(tmp_path, PHASES_PREFIX) as path:
         with open(os.path.join(path, OWNER), "rb") as handle:
             with pytest.raises(BlockingIOError):
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -89,7 +89,7 @@ def test_a_link_named_like_a_phase_directory_is_not_followed(tmp_path):
     place = tmp_path / "shm"
     place.mkdir()
     (place / "opsweep-phases-planted").symlink_to(target)
-    with phase_directory(place):
+    with owned_directory(place, PHASES_PREFIX):
         pass
     assert (target / "keep").read_text() == "yes"
     assert os.listdir(place) == ["opsweep-phases-planted"]
