@@ -135,3 +135,61 @@ def test_the_push_token_reaches_git_only_through_the_environment(remote, tmp_pat
     assert git(remote, "rev-parse", "feature") == pushed.sha
     config = (work / ".git" / "config").read_text()
     assert "extraheader" not in config and "s3cret" not in config
+
+
+def test_a_site_s_pages_are_committed_as_exactly_their_files(remote, tmp_path, monkeypatch):
+    """Hundreds of pages (a site's operators): each lands as the blob of its own file, the
+    bytes as they are (no line-ending filter), a source whose path holds a line break among
+    them; one git writes the blobs, not one per page (a publish made some 800 before)."""
+    import subprocess as sp
+
+    from opsweep.bot import git as botgit
+    work = clone(remote, tmp_path / "work")
+    head = git(work, "rev-parse", "HEAD")
+    (work / ".gitattributes").write_text("*.md text eol=crlf\n")  # a filter is never applied
+    sources = tmp_path / "out"
+    sources.mkdir()
+    files = {}
+    for n in range(300):
+        source = sources / f"op{n}.md"
+        source.write_bytes(f"# op{n}\n".encode() + bytes([n % 256]) * (n % 7))
+        files[f"docs/operators/op{n}.md"] = source
+    odd = tmp_path / "line\nbreak"
+    odd.mkdir()
+    (odd / "odd.md").write_bytes(b"odd\r\n")
+    files["docs/operators/odd.md"] = odd / "odd.md"
+    calls = []
+    real = sp.run
+    monkeypatch.setattr(botgit.subprocess, "run",
+                        lambda args, **kw: calls.append(args[:2]) or real(args, **kw))
+    pushed = botgit.commit_files(work, files, "feature", head, "m")
+    assert pushed.sha
+    listed = git(remote, "ls-tree", "-r", pushed.sha, "docs/operators").splitlines()
+    blobs = {line.split("\t", 1)[1]: line.split()[2] for line in listed}
+    assert set(blobs) == set(files)
+    for path, source in files.items():
+        assert sp.run(["git", "cat-file", "blob", blobs[path]], cwd=remote, check=True,
+                      capture_output=True).stdout == source.read_bytes(), path
+    assert calls.count(["git", "hash-object"]) == 2  # the batch, and the path it cannot read
+
+
+def test_stale_pages_are_told_by_their_first_4096_characters(remote, tmp_path):
+    """A page is rendered when the mark is in its first 4096 characters (of any width);
+    past them, or in a page that is not UTF-8, the page is the writer's and stays."""
+    from opsweep.bot.git import stale_pages
+    from opsweep.files import RENDERED_MARK
+    work = clone(remote, tmp_path / "work")
+    pages = work / "docs" / "operators"
+    pages.mkdir()
+    (pages / "wide.md").write_text("é" * 4000 + RENDERED_MARK)  # 8,000 bytes, 4,000 characters
+    (pages / "late.md").write_text("x" * 4096 + RENDERED_MARK)
+    (pages / "latin1.md").write_bytes(b"\xe9t\xe9\n")
+    (pages / "plain.md").write_text(RENDERED_MARK)
+    (pages / "kept.md").write_text(RENDERED_MARK)
+    (pages / "sub.md").mkdir()
+    (pages / "sub.md" / "x.md").write_text(RENDERED_MARK)
+    git(work, "add", ".")
+    git(work, *IDENT, "commit", "-qm", "pages")
+    found = stale_pages(work, git(work, "rev-parse", "HEAD"), ["docs/operators", "docs/none"],
+                        ["docs/operators/kept.md"])
+    assert sorted(found) == ["docs/operators/plain.md", "docs/operators/wide.md"]

@@ -169,9 +169,7 @@ def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_he
     head = git(repo, "rev-parse", "HEAD").stdout.strip()
     if head != expected_head:
         raise GitError(f"checked-out HEAD {head[:12]} is not the measured head {expected_head[:12]}")
-    blobs = {_checked(path): git(repo, "hash-object", "-w", "--no-filters", "--",
-                                 str(Path(source).resolve())).stdout.strip()
-             for path, source in files.items()}
+    blobs = _blobs(repo, {_checked(path): source for path, source in files.items()})
     removed = stale_pages(repo, head, prune, blobs)
     commit = _build(repo, head, blobs, message, removed)
     if commit is None:
@@ -200,21 +198,69 @@ def commit_files(repo: Path, files: Mapping[str, Path], branch: str, expected_he
     raise GitError(f"push to {branch} still rejected after {attempts} attempts")
 
 
+def _batch(repo: Path, args: Sequence[str], lines: Sequence[str]) -> bytes:
+    """What one git command that reads a line per item on its standard input prints for
+    `lines` (one process for all of them, however many: a site's pages are hundreds)."""
+    result = subprocess.run(["git", *args], cwd=repo, capture_output=True, check=False,
+                            input="".join(f"{line}\n" for line in lines).encode())
+    if result.returncode != 0:
+        raise GitError(f"git {' '.join(args)} failed: "
+                       f"{result.stderr.decode(errors='replace').strip()}")
+    return result.stdout
+
+
+def _blobs(repo: Path, files: Mapping[str, Path]) -> dict[str, str]:
+    """Each file's content written as a blob (`hash-object -w`, as is: no filters), by
+    repository path: one git for all of them. A source whose path holds a line break
+    (which `--stdin-paths` cannot read) is hashed on its own."""
+    sources = {path: str(Path(source).resolve()) for path, source in files.items()}
+    listed = [path for path, source in sources.items() if "\n" not in source]
+    ids = _batch(repo, ["hash-object", "-w", "--no-filters", "--stdin-paths"],
+                 [sources[path] for path in listed]).decode().split() if listed else []
+    if len(ids) != len(listed):
+        raise GitError(f"git hash-object named {len(ids)} blobs for {len(listed)} files")
+    blobs = dict(zip(listed, ids))
+    for path, source in sources.items():
+        if path not in blobs:
+            blobs[path] = git(repo, "hash-object", "-w", "--no-filters", "--",
+                              source).stdout.strip()
+    return {path: blobs[path] for path in files}
+
+
+def _heads(repo: Path, blobs: Sequence[str], size: int) -> list[str]:
+    """The first `size` characters of each blob's text, "" for one git cannot find
+    (`cat-file --batch`: one git for all)."""
+    out = _batch(repo, ["cat-file", "--batch"], blobs)
+    heads, at = [], 0
+    for _ in blobs:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        if len(header) < 3:  # "<id> missing"
+            heads.append("")
+            at = end + 1
+            continue
+        length = int(header[2])
+        text = out[end + 1:end + 1 + min(length, 4 * size)]  # UTF-8: at most 4 bytes a character
+        heads.append(text.decode(errors="replace")[:size])
+        at = end + 1 + length + 1  # the content, then its line break
+    return heads
+
+
 def stale_pages(repo: Path, commit: str, directories: Sequence[str],
                 kept: Collection[str]) -> list[str]:
     """The rendered pages directly in `directories` at `commit` that `kept` does not hold:
     only ``.md`` files carrying the renderer's mark (a hand-written page is never one)."""
-    out = []
+    candidates: dict[str, str] = {}  # path -> blob
     for directory in directories:
-        listed = git(repo, "ls-tree", "--name-only", f"{commit}:{directory}", check=False)
-        for name in listed.stdout.split("\n") if listed.returncode == 0 else ():
+        listed = git(repo, "ls-tree", "-z", f"{commit}:{directory}", check=False)
+        for entry in filter(None, listed.stdout.split("\0")) if listed.returncode == 0 else ():
+            meta, name = entry.split("\t", 1)
+            kind, blob = meta.split()[1:3]
             path = f"{directory}/{name}"
-            if not name.endswith(".md") or path in kept:
-                continue
-            head = git(repo, "cat-file", "blob", f"{commit}:{path}", check=False).stdout
-            if RENDERED_MARK in head[:4096]:
-                out.append(path)
-    return out
+            if kind == "blob" and name.endswith(".md") and path not in kept:
+                candidates[path] = blob
+    heads = _heads(repo, list(candidates.values()), 4096) if candidates else []
+    return [path for path, head in zip(candidates, heads) if RENDERED_MARK in head]
 
 
 def commit_and_push(repo: Path, paths: Sequence[str], branch: str, expected_head: str,
