@@ -23,6 +23,51 @@ def default_opset() -> int:
         return 20
 
 
+#: where a traced function keeps the signature it worked out first (its instance dict)
+_REMEMBERED = "_opsweep_function_ir"
+_remembering = False
+
+
+def remember_signatures() -> None:
+    """Make onnxscript's traced functions work out their signature once in this process.
+
+    A traced function's ``function_ir`` (its signature: the function's source read,
+    tokenized, parsed and translated) is worked out again each time it is asked for, and it
+    is asked for often: ``ONNXRegistry.from_torchlib``, which every public
+    ``torch.onnx.export(dynamo=True)`` runs, asks it twice of each of some 500 torchlib
+    functions for their domain, and translating a graph asks it at every call of a traced
+    function. The answer depends only on the function (its source, its module's names,
+    its opset), all fixed once the function is made, and every caller only reads it, so
+    each function keeps its first answer. The exports are the same byte for byte
+    (`benchmarks/bench_signatures.py`, tests/integration/test_signatures.py). Called
+    before opsweep's own exports; where onnxscript has no such property, nothing changes."""
+    global _remembering
+    if _remembering:
+        return
+    _remembering = True
+    try:
+        from onnxscript._internal import values  # private onnxscript internals
+    except ImportError:
+        return
+    traced = getattr(values, "TracedOnnxFunction", None)
+    if not isinstance(traced, type):
+        return
+    found = vars(traced).get("function_ir")
+    if not isinstance(found, property) or found.fget is None or found.fset is not None:
+        return
+    work_out = found.fget
+
+    def function_ir(self):
+        kept = getattr(self, "__dict__", None)
+        if kept is None:  # no place to keep it: worked out each time, as before
+            return work_out(self)
+        if _REMEMBERED not in kept:
+            kept[_REMEMBERED] = work_out(self)
+        return kept[_REMEMBERED]
+    function_ir.__wrapped__ = work_out  # type: ignore[attr-defined]
+    setattr(traced, "function_ir", property(function_ir, doc=found.__doc__))
+
+
 def torchlib_registry(opset: int):
     """A registry of its own, equal to ``ONNXRegistry.from_torchlib(opset_version=opset)``.
 
@@ -51,6 +96,7 @@ def _torchlib_functions() -> dict:
     clean-up by opset (shared by :func:`torchlib_registry`; never changed: each registry
     copies the lists it keeps)."""
     from torch.onnx._internal.exporter import _registration  # private torch internals
+    remember_signatures()
 
     class Uncleaned(_registration.ONNXRegistry):
         def _cleanup_registry_based_on_opset_version(self) -> None:
