@@ -26,6 +26,58 @@ def default_opset() -> int:
 #: where a traced function keeps the signature it worked out first (its instance dict)
 _REMEMBERED = "_opsweep_function_ir"
 _remembering = False
+_materializing = False
+
+
+def remember_exporter_work() -> None:
+    """Spare this process the work the dynamo exporter repeats at every public call and
+    whose answer cannot have changed since it last did it: traced functions' signatures
+    (:func:`remember_signatures`) and the CompositeImplicitAutograd operators' lookup
+    (:func:`materialize_once`). Called before each of opsweep's own exports; the exports
+    are the same byte for byte (tests/integration/test_repeated_work.py)."""
+    remember_signatures()
+    materialize_once()
+
+
+def materialize_once() -> None:
+    """Make torch.export look up the CompositeImplicitAutograd operators only when that
+    can find something new.
+
+    Every collection of the CIA operators (``torch._export.utils._collect_all_valid_cia_ops``,
+    which each public call's decomposition table runs several times) first looks up every
+    CIA operator the dispatcher has, once for each operator namespace (about 64 times an
+    export; a quarter of a small model's public export). A lookup only puts each operator's
+    packet into its namespace, and nothing but a library's removal takes one out. So it is
+    done again only when the dispatcher's CIA registrations or a namespace's operators
+    differ from what they were right after the last lookup; otherwise it would change
+    nothing. Where torch has no such function, nothing changes."""
+    global _materializing
+    if _materializing:
+        return
+    _materializing = True
+    try:
+        import torch  # private torch internals, asked for only where an export is to run
+        from torch._export import utils
+    except ImportError:
+        return
+    look_up = getattr(utils, "_materialize_cpp_cia_ops", None)
+    registrations = getattr(torch._C, "_dispatch_get_registrations_for_dispatch_key", None)
+    if not callable(look_up) or not callable(registrations) or hasattr(look_up, "__wrapped__"):
+        return
+    after: list = [None]  # what the last lookup left: (registrations, each namespace's ops)
+
+    def state() -> tuple:
+        spaces = tuple((name, tuple(getattr(getattr(torch.ops, name), "_dir", ())))
+                       for name in tuple(getattr(torch.ops, "_dir", ())))
+        return tuple(registrations("CompositeImplicitAutograd")), spaces
+
+    def _materialize_cpp_cia_ops() -> None:
+        if after[0] is not None and state() == after[0]:
+            return
+        look_up()
+        after[0] = state()
+    _materialize_cpp_cia_ops.__wrapped__ = look_up  # type: ignore[attr-defined]
+    utils._materialize_cpp_cia_ops = _materialize_cpp_cia_ops
 
 
 def remember_signatures() -> None:
@@ -39,7 +91,7 @@ def remember_signatures() -> None:
     function. The answer depends only on the function (its source, its module's names,
     its opset), all fixed once the function is made, and every caller only reads it, so
     each function keeps its first answer. The exports are the same byte for byte
-    (`benchmarks/bench_signatures.py`, tests/integration/test_signatures.py). Called
+    (`benchmarks/bench_exporter_work.py`, tests/integration/test_repeated_work.py). Called
     before opsweep's own exports; where onnxscript has no such property, nothing changes."""
     global _remembering
     if _remembering:
@@ -96,7 +148,7 @@ def _torchlib_functions() -> dict:
     clean-up by opset (shared by :func:`torchlib_registry`; never changed: each registry
     copies the lists it keeps)."""
     from torch.onnx._internal.exporter import _registration  # private torch internals
-    remember_signatures()
+    remember_exporter_work()
 
     class Uncleaned(_registration.ONNXRegistry):
         def _cleanup_registry_based_on_opset_version(self) -> None:

@@ -27,7 +27,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from opsweep.capture.cases import ModelCase
-from opsweep.catalog.registry import remember_signatures
+from opsweep.catalog.registry import remember_exporter_work
 from opsweep.check.real import RealExporter, dynamo
 from opsweep.engine.adapter import classify_export_error
 from opsweep.engine.opsets import classify_at_opset, converter_said, reached
@@ -118,7 +118,7 @@ def torchscript_export(case: ModelCase, opset: int, dynamic: bool) -> onnx.Model
 
 
 def _dynamo(case: ModelCase, opset: int, dynamic: bool, **more: Any):
-    remember_signatures()  # the same export, without working out signatures again
+    remember_exporter_work()  # the same export, without work it repeats for nothing
     return torch.onnx.export(case.model, _args(case), kwargs=dict(case.kwargs) or None,
                              dynamo=True, opset_version=opset,
                              dynamic_shapes=case.dynamic_shapes if dynamic else None,

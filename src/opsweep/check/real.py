@@ -26,7 +26,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from opsweep.capture.cases import ModelCase
-from opsweep.catalog.registry import remember_signatures
+from opsweep.catalog.registry import remember_exporter_work
 from opsweep.engine.adapter import classify_export_error, error_line
 from opsweep.engine.observe import measure
 from opsweep.engine.runner import flat_outputs, make_session, run_session
@@ -153,7 +153,7 @@ def _clone(value):
 
 def export(case: ModelCase, opset: int, dynamic: bool = False):
     """The public call: the ONNXProgram, or what it raised."""
-    remember_signatures()  # the same export, without working out signatures again
+    remember_exporter_work()  # the same export, without work it repeats for nothing
     return torch.onnx.export(case.model, tuple(_clone(t) for t in case.inputs),
                              kwargs=dict(case.kwargs) or None, dynamo=True, opset_version=opset,
                              dynamic_shapes=case.dynamic_shapes if dynamic else None,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from opsweep.catalog.registry import default_opset, remember_signatures
+from opsweep.catalog.registry import default_opset, remember_exporter_work
 from opsweep.errors import ExporterUnavailable
 from opsweep.model import Stage
 
@@ -151,7 +151,7 @@ class Exporter(BaseExporter):
     def export(self, module: torch.nn.Module, args: Sequence[Any], dynamic_shapes=None
                ) -> onnx.ModelProto:
         """Return the ONNX ModelProto, or raise what the exporter raised."""
-        remember_signatures()  # the same export, without working out signatures again
+        remember_exporter_work()  # the same export, without work it repeats for nothing
         program = torch.onnx.export(
             module, tuple(args), dynamo=True, opset_version=self.opset, verbose=False,
             dynamic_shapes=dynamic_shapes, custom_translation_table=self.custom_translation_table)

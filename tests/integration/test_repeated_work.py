@@ -1,7 +1,10 @@
-"""A traced function's signature worked out once a process (`remember_signatures`): every
-torchlib function keeps the very signature it works out afresh, and the public
-`torch.onnx.export(dynamo=True)` gives the same model byte for byte, with or without a
-custom translation table of traced functions, whether signatures are remembered or not."""
+"""The exporter's repeated work spared (`catalog.registry.remember_exporter_work`): a traced
+function's signature worked out once a process, and the CompositeImplicitAutograd operators
+looked up again only when that can find something new. Every torchlib function keeps the
+very signature it works out afresh; the CIA operators collected are the same, a new
+operator is found at once, and one whose library is gone, then defined again, too; the
+public `torch.onnx.export(dynamo=True)` gives the same model byte for byte, with or without
+a custom translation table of traced functions, with the work spared or done again."""
 
 import importlib.util
 from pathlib import Path
@@ -9,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from opsweep.catalog.registry import remember_signatures
+from opsweep.catalog.registry import remember_exporter_work
 from opsweep.engine.adapter import Exporter
 
 pytestmark = pytest.mark.integration
@@ -29,13 +32,21 @@ def _traced():
 
 def _afresh(traced) -> property:
     """The class's own property, as onnxscript defines it (worked out at every ask)."""
-    remember_signatures()
+    remember_exporter_work()
     return property(traced.function_ir.fget.__wrapped__)
+
+
+def _redo_everything(patch) -> None:
+    """onnxscript's and torch's own ways back, for the `patch` context."""
+    from torch._export import utils
+    traced, _ = _traced()
+    patch.setattr(traced, "function_ir", _afresh(traced))
+    patch.setattr(utils, "_materialize_cpp_cia_ops", utils._materialize_cpp_cia_ops.__wrapped__)
 
 
 def test_each_torchlib_function_remembers_the_signature_it_works_out_afresh(monkeypatch):
     traced, functions = _traced()
-    remember_signatures()
+    remember_exporter_work()
     remembered = {id(f): f.function_ir for f in functions}
     assert all(f.function_ir is remembered[id(f)] for f in functions)  # kept, not redone
     monkeypatch.setattr(traced, "function_ir", _afresh(traced))
@@ -71,14 +82,56 @@ def _table():
 
 @pytest.mark.parametrize("with_table", [False, True], ids=["stock", "example-table"])
 def test_the_public_export_is_the_same_model_byte_for_byte(monkeypatch, with_table):
-    traced, _ = _traced()
     args = (torch.randn(2, 3, 4, 4), torch.randn(2, 3, 4, 4))
     exporter = Exporter(custom_translation_table=_table() if with_table else None)
     remembered = exporter.export(_Model(with_table), args).SerializeToString()
     with monkeypatch.context() as patch:
-        patch.setattr(traced, "function_ir", _afresh(traced))
+        _redo_everything(patch)
         afresh = exporter.export(_Model(with_table), args).SerializeToString()
     assert remembered == afresh
     if with_table:  # the table's traced functions translated what the stock one cannot
         with pytest.raises(Exception, match="prims.fmax"):
             Exporter().export(_Model(True), args)
+
+
+def _cia():
+    from torch._export.utils import _collect_all_valid_cia_ops
+    return _collect_all_valid_cia_ops()
+
+
+def test_the_cia_operators_are_looked_up_again_only_when_something_can_be_new(monkeypatch):
+    """The same operators as torch's own lookup gives; no lookup while nothing changed; a
+    new operator's definition, its library's removal and its definition again each seen
+    at the next collection."""
+    remember_exporter_work()
+    before = _cia()
+    with monkeypatch.context() as patch:
+        from torch._export import utils
+        patch.setattr(utils, "_materialize_cpp_cia_ops", utils._materialize_cpp_cia_ops.__wrapped__)
+        assert _cia() == before  # torch's own lookup, every time
+    asked = []  # torch's lookup asks the dispatcher first: count its lookups
+    real = torch._C._dispatch_get_registrations_for_dispatch_key
+    monkeypatch.setattr(torch._C, "_dispatch_get_registrations_for_dispatch_key",
+                        lambda key: asked.append(key) or real(key))
+    assert _cia() == before and asked == []  # nothing new: not looked up again
+
+    def define():
+        library = torch.library.Library("opsweep_spared", "FRAGMENT")
+        library.define("twice(Tensor x) -> Tensor")
+        library.impl("twice", lambda x: x * 2, "CompositeImplicitAutograd")
+        return library
+    twice = "opsweep_spared.twice.default"
+    assert twice not in _names(before)
+    library = define()
+    assert twice in _names(_cia()) and asked  # looked up again
+    library._destroy()  # its packet leaves the namespace, then the same definition comes
+    library = define()  # back: the registrations are those of the last lookup again
+    try:
+        assert twice in _names(_cia())  # (collected before anything else asks for it)
+    finally:
+        library._destroy()
+    assert twice not in _names(_cia())
+
+
+def _names(ops) -> set[str]:
+    return {str(op) for op in ops}
