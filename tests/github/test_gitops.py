@@ -1,5 +1,6 @@
 """Commits and pushes against a real local bare repository."""
 
+import os
 import shutil
 import subprocess
 
@@ -175,7 +176,8 @@ def test_a_site_s_pages_are_committed_as_exactly_their_files(remote, tmp_path, m
 
 def test_stale_pages_are_told_by_their_first_4096_characters(remote, tmp_path):
     """A page is rendered when the mark is in its first 4096 characters (of any width);
-    past them, or in a page that is not UTF-8, the page is the writer's and stays."""
+    past them, in a page that is not UTF-8, or under a name that is not, the page is the
+    writer's and stays."""
     from opsweep.bot.git import stale_pages
     from opsweep.files import RENDERED_MARK
     work = clone(remote, tmp_path / "work")
@@ -188,6 +190,7 @@ def test_stale_pages_are_told_by_their_first_4096_characters(remote, tmp_path):
     (pages / "kept.md").write_text(RENDERED_MARK)
     (pages / "sub.md").mkdir()
     (pages / "sub.md" / "x.md").write_text(RENDERED_MARK)
+    (pages / os.fsdecode(b"caf\xe9.md")).write_text(RENDERED_MARK)  # a name that is not UTF-8
     git(work, "add", ".")
     git(work, *IDENT, "commit", "-qm", "pages")
     found = stale_pages(work, git(work, "rev-parse", "HEAD"), ["docs/operators", "docs/none"],

@@ -202,7 +202,7 @@ def _batch(repo: Path, args: Sequence[str], lines: Sequence[str]) -> bytes:
     """What one git command that reads a line per item on its standard input prints for
     `lines` (one process for all of them, however many: a site's pages are hundreds)."""
     result = subprocess.run(["git", *args], cwd=repo, capture_output=True, check=False,
-                            input="".join(f"{line}\n" for line in lines).encode())
+                            input=b"".join(os.fsencode(line) + b"\n" for line in lines))
     if result.returncode != 0:
         raise GitError(f"git {' '.join(args)} failed: "
                        f"{result.stderr.decode(errors='replace').strip()}")
@@ -252,10 +252,15 @@ def stale_pages(repo: Path, commit: str, directories: Sequence[str],
     only ``.md`` files carrying the renderer's mark (a hand-written page is never one)."""
     candidates: dict[str, str] = {}  # path -> blob
     for directory in directories:
-        listed = git(repo, "ls-tree", "-z", f"{commit}:{directory}", check=False)
-        for entry in filter(None, listed.stdout.split("\0")) if listed.returncode == 0 else ():
-            meta, name = entry.split("\t", 1)
-            kind, blob = meta.split()[1:3]
+        listed = subprocess.run(["git", "ls-tree", "-z", f"{commit}:{directory}"], cwd=repo,
+                                capture_output=True, check=False)
+        for entry in filter(None, listed.stdout.split(b"\0")) if listed.returncode == 0 else ():
+            meta, raw = entry.split(b"\t", 1)
+            try:  # a rendered page is named after its operator: a name that is not UTF-8 is not one
+                name = raw.decode()
+            except UnicodeDecodeError:
+                continue
+            kind, blob = meta.decode().split()[1:3]
             path = f"{directory}/{name}"
             if kind == "blob" and name.endswith(".md") and path not in kept:
                 candidates[path] = blob
