@@ -9,7 +9,7 @@ are checked against (:func:`opsweep.engine.attribution.untranslated_ops`): a
 from __future__ import annotations
 
 import logging
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from opsweep.catalog.listing import row_name
 
@@ -25,8 +25,6 @@ def default_opset() -> int:
 
 #: where a traced function keeps the signature it worked out first (its instance dict)
 _REMEMBERED = "_opsweep_function_ir"
-_remembering = False
-_materializing = False
 
 
 def remember_exporter_work() -> None:
@@ -39,6 +37,7 @@ def remember_exporter_work() -> None:
     materialize_once()
 
 
+@cache  # once a process: the lookup it installs is kept for the process's life
 def materialize_once() -> None:
     """Make torch.export look up the CompositeImplicitAutograd operators only when that
     can find something new.
@@ -51,10 +50,6 @@ def materialize_once() -> None:
     done again only when the dispatcher's CIA registrations or a namespace's operators
     differ from what they were right after the last lookup; otherwise it would change
     nothing. Where torch has no such function, nothing changes."""
-    global _materializing
-    if _materializing:
-        return
-    _materializing = True
     try:
         import torch  # private torch internals, asked for only where an export is to run
         from torch._export import utils
@@ -64,7 +59,7 @@ def materialize_once() -> None:
     registrations = getattr(torch._C, "_dispatch_get_registrations_for_dispatch_key", None)
     if not callable(look_up) or not callable(registrations) or hasattr(look_up, "__wrapped__"):
         return
-    after: list = [None]  # what the last lookup left: (registrations, each namespace's ops)
+    after: tuple | None = None  # what the last lookup left (registrations, namespaces)
 
     def state() -> tuple:
         spaces = tuple((name, tuple(getattr(getattr(torch.ops, name), "_dir", ())))
@@ -72,14 +67,16 @@ def materialize_once() -> None:
         return tuple(registrations("CompositeImplicitAutograd")), spaces
 
     def _materialize_cpp_cia_ops() -> None:
-        if after[0] is not None and state() == after[0]:
+        nonlocal after
+        if after is not None and state() == after:
             return
         look_up()
-        after[0] = state()
+        after = state()
     _materialize_cpp_cia_ops.__wrapped__ = look_up  # type: ignore[attr-defined]
     utils._materialize_cpp_cia_ops = _materialize_cpp_cia_ops
 
 
+@cache  # once a process: the property it installs is kept for the process's life
 def remember_signatures() -> None:
     """Make onnxscript's traced functions work out their signature once in this process.
 
@@ -93,10 +90,6 @@ def remember_signatures() -> None:
     each function keeps its first answer. The exports are the same byte for byte
     (`benchmarks/bench_exporter_work.py`, tests/integration/test_repeated_work.py). Called
     before opsweep's own exports; where onnxscript has no such property, nothing changes."""
-    global _remembering
-    if _remembering:
-        return
-    _remembering = True
     try:
         from onnxscript._internal import values  # private onnxscript internals
     except ImportError:
