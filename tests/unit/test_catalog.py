@@ -187,6 +187,28 @@ def test_specs_the_installed_torch_lacks_are_absent_with_the_reason(spec_dir):
         catalog.select(["gone_opp"])
 
 
+def test_loading_the_catalog_imports_no_compiler(spec_dir):
+    """A spec whose callable is torch's own (pad, reaching torch._dynamo lazily) is not read
+    for missing references: loading the catalog in a process that exports nothing (a render,
+    a pooled sweep's parent, `opsweep draw`) imports neither torch._dynamo nor
+    torch._inductor, some seconds of CPU that only an export needs. A lambda of the spec's
+    own is still read (the test above)."""
+    import subprocess
+    import sys
+    write(spec_dir, "padded", """
+        import torch.nn.functional as F
+        SPECS = [replace(unary("sin"), name="padded_own", fn=F.pad, aten_ops=("sin",))]
+    """)
+    code = ("import sys; from pathlib import Path; from opsweep.catalog.load import load_catalog; "
+            "c = load_catalog([Path(sys.argv[1])], check_draws=False); "
+            "assert 'padded_own' in c.specs and 'pad_constant' in c.specs, sorted(c.absent); "
+            "print(sorted(m for m in ('torch._dynamo', 'torch._inductor') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code, str(spec_dir)], capture_output=True,
+                          text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["[]"]
+
+
 def test_list_names_what_the_installed_torch_lacks(spec_dir, capsys):
     from opsweep.cli.main import main
     write(spec_dir, "gone", 'SPECS = [replace(unary("sin"), name="gone_op", aten_ops=("no_op_xyz",))]')

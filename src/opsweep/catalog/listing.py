@@ -91,12 +91,24 @@ def row_names() -> frozenset[str]:
 _ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
+def _is_torchs(fn: object) -> bool:
+    """Whether `fn` is defined in torch's own modules."""
+    module = getattr(fn, "__module__", None)
+    return isinstance(module, str) and module.split(".")[0] == "torch"
+
+
 def missing_references(fn: object) -> tuple[str, ...]:
     """Dotted names a function's own code reaches through a torch module that the
     installed torch does not have (``torch.cholesky`` once it is removed). Only
-    attribute chains rooted in a global that is a torch module are followed."""
+    attribute chains rooted in a global that is a torch module are followed.
+
+    A function torch defines itself (``fn=torch.nn.functional.pad``) is not read: the spec
+    reached it, so it exists, and its code is torch's, not the spec's. Following its
+    references would also import the torch submodules it reaches lazily (``pad`` reaches
+    torch._dynamo and torch._inductor: over a second of CPU in a process that loads the
+    catalog and exports nothing, such as a render or a pooled sweep's parent)."""
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-    if code is None or scope is None:
+    if code is None or scope is None or _is_torchs(fn):
         return ()
     missing: list[str] = []
     base, path = None, ""
