@@ -7,7 +7,9 @@ it may not even have started when an action returns (issue 48: a pair section co
 right after choosing two points saw every section, 15, not 1)."""
 
 import contextlib
+import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 #: how long a browser action or assertion waits for its condition. Playwright's own
@@ -20,6 +22,22 @@ SHOWN = "#opsweep-ops tbody tr:visible"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--disable-default-apps", "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
+
+
+#: the built site's search index, which Material's search worker fetches at every page load
+SEARCH_INDEX = "**/search/search_index.json"
+
+
+def without_search_index(page, site: Path, searching: Callable[[], bool] = lambda: False) -> None:
+    """Serve `page` `site`'s search index with no documents (its own configuration) while
+    `searching()` is false. A test that does not search spares the browser building the
+    whole site's index in the background at every load (some seconds of CPU each: test_reader_tasks
+    took a third less of the machine's CPU); served empty, not refused, the page's scripts
+    run as on the site, without errors (a refused fetch raises one on the page)."""
+    config = json.loads((site / "search" / "search_index.json").read_text("utf-8"))["config"]
+    # when searching, on to the context's rule (chromium_context: loopback only)
+    page.route(SEARCH_INDEX, lambda r: r.fallback() if searching() else
+               r.fulfill(json={"config": config, "docs": []}))
 
 
 def expect(locator, message: str | None = None):
