@@ -76,6 +76,35 @@ def materialize_once() -> None:
     utils._materialize_cpp_cia_ops = _materialize_cpp_cia_ops
 
 
+class _Signature:
+    """A traced function's signature whose domain is known without working it out.
+
+    onnxscript translates a traced function's signature with a converter whose module is
+    the function's opset, and the signature's domain is that opset's domain (read from
+    ``Converter.translate_function_signature``). Every caller in torch and onnxscript reads
+    only ``.domain`` (the registry's build, a graph's calls of traced functions), so the
+    source is read, parsed and translated only when anything else is asked of it, once;
+    then it answers as that signature does (tests/integration/test_repeated_work.py checks
+    both of every torchlib function against the one worked out afresh)."""
+
+    __slots__ = ("domain", "_work", "_worked")
+
+    def __init__(self, domain: str, work) -> None:
+        self.domain, self._work, self._worked = domain, work, None
+
+    def worked_out(self):
+        """The signature onnxscript works out (worked out at the first ask, then kept)."""
+        if self._worked is None:
+            self._worked = self._work()
+        return self._worked
+
+    def __getattr__(self, name: str):
+        return getattr(self.worked_out(), name)
+
+    def __repr__(self) -> str:
+        return repr(self.worked_out())
+
+
 @cache  # once a process: the property it installs is kept for the process's life
 def remember_signatures() -> None:
     """Make onnxscript's traced functions work out their signature once in this process.
@@ -87,7 +116,9 @@ def remember_signatures() -> None:
     functions for their domain, and translating a graph asks it at every call of a traced
     function. The answer depends only on the function (its source, its module's names,
     its opset), all fixed once the function is made, and every caller only reads it, so
-    each function keeps its first answer. The exports are the same byte for byte
+    each function keeps its first answer; and as they read only its domain, which is the
+    opset's, the answer is a :class:`_Signature` that works out the rest only when asked
+    (the registry's build: 0.93 of a fresh process's CPU). The exports are the same byte for byte
     (`benchmarks/bench_exporter_work.py`, tests/integration/test_repeated_work.py). Called
     before opsweep's own exports; where onnxscript has no such property, nothing changes."""
     try:
@@ -104,10 +135,11 @@ def remember_signatures() -> None:
 
     def function_ir(self):
         kept = getattr(self, "__dict__", None)
-        if kept is None:  # no place to keep it: worked out each time, as before
-            return work_out(self)
+        domain = getattr(getattr(self, "_opset", None), "domain", None)
+        if kept is None or not isinstance(domain, str):
+            return work_out(self)  # no place to keep it, or no domain to know: as before
         if _REMEMBERED not in kept:
-            kept[_REMEMBERED] = work_out(self)
+            kept[_REMEMBERED] = _Signature(domain, lambda: work_out(self))
         return kept[_REMEMBERED]
     function_ir.__wrapped__ = work_out  # type: ignore[attr-defined]
     setattr(traced, "function_ir", property(function_ir, doc=found.__doc__))
@@ -116,8 +148,9 @@ def remember_signatures() -> None:
 def torchlib_registry(opset: int):
     """A registry of its own, equal to ``ONNXRegistry.from_torchlib(opset_version=opset)``.
 
-    `from_torchlib` registers every torchlib function, working out each one's signature
-    (most of its cost), then keeps per operator the functions of the highest opset at most
+    `from_torchlib` registers every torchlib function, asking each one's signature for its
+    domain (most of its cost where a signature is worked out in full: remember_signatures),
+    then keeps per operator the functions of the highest opset at most
     `opset`. The registration is the same at every opset, so it is made once per process
     (:func:`_torchlib_functions`) and each registry gets copies of its lists, then the
     same clean-up at its own opset. Building it warns once per torchvision op when
