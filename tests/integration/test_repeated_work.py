@@ -6,6 +6,7 @@ operator is found at once, and one whose library is gone, then defined again, to
 public `torch.onnx.export(dynamo=True)` gives the same model byte for byte, with or without
 a custom translation table of traced functions, with the work spared or done again."""
 
+import copy
 import importlib.util
 from pathlib import Path
 
@@ -58,6 +59,9 @@ def test_each_torchlib_function_remembers_the_signature_it_works_out_afresh(monk
     assert all(f.function_ir is remembered[id(f)] for f in functions)  # kept, not redone
     worked = [f.name for f in functions if remembered[id(f)]._worked is not None]
     assert not worked, worked[:10]
+    # Python's protocols are the signature's own: a copy is made without working it out
+    copied = copy.copy(remembered[id(functions[0])])
+    assert copied.domain == remembered[id(functions[0])].domain and copied._worked is None
     monkeypatch.setattr(traced, "function_ir", _afresh(traced))
     assert functions[0].function_ir is not functions[0].function_ir  # afresh at every ask
     afresh = {id(f): f.function_ir for f in functions}

@@ -99,6 +99,8 @@ class _Signature:
         return self._worked
 
     def __getattr__(self, name: str):
+        if name.startswith("__") or name in _Signature.__slots__:  # Python's protocols, and
+            raise AttributeError(name)  # a slot not set yet (a copy being made), are its own
         return getattr(self.worked_out(), name)
 
     def __repr__(self) -> str:
