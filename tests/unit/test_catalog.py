@@ -189,8 +189,8 @@ def test_specs_the_installed_torch_lacks_are_absent_with_the_reason(spec_dir):
 
 def test_loading_the_catalog_imports_no_compiler(spec_dir):
     """A spec whose callable is torch's own (pad, reaching torch._dynamo lazily) is not read
-    for missing references: loading the catalog in a process that exports nothing (a render,
-    a pooled sweep's parent, `opsweep draw`) imports neither torch._dynamo nor
+    for missing references: loading the catalog in a process that exports nothing (`opsweep
+    draw`, a pooled sweep's parent) imports neither torch._dynamo nor
     torch._inductor, some seconds of CPU that only an export needs. A lambda of the spec's
     own is still read (the test above)."""
     import subprocess

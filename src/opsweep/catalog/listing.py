@@ -106,7 +106,7 @@ def missing_references(fn: object) -> tuple[str, ...]:
     reached it, so it exists, and its code is torch's, not the spec's. Following its
     references would also import the torch submodules it reaches lazily (``pad`` reaches
     torch._dynamo and torch._inductor: over a second of CPU in a process that loads the
-    catalog and exports nothing, such as a render or a pooled sweep's parent)."""
+    catalog and exports nothing, such as `opsweep draw` or a pooled sweep's parent)."""
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
     if code is None or scope is None or _is_torchs(fn):
         return ()
