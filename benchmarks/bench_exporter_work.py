@@ -2,7 +2,8 @@
 run (not a timed test).
 
 ``remembered`` is opsweep's way (`opsweep.catalog.registry.remember_exporter_work`: each
-traced function works out its signature once a process, and the CompositeImplicitAutograd
+traced function answers its signature's domain, the opset's, without working the signature
+out, and works it out once a process if more is asked; the CompositeImplicitAutograd
 operators are looked up again only when that can find something new); ``afresh`` is
 onnxscript's and torch's own, every signature worked out again at each ask (each public
 call's registry asks ~1,000 times) and the operators looked up at every collection (about

@@ -91,10 +91,9 @@ def row_names() -> frozenset[str]:
 _ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
-def _is_torchs(fn: object) -> bool:
-    """Whether `fn` is defined in torch's own modules."""
-    module = getattr(fn, "__module__", None)
-    return isinstance(module, str) and module.split(".")[0] == "torch"
+def _in_torch(module_name: object) -> bool:
+    """Whether `module_name` names torch or one of its modules."""
+    return isinstance(module_name, str) and module_name.split(".")[0] == "torch"
 
 
 def missing_references(fn: object) -> tuple[str, ...]:
@@ -108,14 +107,14 @@ def missing_references(fn: object) -> tuple[str, ...]:
     torch._dynamo and torch._inductor: over a second of CPU in a process that loads the
     catalog and exports nothing, such as `opsweep draw` or a pooled sweep's parent)."""
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-    if code is None or scope is None or _is_torchs(fn):
+    if code is None or scope is None or _in_torch(getattr(fn, "__module__", None)):
         return ()
     missing: list[str] = []
     base, path = None, ""
     for ins in dis.get_instructions(code):
         if ins.opname == "LOAD_GLOBAL":
             value = scope.get(ins.argval, getattr(builtins, ins.argval, None))
-            is_torch = isinstance(value, ModuleType) and value.__name__.split(".")[0] == "torch"
+            is_torch = isinstance(value, ModuleType) and _in_torch(value.__name__)
             base, path = (value, ins.argval) if is_torch else (None, "")
         elif ins.opname in _ATTRIBUTE_OPS and base is not None:
             path = f"{path}.{ins.argval}"

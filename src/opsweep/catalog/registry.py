@@ -137,11 +137,12 @@ def remember_signatures() -> None:
 
     def function_ir(self):
         kept = getattr(self, "__dict__", None)
+        if kept is not None and _REMEMBERED in kept:  # every ask but a function's first
+            return kept[_REMEMBERED]
         domain = getattr(getattr(self, "_opset", None), "domain", None)
         if kept is None or not isinstance(domain, str):
             return work_out(self)  # no place to keep it, or no domain to know: as before
-        if _REMEMBERED not in kept:
-            kept[_REMEMBERED] = _Signature(domain, lambda: work_out(self))
+        kept[_REMEMBERED] = _Signature(domain, lambda: work_out(self))
         return kept[_REMEMBERED]
     function_ir.__wrapped__ = work_out  # type: ignore[attr-defined]
     setattr(traced, "function_ir", property(function_ir, doc=found.__doc__))
